@@ -1,0 +1,133 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# One build for everything: BPF objects -> skeleton -> libagent.a -> ./boundprof.
+#   make            build ./boundprof (installs Debian build dependencies when missing)
+#   make test       unit tests (ASan+UBSan) and integration tests (root, real BPF)
+#   make bench      benchmarks; print ratios against peers measured in the same run
+#   make deps       install the Debian packages the build needs
+#   make install    PREFIX=/usr/local
+#   V=1             show full commands; O=DIR puts objects in DIR (default .output)
+
+O		?= .output
+OUT		:= $(abspath $(O))
+PREFIX		?= /usr/local
+ARCH		:= $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+
+CC		?= gcc
+CLANG		?= clang
+BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
+LLVM_STRIP	?= llvm-strip
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUT)/%,%,$(2))";
+endif
+
+WARNINGS	:= -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
+CFLAGS		?= -g -O2
+ALL_CFLAGS	:= $(CFLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
+		   -I$(OUT) -Ibpf -Iagent
+LDLIBS		:= -lbpf -lelf -lz
+BPF_CFLAGS	:= -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Wextra \
+		   -Wno-unused-parameter -Wno-missing-declarations -MMD -MP \
+		   -Ivmlinux/$(ARCH) -Ibpf
+
+# proc.bpf.c defines the shared maps; bpftool 7.1's linker only resolves an
+# extern map whose definition comes earlier on the command line
+BPF_SRCS	:= bpf/proc.bpf.c $(filter-out bpf/proc.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
+BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKEL		:= $(OUT)/boundprof.skel.h
+AGENT_SRCS	:= $(sort $(wildcard agent/*.c))
+AGENT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(AGENT_SRCS))
+CLI_SRCS	:= $(sort $(wildcard cli/*.c))
+CLI_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(CLI_SRCS))
+LIBAGENT	:= $(OUT)/libagent.a
+DEPS_STAMP	:= $(OUT)/.deps-ok
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps test test-unit test-integration test-deps bench install clean
+
+all: boundprof
+
+# ---------------------------------------------------------------------------
+# Dependencies. Checked once per output tree; missing pieces are installed with
+# apt-get when running as root, otherwise the command to run is printed.
+BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
+	      libcmocka-dev pkg-config make gcc
+define need_build
+for t in $(CLANG) $(LLVM_STRIP) pkg-config; do command -v $$t >/dev/null || exit 1; done; \
+	command -v bpftool >/dev/null || test -x /usr/sbin/bpftool || exit 1; \
+	for h in bpf/libbpf.h gelf.h zlib.h cmocka.h; do test -f /usr/include/$$h || exit 1; done
+endef
+
+$(DEPS_STAMP):
+	$(Q)mkdir -p $(OUT)
+	$(Q)if ! ( $(need_build) ); then $(MAKE) --no-print-directory deps; fi
+	$(Q)touch $@
+
+deps:
+	@if [ "$$(id -u)" != 0 ]; then \
+		echo "missing build dependencies; run: sudo apt-get install -y $(BUILD_PKGS)" >&2; \
+		exit 1; \
+	fi
+	@echo "  DEPS     apt-get install $(BUILD_PKGS)"
+	$(Q)export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -q $(BUILD_PKGS) >$(OUT)/apt.log 2>&1 || \
+		{ apt-get update -q >>$(OUT)/apt.log 2>&1 && \
+		  apt-get install -y -q $(BUILD_PKGS) >>$(OUT)/apt.log 2>&1; } || \
+		{ tail -20 $(OUT)/apt.log >&2; exit 1; }
+
+# ---------------------------------------------------------------------------
+# BPF: each .bpf.c compiles alone; bpftool links them (resolving the shared
+# extern maps) into one object and one skeleton.
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c | $(DEPS_STAMP)
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/boundprof.bpf.o: $(BPF_OBJS)
+	$(call msg,GEN-OBJ,$@)
+	$(Q)$(BPFTOOL) gen object $@ $^
+
+$(SKEL): $(OUT)/boundprof.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name boundprof_bpf > $@
+
+# ---------------------------------------------------------------------------
+# Userspace
+$(OUT)/agent/%.o $(OUT)/cli/%.o: | $(DEPS_STAMP)
+$(OUT)/agent/%.o: agent/%.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
+$(OUT)/cli/%.o: cli/%.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(ALL_CFLAGS) -Icli -c $< -o $@
+
+$(LIBAGENT): $(AGENT_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+boundprof: $(CLI_OBJS) $(LIBAGENT)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# ---------------------------------------------------------------------------
+# Tests and benchmarks
+include tests/tests.mk
+include bench/bench.mk
+
+install: boundprof
+	install -d $(DESTDIR)$(PREFIX)/bin
+	install -m 0755 boundprof $(DESTDIR)$(PREFIX)/bin/boundprof
+
+clean:
+	rm -rf $(OUT) boundprof
+
+-include $(wildcard $(OUT)/bpf/*.d $(OUT)/agent/*.d $(OUT)/cli/*.d)

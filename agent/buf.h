@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A growable in-memory byte buffer for building reports and HTTP bodies.
+ *
+ * Errors are sticky: the first failure is recorded in err and every later
+ * append is a no-op returning that error, so a caller can emit a whole
+ * document and check once at the end.
+ */
+#ifndef BP_BUF_H
+#define BP_BUF_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+struct bp_buf {
+	char *data;	/* NUL-terminated once allocated; NULL before */
+	size_t len;	/* bytes held, not counting the NUL */
+	size_t cap;	/* bytes allocated, including room for the NUL */
+	int err;	/* 0, or the first failure (-ENOMEM, -EINVAL) */
+};
+
+#define BP_BUF_INIT { .data = NULL, .len = 0, .cap = 0, .err = 0 }
+
+void bp_buf_init(struct bp_buf *b);
+
+/* make room for n more bytes without appending; 0 or -ENOMEM */
+int bp_buf_reserve(struct bp_buf *b, size_t n);
+
+/* 0, or the buffer's sticky error */
+int bp_buf_append(struct bp_buf *b, const void *data, size_t n);
+int bp_buf_puts(struct bp_buf *b, const char *s);
+int bp_buf_putc(struct bp_buf *b, char c);
+int bp_buf_printf(struct bp_buf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+int bp_buf_vprintf(struct bp_buf *b, const char *fmt, va_list ap)
+	__attribute__((format(printf, 2, 0)));
+
+/* the contents as a C string; "" when nothing was appended, never NULL */
+const char *bp_buf_str(const struct bp_buf *b);
+
+/* empty the buffer and clear its error, keeping the allocation for reuse */
+void bp_buf_reset(struct bp_buf *b);
+
+/* release the memory; the buffer is empty and usable again afterwards */
+void bp_buf_free(struct bp_buf *b);
+
+#endif /* BP_BUF_H */

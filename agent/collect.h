@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Collect: drain one buffer of the BPF aggregation maps into the profile,
+ * symbolizing every stack while the processes' symbol snapshots are fresh,
+ * and leave the buffer empty for its next turn.
+ */
+#ifndef BP_COLLECT_H
+#define BP_COLLECT_H
+
+#include <stdint.h>
+
+struct bp_loader;
+struct bp_syms;
+struct bp_profile;
+struct bp_proc;
+
+struct bp_collect;
+
+/* called for a process seen in a drain for the first time (fill in its metadata) */
+typedef void (*bp_new_proc_fn)(void *ctx, struct bp_proc *proc);
+
+struct bp_collect_stats {
+	uint64_t drains;
+	uint64_t rows;			/* aggregated rows read */
+	uint64_t missing_stacks;	/* a row referred to a stack the map no longer held */
+	uint64_t frames_resolved;
+	uint64_t frames_unnamed;
+};
+
+struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
+				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx);
+void bp_collect__free(struct bp_collect *c);
+
+/* flip the buffers and drain the one the programs just left; 0 or -errno */
+int bp_collect__drain(struct bp_collect *c);
+
+const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c);
+
+#endif /* BP_COLLECT_H */

@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Kernel text symbols from /proc/kallsyms (t/T/w/W), core kernel and modules,
+ * sorted once and searched by address.
+ */
+#ifndef BP_KALLSYMS_H
+#define BP_KALLSYMS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct bp_kallsyms;
+
+struct bp_ksym {
+	uint64_t addr;		/* start of the symbol */
+	uint64_t base;		/* start of its module, or _text for the core kernel */
+	const char *name;
+	const char *module;	/* "ext4"; NULL for the core kernel */
+};
+
+/*
+ * 0 or -errno. -EPERM (with one warning per process) when every address
+ * reads as zero (kptr_restrict), -ENOENT when the file has no text symbol.
+ */
+int bp_kallsyms__load(const char *path, struct bp_kallsyms **out);
+void bp_kallsyms__free(struct bp_kallsyms *k);
+
+/* the symbol covering addr: 0, or -ENOENT (out untouched) */
+int bp_kallsyms__find(const struct bp_kallsyms *k, uint64_t addr, struct bp_ksym *out);
+
+/* distinct symbol addresses kept after merging aliases */
+size_t bp_kallsyms__count(const struct bp_kallsyms *k);
+
+#endif /* BP_KALLSYMS_H */

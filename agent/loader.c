@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "boundprof.skel.h"
+#include "cpus.h"
+#include "loader.h"
+#include "log.h"
+
+#define BTF_PATH	"/sys/kernel/btf/vmlinux"
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char buf[512];
+	size_t n;
+
+	if (level == LIBBPF_DEBUG && !libbpf_verbose)
+		return 0;
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	n = strlen(buf);
+	if (n && buf[n - 1] == '\n')
+		buf[n - 1] = '\0';
+	/* libbpf's own failures are detail; we log one line for each failure */
+	bp_dbg("libbpf: %s", buf);
+	return 0;
+}
+
+bool bp_kernel_has_btf(void)
+{
+	return access(BTF_PATH, R_OK) == 0;
+}
+
+int bp_check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+#define HAS(c) (eff & (1ULL << (c)))
+	if (HAS(CAP_SYS_ADMIN))
+		return 0;
+	if (HAS(39 /* CAP_BPF */) && HAS(38 /* CAP_PERFMON */))
+		return 0;
+#undef HAS
+	return -EPERM;
+}
+
+int bp_max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	int rate = 100000;
+
+	if (f) {
+		if (fscanf(f, "%d", &rate) != 1 || rate <= 0)
+			rate = 100000;
+		fclose(f);
+	}
+	return rate;
+}
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1U << 30))
+		p <<= 1;
+	return p;
+}
+
+static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+static int perf_open(int cpu, int hz, bool cycles)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+		.config = cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int fd;
+
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* a guest without a virtual PMU has no cycles event: fall back to cpu-clock */
+static bool have_cycles(int cpu, int hz)
+{
+	int fd = perf_open(cpu, hz, true);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
+{
+	struct bp_loader *l;
+	uint64_t per_interval;
+	int err, first_cpu;
+
+	*out = NULL;
+	libbpf_verbose = o->verbose_libbpf;
+	libbpf_set_print(libbpf_print);
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->hz = o->hz;
+	l->ncpus = libbpf_num_possible_cpus();
+	if (l->ncpus <= 0) {
+		err = l->ncpus ? l->ncpus : -EINVAL;
+		bp_err("cannot count possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+
+	l->skel = boundprof_bpf__open();
+	if (!l->skel) {
+		err = -errno;
+		bp_err("failed to open BPF object: %s", strerror(-err));
+		goto fail;
+	}
+
+	/*
+	 * Worst case every sample of an interval is a new (thread, stack) pair
+	 * and brings a new kernel and a new user stack; 4x that leaves room for
+	 * a drain that runs late. The maps are not preallocated, so headroom
+	 * costs nothing until it is used.
+	 */
+	per_interval = (uint64_t)bp_online_cpus_count() * o->hz *
+		       (o->drain_interval_s > 0 ? o->drain_interval_s : 1.0);
+	l->counts_entries = clamp_u32(pow2_at_least(4 * per_interval), 4096, 1U << 20);
+	l->stack_entries = l->counts_entries;
+	bpf_map__set_max_entries(l->skel->maps.oncpu0, l->counts_entries);
+	bpf_map__set_max_entries(l->skel->maps.oncpu1, l->counts_entries);
+	bpf_map__set_max_entries(l->skel->maps.kstacks0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
+
+	first_cpu = bp_online_cpu_first();
+	l->hw_cycles = have_cycles(first_cpu < 0 ? 0 : first_cpu, o->hz);
+	l->skel->rodata->period_is_ns = !l->hw_cycles;
+	l->skel->rodata->filter_targets = o->filter;
+
+	err = boundprof_bpf__load(l->skel);
+	if (err) {
+		bp_err("failed to load BPF programs: %s (run with -v for the verifier log)",
+		       strerror(-err));
+		goto fail;
+	}
+	*out = l;
+	return 0;
+fail:
+	bp_loader__free(l);
+	return err;
+}
+
+int bp_loader__add_target(struct bp_loader *l, uint32_t tgid)
+{
+	uint8_t one = 1;
+	int err;
+
+	err = bpf_map__update_elem(l->skel->maps.targets, &tgid, sizeof(tgid), &one,
+				   sizeof(one), BPF_ANY);
+	if (err)
+		bp_err("failed to add process %u to the target set: %s", tgid, strerror(-err));
+	return err;
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct bp_loader *l = ctx;
+
+	if (size >= sizeof(struct bp_event) && l->ev_fn)
+		l->ev_fn(l->ev_ctx, data);
+	return 0;
+}
+
+static int attach_perf_events(struct bp_loader *l)
+{
+	int *cpus = NULL, n, i, err = 0;
+
+	n = bp_online_cpus(&cpus);
+	if (n < 0) {
+		bp_err("cannot read the online CPU list: %s", strerror(-n));
+		return n;
+	}
+	l->pe_fds = calloc(n, sizeof(*l->pe_fds));
+	l->pe_links = calloc(n, sizeof(*l->pe_links));
+	if (!l->pe_fds || !l->pe_links) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		int fd = perf_open(cpus[i], l->hz, l->hw_cycles);
+
+		/* a CPU that went offline since we listed them is not an error */
+		if (fd == -ENODEV)
+			continue;
+		if (fd < 0) {
+			err = fd;
+			bp_err("failed to open the %s perf event on cpu %d: %s",
+			       l->hw_cycles ? "cycles" : "cpu-clock", cpus[i], strerror(-err));
+			goto out;
+		}
+		l->pe_fds[l->nr_pe] = fd;
+		l->pe_links[l->nr_pe] = bpf_program__attach_perf_event(l->skel->progs.bp_oncpu, fd);
+		if (!l->pe_links[l->nr_pe]) {
+			err = -errno;
+			close(fd);
+			bp_err("failed to attach to the perf event on cpu %d: %s", cpus[i],
+			       strerror(-err));
+			goto out;
+		}
+		l->nr_pe++;
+	}
+out:
+	free(cpus);
+	return err;
+}
+
+int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
+{
+	int err;
+
+	l->ev_fn = fn;
+	l->ev_ctx = ctx;
+	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), on_ringbuf, l, NULL);
+	if (!l->rb) {
+		err = -errno;
+		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
+		return err;
+	}
+	/* process tracking first, so no process escapes between the two steps */
+	err = boundprof_bpf__attach(l->skel);
+	if (err) {
+		bp_err("failed to attach the process tracepoints: %s", strerror(-err));
+		return err;
+	}
+	return attach_perf_events(l);
+}
+
+int bp_loader__poll(struct bp_loader *l, int timeout_ms)
+{
+	int n = ring_buffer__poll(l->rb, timeout_ms);
+
+	return n == -EINTR ? 0 : n;
+}
+
+static void sync_programs(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	/*
+	 * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period, and every BPF
+	 * program runs inside an RCU read-side section (or with interrupts
+	 * off), so afterwards none can still hold the old buffer index.
+	 */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	/* no membarrier (nohz_full): programs run for microseconds */
+	nanosleep(&ts, NULL);
+}
+
+int bp_loader__flip(struct bp_loader *l)
+{
+	uint32_t old = l->skel->bss->buf_idx & 1;
+
+	__atomic_store_n(&l->skel->bss->buf_idx, old ^ 1, __ATOMIC_SEQ_CST);
+	sync_programs();
+	return old;
+}
+
+int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)
+{
+	struct bp_stats *per_cpu;
+	uint32_t zero = 0;
+	int i, j, err;
+
+	memset(sum, 0, sizeof(*sum));
+	per_cpu = calloc(l->ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(l->skel->maps.stats, &zero, sizeof(zero), per_cpu,
+				   l->ncpus * sizeof(*per_cpu), 0);
+	if (!err) {
+		for (i = 0; i < l->ncpus; i++)
+			for (j = 0; j < BP_STAT__MAX; j++)
+				sum->v[j] += per_cpu[i].v[j];
+	}
+	free(per_cpu);
+	return err;
+}
+
+int bp_loader__oncpu_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.oncpu1 : l->skel->maps.oncpu0);
+}
+
+int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user)
+{
+	if (user)
+		return bpf_map__fd(idx ? l->skel->maps.ustacks1 : l->skel->maps.ustacks0);
+	return bpf_map__fd(idx ? l->skel->maps.kstacks1 : l->skel->maps.kstacks0);
+}
+
+void bp_loader__free(struct bp_loader *l)
+{
+	int i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->nr_pe; i++) {
+		bpf_link__destroy(l->pe_links[i]);
+		close(l->pe_fds[i]);
+	}
+	free(l->pe_links);
+	free(l->pe_fds);
+	ring_buffer__free(l->rb);
+	boundprof_bpf__destroy(l->skel);
+	free(l);
+}

@@ -1,0 +1,77 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Loader: opens the BPF skeleton, sizes its maps, loads and attaches the
+ * programs (one sampling perf event per online CPU, the process tracepoints)
+ * and tears everything down again.
+ */
+#ifndef BP_LOADER_H
+#define BP_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boundprof.h"
+
+struct boundprof_bpf;
+struct ring_buffer;
+
+struct bp_loader_opts {
+	int hz;			/* on-CPU sampling frequency */
+	double drain_interval_s;	/* how often userspace drains the maps */
+	bool filter;		/* profile only the targets and their new children */
+	bool verbose_libbpf;	/* forward libbpf's debug output */
+};
+
+/* called for every process event the BPF side reports */
+typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev);
+
+struct bp_loader {
+	struct boundprof_bpf *skel;
+	struct ring_buffer *rb;
+	int ncpus;		/* possible CPUs: per-CPU map value count */
+	int nr_pe;
+	int *pe_fds;
+	struct bpf_link **pe_links;
+	bool hw_cycles;		/* sampling the cycles PMU (else cpu-clock) */
+	int hz;
+	uint32_t counts_entries;
+	uint32_t stack_entries;
+	bp_event_fn ev_fn;
+	void *ev_ctx;
+};
+
+/* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
+int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *opts);
+
+/* add a process to the target set (filter mode) */
+int bp_loader__add_target(struct bp_loader *l, uint32_t tgid);
+
+/* attach the tracepoints, the per-CPU perf events and the event ring buffer */
+int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx);
+
+/* deliver pending process events; waits up to timeout_ms. >=0 or -errno. */
+int bp_loader__poll(struct bp_loader *l, int timeout_ms);
+
+/*
+ * Switch the programs to the other map buffer and wait until no program can
+ * still be writing into the old one; returns the index of the buffer that is
+ * now safe to drain (0 or 1).
+ */
+int bp_loader__flip(struct bp_loader *l);
+
+/* the per-CPU counters summed over CPUs */
+int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum);
+
+/* file descriptors of the buffer idx's maps */
+int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
+int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
+
+void bp_loader__free(struct bp_loader *l);
+
+/* kernel facts the command line checks before loading anything */
+bool bp_kernel_has_btf(void);
+/* 0 when we may load BPF and open perf events, else -EPERM */
+int bp_check_privileges(void);
+int bp_max_sample_rate(void);
+
+#endif /* BP_LOADER_H */

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* What /proc says about a process: name, parent, start time, command line. */
+#ifndef BP_PROCINFO_H
+#define BP_PROCINFO_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "boundprof.h"
+
+struct bp_procinfo {
+	char comm[BP_COMM_LEN];
+	uint32_t ppid;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC */
+	char *cmdline;		/* malloc()ed, arguments joined by spaces; NULL if empty */
+};
+
+/* 0, -ESRCH when the process is gone, or another -errno */
+int bp_procinfo_read(const char *proc_root, pid_t pid, struct bp_procinfo *out);
+void bp_procinfo_free(struct bp_procinfo *pi);
+
+/* parse the text of /proc/PID/stat; 0 or -EINVAL */
+int bp_procinfo_parse_stat(const char *text, char *comm, size_t comm_len, uint32_t *ppid,
+			   uint64_t *start_ticks);
+
+/* CLOCK_MONOTONIC now, in ns */
+uint64_t bp_now_ns(void);
+
+#endif /* BP_PROCINFO_H */

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * /proc/PID/maps parsing. One line:
+ *
+ *   START-END PERMS OFFSET MAJ:MIN INODE [PATH]
+ *
+ * PATH is the rest of the line (it may contain spaces), possibly followed by
+ * " (deleted)". Malformed lines are skipped, never fatal: maps of a process
+ * that is exiting can be cut short.
+ */
+#ifndef BP_PROCMAPS_H
+#define BP_PROCMAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct bp_maps_line {
+	uint64_t start;
+	uint64_t end;
+	uint64_t pgoff;
+	uint64_t inode;
+	uint32_t dev_major;
+	uint32_t dev_minor;
+	bool read, write, exec, shared;
+	bool deleted;		/* " (deleted)" was stripped from path */
+	const char *path;	/* points into the parsed line; "" if anonymous */
+	size_t path_len;
+};
+
+/*
+ * Parse one line in place: the trailing newline and " (deleted)" are cut off
+ * the line buffer. 0 or -EINVAL.
+ */
+int bp_procmaps__parse_line(char *line, struct bp_maps_line *out);
+
+/* return nonzero to stop the walk; that value is returned by the reader */
+typedef int (*bp_procmaps_cb)(const struct bp_maps_line *l, void *ctx);
+
+/*
+ * Call cb for every well-formed line of a maps file; *nr_bad (may be NULL)
+ * counts skipped lines. 0, -errno from opening/reading, or cb's value.
+ */
+int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad);
+
+#endif /* BP_PROCMAPS_H */

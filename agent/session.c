@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect.h"
+#include "cpus.h"
+#include "loader.h"
+#include "log.h"
+#include "procinfo.h"
+#include "profile.h"
+#include "session.h"
+#include "symbols.h"
+
+static void fill_meta(struct bp_session *s, struct bp_proc *proc)
+{
+	struct bp_procinfo pi;
+
+	if (proc->have_meta || proc->exited)
+		return;
+	if (bp_procinfo_read(NULL, proc->pid, &pi))
+		return;
+	memcpy(proc->comm, pi.comm, sizeof(proc->comm));
+	proc->ppid = pi.ppid;
+	/* a process already running when we started has no start in the window */
+	proc->start_ns = pi.start_ns > s->prof->start_ns ? pi.start_ns : 0;
+	proc->cmdline = bp_profile__intern(s->prof, pi.cmdline);
+	proc->have_meta = true;
+	bp_procinfo_free(&pi);
+}
+
+static void on_new_proc(void *ctx, struct bp_proc *proc)
+{
+	fill_meta(ctx, proc);
+}
+
+static void set_err(struct bp_session *s, int err)
+{
+	if (err && !s->err)
+		s->err = err;
+}
+
+static void on_event(void *ctx, const struct bp_event *ev)
+{
+	struct bp_session *s = ctx;
+	struct bp_proc *proc;
+
+	s->events++;
+	/*
+	 * Samples of the old image must resolve against the old maps. Drain
+	 * before taking a process pointer: new processes move the table.
+	 */
+	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED))
+		set_err(s, bp_collect__drain(s->collect));
+	proc = bp_profile__proc(s->prof, ev->tgid, true);
+	if (!proc) {
+		set_err(s, -ENOMEM);
+		return;
+	}
+	switch (ev->kind) {
+	case BP_EV_EXEC:
+		proc->have_meta = false;
+		proc->exited = false;
+		if (!proc->start_ns)
+			proc->start_ns = ev->ts_ns;
+		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
+		fill_meta(s, proc);
+		/*
+		 * In a targeted run, take the new image's maps now: a short
+		 * command may be gone before its first sample reaches us.
+		 */
+		if (s->opts.filter)
+			bp_syms__snapshot(s->syms, ev->tgid);
+		break;
+	case BP_EV_FORK:
+		proc->start_ns = ev->ts_ns;
+		proc->ppid = ev->ppid;
+		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
+		break;
+	case BP_EV_FIRST_SAMPLE:
+		fill_meta(s, proc);
+		bp_syms__snapshot(s->syms, ev->tgid);
+		break;
+	case BP_EV_EXIT:
+		proc->exited = true;
+		proc->end_ns = ev->ts_ns;
+		bp_syms__exited(s->syms, ev->tgid);
+		break;
+	}
+}
+
+int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts)
+{
+	struct bp_loader_opts lo = {};
+	struct bp_session *s;
+	int err;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	if (s->opts.drain_interval_s <= 0)
+		s->opts.drain_interval_s = 1.0;
+
+	s->prof = bp_profile__new();
+	s->syms = bp_syms__new(NULL);
+	if (!s->prof || !s->syms) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	err = bp_syms__load_kernel(s->syms);
+	if (err)
+		bp_warn("kernel symbols unavailable (%s): kernel frames will be unnamed",
+			strerror(-err));
+
+	lo.hz = opts->hz;
+	lo.filter = opts->filter;
+	lo.drain_interval_s = s->opts.drain_interval_s;
+	lo.verbose_libbpf = opts->verbose_libbpf;
+	err = bp_loader__open(&s->loader, &lo);
+	if (err)
+		goto fail;
+	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
+	if (!s->collect) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->prof->hz = opts->hz;
+	s->prof->ncpus = bp_online_cpus_count();
+	s->prof->pmu = s->loader->hw_cycles;
+	s->prof->event = s->loader->hw_cycles ? "cycles" : "cpu-clock";
+	s->prof->system_wide = !opts->filter;
+	*out = s;
+	return 0;
+fail:
+	bp_session__free(s);
+	return err;
+}
+
+int bp_session__add_target(struct bp_session *s, pid_t pid)
+{
+	return bp_loader__add_target(s->loader, pid);
+}
+
+int bp_session__start(struct bp_session *s)
+{
+	struct timespec rt;
+	uint32_t i;
+	int err;
+
+	s->prof->start_ns = bp_now_ns();
+	clock_gettime(CLOCK_REALTIME, &rt);
+	s->prof->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
+	err = bp_loader__attach(s->loader, on_event, s);
+	if (err)
+		return err;
+	s->live_ns = bp_now_ns();
+	s->started = true;
+	s->next_drain_ns = s->live_ns + (uint64_t)(s->opts.drain_interval_s * 1e9);
+	/* targets that already run: take their maps before they can exit */
+	for (i = 0; i < s->prof->nr_procs; i++) {
+		fill_meta(s, s->prof->procs[i]);
+		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
+	}
+	return 0;
+}
+
+int bp_session__poll(struct bp_session *s, int timeout_ms)
+{
+	uint64_t now = bp_now_ns();
+	int n, err;
+
+	if (now < s->next_drain_ns) {
+		uint64_t left_ms = (s->next_drain_ns - now) / 1000000 + 1;
+
+		if ((uint64_t)timeout_ms > left_ms)
+			timeout_ms = left_ms;
+		n = bp_loader__poll(s->loader, timeout_ms);
+		if (n < 0) {
+			bp_err("failed to read process events: %s", strerror(-n));
+			return n;
+		}
+		now = bp_now_ns();
+	}
+	if (now >= s->next_drain_ns) {
+		err = bp_collect__drain(s->collect);
+		if (err)
+			return err;
+		s->next_drain_ns = now + (uint64_t)(s->opts.drain_interval_s * 1e9);
+	}
+	err = s->err;
+	s->err = 0;
+	return err;
+}
+
+uint64_t bp_session__samples(struct bp_session *s)
+{
+	struct bp_stats st;
+
+	if (bp_loader__stats(s->loader, &st))
+		return 0;
+	return st.v[BP_STAT_COUNTED];
+}
+
+int bp_session__stop(struct bp_session *s)
+{
+	int err;
+
+	if (!s->started || s->stopped)
+		return 0;
+	s->stopped = true;
+	s->prof->end_ns = bp_now_ns();
+	/* events first: exits that happened before the end belong to the window */
+	bp_loader__poll(s->loader, 0);
+	err = bp_collect__drain(s->collect);
+	bp_loader__stats(s->loader, &s->prof->stats);
+	return err;
+}
+
+void bp_session__free(struct bp_session *s)
+{
+	if (!s)
+		return;
+	bp_collect__free(s->collect);
+	bp_loader__free(s->loader);
+	bp_syms__free(s->syms);
+	bp_profile__free(s->prof);
+	free(s);
+}

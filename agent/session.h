@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A recording session: wires loader -> collect -> symbols -> profile and
+ * keeps per-process metadata as processes exec, get sampled and exit. The
+ * caller runs the loop (poll until done) and then exports the profile.
+ */
+#ifndef BP_SESSION_H
+#define BP_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "boundprof.h"
+
+struct bp_loader;
+struct bp_syms;
+struct bp_profile;
+struct bp_collect;
+
+struct bp_session_opts {
+	int hz;
+	bool filter;			/* profile only added targets and their children */
+	double drain_interval_s;	/* default 1 s */
+	bool verbose_libbpf;
+};
+
+struct bp_session {
+	struct bp_session_opts opts;
+	struct bp_loader *loader;
+	struct bp_syms *syms;
+	struct bp_profile *prof;
+	struct bp_collect *collect;
+	uint64_t next_drain_ns;
+	uint64_t live_ns;		/* when sampling became live */
+	uint64_t events;		/* process events received */
+	int err;			/* first error from an event or drain */
+	bool started, stopped;
+};
+
+/* open and load everything; 0 or -errno (logged) */
+int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts);
+
+/* profile this process (and, with filter, its future children) */
+int bp_session__add_target(struct bp_session *s, pid_t pid);
+
+/* attach and start sampling; the recording window starts now */
+int bp_session__start(struct bp_session *s);
+
+/* handle events and drain on schedule; waits at most timeout_ms */
+int bp_session__poll(struct bp_session *s, int timeout_ms);
+
+/* end the window: last drain, counters, end time. The profile stays. */
+int bp_session__stop(struct bp_session *s);
+
+/* samples so far (cheap: reads the per-CPU counters) */
+uint64_t bp_session__samples(struct bp_session *s);
+
+void bp_session__free(struct bp_session *s);
+
+#endif /* BP_SESSION_H */

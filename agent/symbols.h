@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Symbolization: kernel and user addresses to function names.
+ *
+ * Kernel addresses resolve through /proc/kallsyms (with module names).
+ * User addresses resolve through a per-process snapshot of /proc/PID/maps
+ * taken while the process is alive, plus the ELF files it maps, each opened
+ * once (through /proc/PID/map_files, so deleted binaries and files inside
+ * other mount namespaces work) and shared by every process that maps it.
+ * A process that exits keeps its snapshot, so its samples still resolve.
+ */
+#ifndef BP_SYMBOLS_H
+#define BP_SYMBOLS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct bp_syms;
+
+struct bp_syms_opts {
+	/* where procfs is; tests point this at a fake tree (default "/proc") */
+	const char *proc_root;
+	/* kernel symbol table (default "/proc/kallsyms") */
+	const char *kallsyms_path;
+	/* root of separate debug files (default "/usr/lib/debug") */
+	const char *debug_root;
+	/* where perf-PID.map JIT maps live, seen from the process (default "/tmp") */
+	const char *perfmap_dir;
+};
+
+/*
+ * One resolved frame. Strings are owned by the symbolizer and stay valid until
+ * bp_syms__free(), also after the process has been forgotten.
+ */
+struct bp_frame_info {
+	const char *name;	/* function, or NULL when it cannot be named */
+	const char *module;	/* never NULL: file basename, kernel module name,
+				 * "[kernel]", "[vdso]", "[anon]", "[heap]", "[stack]",
+				 * "[unknown]" */
+	const char *path;	/* full path of the mapped file, or NULL */
+	const char *build_id;	/* lowercase hex GNU build-id, or NULL */
+	uint64_t offset;	/* address in module terms: the ELF virtual address
+				 * for ELF files (what addr2line -e MODULE takes), the
+				 * offset from the kernel/module base for the kernel,
+				 * the offset into the mapping otherwise */
+	uint64_t sym_offset;	/* address - start of the function (0 if unnamed) */
+	bool kernel;
+};
+
+struct bp_syms_stats {
+	uint64_t processes;		/* processes known (alive or exited) */
+	uint64_t snapshots;		/* /proc/PID/maps reads */
+	uint64_t files_opened;		/* distinct ELF files opened */
+	uint64_t files_parsed;		/* distinct ELF files whose symbols were loaded */
+	uint64_t debug_files;		/* separate debug files used */
+	uint64_t resolved;		/* addresses named */
+	uint64_t unresolved;		/* addresses printed as module+0xOFFSET */
+};
+
+/* NULL and errno set on failure; opts may be NULL */
+struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts);
+void bp_syms__free(struct bp_syms *s);
+
+/* reads kallsyms; 0 or -errno. Without it kernel frames stay unnamed. */
+int bp_syms__load_kernel(struct bp_syms *s);
+
+/*
+ * Read /proc/PID/maps now and open the files it maps (not yet parsing them),
+ * so that the process can exit without losing its symbols. Calling it again
+ * for a live process refreshes the snapshot (new dlopen()s, JIT code).
+ * 0, -ESRCH when the process is gone, or another -errno.
+ */
+int bp_syms__snapshot(struct bp_syms *s, pid_t pid);
+
+/* the process has exited: keep what we have, never read /proc/PID again */
+void bp_syms__exited(struct bp_syms *s, pid_t pid);
+
+/* drop everything about a process (bounded memory in continuous mode) */
+void bp_syms__forget(struct bp_syms *s, pid_t pid);
+
+/*
+ * Resolve a kernel address, or a user address of process pid. A process not
+ * yet snapshotted is snapshotted on the spot if still alive; an address that
+ * falls outside the snapshot triggers one refresh if the process is alive.
+ * Always fills *out (an unnamed frame has name == NULL and a module);
+ * returns 0 when named, -ENOENT when not.
+ */
+int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_info *out);
+int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
+			  struct bp_frame_info *out);
+
+void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out);
+
+#endif /* BP_SYMBOLS_H */

@@ -1,0 +1,24 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Included from the top-level Makefile. Benchmarks print ratios against a peer
+# measured in the same run; nothing here asserts on time.
+
+BENCH_BINS := $(OUT)/bench/cpujob $(OUT)/bench/runstat
+BENCH_PKGS := linux-perf
+
+$(OUT)/bench/%: bench/%.c | $(DEPS_STAMP)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -o $@ $< -lpthread
+
+bench-deps:
+	$(Q)command -v perf >/dev/null || { \
+		echo "  DEPS     apt-get install $(BENCH_PKGS)"; \
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BENCH_PKGS) >$(OUT)/apt-bench.log 2>&1 || \
+		{ apt-get update -q >>$(OUT)/apt-bench.log 2>&1 && \
+		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BENCH_PKGS) >>$(OUT)/apt-bench.log 2>&1; }; }
+
+bench: boundprof $(BENCH_BINS) bench-deps
+	$(Q)BP=./boundprof bench/oncpu.sh $(OUT)
+
+.PHONY: bench-deps

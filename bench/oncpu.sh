@@ -1,0 +1,118 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# On-CPU sampling overhead of `boundprof record -a -F 99` against
+# `perf record -F 99 -a -g`, measured in the same run: a fixed CPU-bound job
+# (one thread per CPU) runs alone, under boundprof and under perf, in rotating
+# order for ROUNDS rounds; the medians give the slowdowns. Also: boundprof's
+# peak RSS and CPU time, the BPF program's run time per sample, and the time
+# from start until sampling is live, for both tools.
+#
+# usage: bench/oncpu.sh BUILD_DIR     (run by `make bench`, as root)
+# env:   ROUNDS (default 7), ITERS_M (job size, default 1500)
+set -u
+
+OUT=${1:-.output}
+BP=${BP:-./boundprof}
+ROUNDS=${ROUNDS:-7}
+ITERS_M=${ITERS_M:-1500}
+JOB="$OUT/bench/cpujob $ITERS_M"
+RUNSTAT=$OUT/bench/runstat
+T=$(mktemp -d /tmp/bp-bench.XXXXXX)
+STATS_OLD=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+BG=
+
+cleanup() {
+	[ -n "$BG" ] && kill -INT "$BG" 2>/dev/null && wait "$BG" 2>/dev/null
+	echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"
+command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# start a profiler under runstat, let it get going, run the job, stop it
+profiled() { # name cmd...
+	local name=$1; shift
+	"$RUNSTAT" "$T/$name.stat" "$@" > /dev/null 2> "$T/$name.err" &
+	BG=$!
+	sleep 1.5
+	$JOB >> "$T/$name.times"
+	kill -INT "$BG"
+	wait "$BG"
+	BG=
+	cat "$T/$name.stat" >> "$T/$name.stats"
+}
+
+echo "on-CPU overhead: cpujob ($ITERS_M M iterations on each of $(nproc) threads), $ROUNDS rounds"
+for r in $(seq 1 "$ROUNDS"); do
+	order=("base" "bp" "perf")
+	# rotate so that no tool always runs first (the machine drifts)
+	for i in $(seq 1 $((r % 3))); do order=("${order[@]:1}" "${order[0]}"); done
+	for what in "${order[@]}"; do
+		case $what in
+		base) $JOB >> "$T/base.times" ;;
+		bp) profiled bp "$BP" record -a -F 99 -o "$T/bp.folded" ;;
+		perf) profiled perf perf record -F 99 -a -g -o "$T/perf.data" ;;
+		esac
+	done
+	printf '  round %d: base %s  boundprof %s  perf %s\n' "$r" \
+		"$(tail -1 "$T/base.times")" "$(tail -1 "$T/bp.times")" "$(tail -1 "$T/perf.times")"
+done
+
+base=$(median < "$T/base.times")
+bpt=$(median < "$T/bp.times")
+perft=$(median < "$T/perf.times")
+awk -v b="$base" -v x="$bpt" -v p="$perft" 'BEGIN {
+	sx = (x / b - 1) * 100; sp = (p / b - 1) * 100
+	printf "  median job time: baseline %.3f s, boundprof %.3f s, perf %.3f s\n", b, x, p
+	printf "  slowdown: boundprof %+.2f%%, perf %+.2f%% (aim: boundprof < 1%% and below perf)\n", sx, sp
+	if (sp > 0.05) printf "  boundprof slowdown / perf slowdown = %.2f\n", sx / sp
+}'
+rss=$(awk '{print $1}' "$T/bp.stats" | median)
+prss=$(awk '{print $1}' "$T/perf.stats" | median)
+cpu=$(awk '{print ($2 + $3) / $4 * 100}' "$T/bp.stats" | median)
+pcpu=$(awk '{print ($2 + $3) / $4 * 100}' "$T/perf.stats" | median)
+awk -v r="$rss" -v pr="$prss" -v c="$cpu" -v pc="$pcpu" 'BEGIN {
+	printf "  peak RSS: boundprof %.1f MB (aim < 30 MB), perf %.1f MB\n", r / 1024, pr / 1024
+	printf "  profiler process CPU (user+sys, incl. writing the output): boundprof %.2f%%, perf %.2f%% of one CPU\n", c, pc
+}'
+
+# BPF program cost, from the kernel's own accounting
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+"$RUNSTAT" "$T/stats.stat" "$BP" record -a -F 99 -o "$T/bp2.folded" > /dev/null 2>&1 &
+BG=$!
+sleep 1
+$JOB > /dev/null
+prog=$(bpftool -j prog show 2>/dev/null | tr '{' '\n' | grep '"name":"bp_oncpu"' | tail -1)
+kill -INT "$BG"; wait "$BG"; BG=
+echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled
+rt=$(echo "$prog" | sed -n 's/.*"run_time_ns":\([0-9]*\).*/\1/p')
+rc=$(echo "$prog" | sed -n 's/.*"run_cnt":\([0-9]*\).*/\1/p')
+wall=$(awk '{print $4}' "$T/stats.stat")
+if [ -n "$rt" ] && [ -n "$rc" ] && [ "$rc" -gt 0 ]; then
+	awk -v rt="$rt" -v rc="$rc" -v w="$wall" 'BEGIN {
+		printf "  BPF bp_oncpu: %d runs, %.1f us per sample, %.3f%% of one CPU\n", rc, rt / rc / 1000, rt / 1e9 / w * 100
+	}'
+else
+	echo "  BPF run time: not available (kernel.bpf_stats_enabled)"
+fi
+
+# start until sampling is live: the command starts only once sampling runs
+for i in $(seq 1 5); do
+	t0=$(date +%s%N)
+	"$BP" record -o "$T/s.folded" -- sh -c "date +%s%N > $T/bp.t1" > /dev/null 2>&1
+	echo $(( ($(cat "$T/bp.t1") - t0) / 1000 )) >> "$T/bp.start"
+	t0=$(date +%s%N)
+	perf record -F 99 -g -o "$T/s.data" -- sh -c "date +%s%N > $T/perf.t1" > /dev/null 2>&1
+	echo $(( ($(cat "$T/perf.t1") - t0) / 1000 )) >> "$T/perf.start"
+done
+awk -v b="$(median < "$T/bp.start")" -v p="$(median < "$T/perf.start")" 'BEGIN {
+	printf "  start until the command runs under sampling (median of 5): boundprof %.0f ms (aim < 500 ms), perf %.0f ms\n", b / 1000, p / 1000
+}'
+losses=$(grep -c "lost\|truncated" "$T"/bp.err 2>/dev/null || true)
+echo "  boundprof loss lines on stderr across rounds: ${losses:-0}"

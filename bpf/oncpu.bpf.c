@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * On-CPU sampling: runs on every perf_event sample (cpu-clock or cycles) and
+ * counts (tgid, tid, kernel stack, user stack) in kernel maps. Nothing per
+ * sample crosses to userspace; userspace drains the maps every interval.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+#include "common.bpf.h"
+#include "stacks.bpf.h"
+
+#define PF_KTHREAD	0x00200000
+
+struct bp_oncpu_counts_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);	/* sized from userspace before load */
+	__type(key, struct bp_oncpu_key);
+	__type(value, struct bp_oncpu_val);
+};
+
+struct bp_oncpu_counts_map oncpu0 SEC(".maps");
+struct bp_oncpu_counts_map oncpu1 SEC(".maps");
+
+/* one scratch stack per CPU: perf_event programs never nest on a CPU */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bp_stack);
+} oncpu_scratch SEC(".maps");
+
+/* sample_period is in ns for cpu-clock; for cycles the ns column stays 0 */
+const volatile __u8 period_is_ns;
+
+SEC("perf_event")
+int bp_oncpu(struct bpf_perf_event_data *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32, tid = (__u32)id;
+	struct bp_oncpu_key key = {};
+	struct bp_oncpu_val *val, init = {};
+	struct task_struct *task;
+	struct bp_stack *scratch;
+	__u32 idx = buf_idx & 1, zero = 0;
+	void *counts = idx ? (void *)&oncpu1 : (void *)&oncpu0;
+	__u8 one = BP_SEEN_SAMPLED, *seen_state;
+	long err;
+
+	stat_inc(BP_STAT_SAMPLES);
+	if (tid == 0) {
+		stat_inc(BP_STAT_IDLE);
+		return 0;
+	}
+	if (!is_target(tgid)) {
+		stat_inc(BP_STAT_FILTERED);
+		return 0;
+	}
+	scratch = bpf_map_lookup_elem(&oncpu_scratch, &zero);
+	if (!scratch)
+		return 0;
+
+	task = bpf_get_current_task_btf();
+	key.tgid = tgid;
+	key.tid = tid;
+	key.kstack = store_stack(ctx, scratch, idx, 0);
+	if (!(task->flags & PF_KTHREAD))
+		key.ustack = store_stack(ctx, scratch, idx, BPF_F_USER_STACK);
+
+	val = bpf_map_lookup_elem(counts, &key);
+	if (!val) {
+		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
+		if (err && err != -EEXIST) {
+			stat_inc(BP_STAT_MAP_FULL);
+			return 0;
+		}
+		val = bpf_map_lookup_elem(counts, &key);
+		if (!val) {
+			stat_inc(BP_STAT_MAP_FULL);
+			return 0;
+		}
+	}
+	__sync_fetch_and_add(&val->samples, 1);
+	if (period_is_ns)
+		__sync_fetch_and_add(&val->ns, ctx->sample_period);
+	stat_inc(BP_STAT_COUNTED);
+
+	seen_state = bpf_map_lookup_elem(&seen, &tgid);
+	if (!seen_state) {
+		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST) == 0)
+			emit_event(BP_EV_FIRST_SAMPLE, tgid, 0, 0);
+		else if (!bpf_map_lookup_elem(&seen, &tgid))
+			stat_inc(BP_STAT_SEEN_FULL);
+	} else if (*seen_state != BP_SEEN_SAMPLED) {
+		*seen_state = BP_SEEN_SAMPLED;
+		emit_event(BP_EV_FIRST_SAMPLE, tgid, 0, 0);
+	}
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

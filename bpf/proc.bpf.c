@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Process lifecycle: keeps the target set closed over fork (so that `-- CMD`
+ * profiles the command's whole tree) and tells userspace when a process
+ * execs, is first sampled, and exits, so that its memory maps can be read
+ * while it is still alive.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+
+/* this object defines the shared maps the headers declare */
+#define BP_DEFINE
+#include "common.bpf.h"
+#include "stacks.bpf.h"
+
+volatile __u32 buf_idx = 0;
+const volatile __u8 filter_targets = 0;
+
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
+{
+	__u32 ptgid = BPF_CORE_READ(parent, tgid);
+	__u32 ctgid = BPF_CORE_READ(child, tgid);
+	__u8 one = 1;
+
+	if (!filter_targets || ptgid == ctgid)
+		return 0;
+	if (!bpf_map_lookup_elem(&targets, &ptgid))
+		return 0;
+	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
+		stat_inc(BP_STAT_TARGET_FULL);
+	else
+		emit_event(BP_EV_FORK, ctgid, ptgid, 0);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	__u32 flags = 0;
+	__u8 *state;
+
+	if (!is_target(tgid))
+		return 0;
+	/*
+	 * A new image: forget that the process was sampled, so its first
+	 * sample under the new image is reported (and its maps re-read), and
+	 * tell userspace to drain what the old image left first.
+	 */
+	state = bpf_map_lookup_elem(&seen, &tgid);
+	if (state && *state == BP_SEEN_SAMPLED) {
+		*state = BP_SEEN_EARLIER;
+		flags |= BP_EVF_WAS_SAMPLED;
+	}
+	emit_event(BP_EV_EXEC, tgid, BPF_CORE_READ(p, real_parent, tgid), flags);
+	return 0;
+}
+
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(bp_exit, struct task_struct *p)
+{
+	__u32 tgid = BPF_CORE_READ(p, tgid);
+	bool sampled;
+
+	/* signal->live drops to zero when the last thread of the group exits */
+	if (BPF_CORE_READ(p, signal, live.counter) != 0)
+		return 0;
+	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
+	if (filter_targets) {
+		if (bpf_map_delete_elem(&targets, &tgid) != 0)
+			return 0;
+	} else if (!sampled) {
+		return 0;
+	}
+	emit_event(BP_EV_EXIT, tgid, BPF_CORE_READ(p, real_parent, tgid), 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

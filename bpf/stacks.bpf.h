@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Stack storage shared by the sampling programs: a stack is captured into a
+ * per-CPU scratch slot, hashed, and stored once in the current buffer's
+ * stack map under its hash.
+ */
+#ifndef BP_STACKS_BPF_H
+#define BP_STACKS_BPF_H
+
+#include "common.bpf.h"
+
+struct bp_stacks_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);	/* sized from userspace before load */
+	__type(key, __u64);
+	__type(value, struct bp_stack);
+};
+
+/*
+ * Kernel and user stacks live in separate maps: each non-preallocated map
+ * refills its per-CPU element cache from irq_work after the program returns,
+ * and starts with a single element for values this large, so storing two new
+ * stacks in one map within one program run can fail with -ENOMEM.
+ */
+BP_EXTERN struct bp_stacks_map kstacks0 SEC(".maps");
+BP_EXTERN struct bp_stacks_map kstacks1 SEC(".maps");
+BP_EXTERN struct bp_stacks_map ustacks0 SEC(".maps");
+BP_EXTERN struct bp_stacks_map ustacks1 SEC(".maps");
+
+/* murmur3's 64-bit finalizer: cheap, and every input bit reaches every output bit */
+static __always_inline __u64 mix64(__u64 h)
+{
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdULL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53ULL;
+	h ^= h >> 33;
+	return h;
+}
+
+static __always_inline __u64 hash_stack(const struct bp_stack *st)
+{
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ st->nr;
+	__u32 i;
+
+	for (i = 0; i < BP_MAX_STACK_DEPTH; i++) {
+		if (i >= st->nr)
+			break;
+		h = mix64(h ^ st->ips[i]);
+	}
+	return h ? h : 1;
+}
+
+/*
+ * Capture the current kernel (flags 0) or user (BPF_F_USER_STACK) stack and
+ * store it; returns its hash, or 0 when there is none. -EFAULT is expected (a
+ * kernel stack of a sample taken in user mode) and not counted as a loss.
+ */
+static __always_inline __u64 store_stack(void *ctx, struct bp_stack *st, __u32 idx, __u64 flags)
+{
+	void *map;
+	long n, err;
+	__u64 h;
+
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+	if (n <= 0) {
+		if (n < 0 && n != -EFAULT)
+			stat_inc(flags ? BP_STAT_USTACK_ERR : BP_STAT_KSTACK_ERR);
+		return 0;
+	}
+	st->nr = n / sizeof(__u64);
+	st->pad = 0;
+	if (flags && st->nr >= BP_MAX_STACK_DEPTH)
+		stat_inc(BP_STAT_USTACK_TRUNC);
+	h = hash_stack(st);
+	if (flags)
+		map = idx ? (void *)&ustacks1 : (void *)&ustacks0;
+	else
+		map = idx ? (void *)&kstacks1 : (void *)&kstacks0;
+	err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		stat_inc(BP_STAT_STACK_FULL);
+		return 0;
+	}
+	return h;
+}
+
+#endif /* BP_STACKS_BPF_H */

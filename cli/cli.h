@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* The boundprof command: a small table of subcommands, one file each. */
+#ifndef BP_CLI_H
+#define BP_CLI_H
+
+#include <stdbool.h>
+
+/* exit statuses: 0 success, 1 runtime failure, 2 bad usage or bad input */
+#define EXIT_RUNTIME	1
+#define EXIT_USAGE	2
+
+struct cli_env {
+	int verbose;		/* -v: info, -vv: debug, -vvv: libbpf debug */
+	const char *prog;	/* "boundprof" */
+};
+
+extern struct cli_env cli_env;
+
+/* print "boundprof: MESSAGE" on stderr; the one way the CLI reports errors */
+void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* install the agent's log callback (errors always, the rest by -v) */
+void cli_setup_logging(void);
+
+int cmd_record(int argc, char **argv);
+
+#endif /* BP_CLI_H */

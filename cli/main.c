@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * boundprof: where does the time go, what bounds it, what to change.
+ */
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "log.h"
+
+#ifndef BP_VERSION
+#define BP_VERSION "0.1.0"
+#endif
+
+struct cli_env cli_env = { .prog = "boundprof" };
+
+struct cmd {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+	const char *help;
+};
+
+static const struct cmd cmds[] = {
+	{ "record", cmd_record, "profile the system, some processes, or a command" },
+};
+
+void cli_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", cli_env.prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+}
+
+static void log_to_stderr(enum bp_log_level level, const char *fmt, va_list ap)
+{
+	static const char *const prefix[] = { "", "warning: ", "", "debug: " };
+
+	if ((int)level > BP_LOG_WARN + cli_env.verbose)
+		return;
+	fprintf(stderr, "%s: %s", cli_env.prog, prefix[level]);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+}
+
+void cli_setup_logging(void)
+{
+	bp_log_set(log_to_stderr);
+}
+
+static void usage(FILE *f)
+{
+	unsigned int i;
+
+	fprintf(f, "usage: boundprof COMMAND [OPTIONS]\n\ncommands:\n");
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].help);
+	fprintf(f, "\nboundprof COMMAND --help shows the options of a command.\n"
+		   "See also: man boundprof, docs/ in the source tree.\n");
+}
+
+int main(int argc, char **argv)
+{
+	unsigned int i;
+
+	cli_setup_logging();
+	if (argc < 2) {
+		usage(stderr);
+		return EXIT_USAGE;
+	}
+	if (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") || !strcmp(argv[1], "help")) {
+		usage(stdout);
+		return 0;
+	}
+	if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+		printf("boundprof %s\n", BP_VERSION);
+		return 0;
+	}
+	for (i = 0; i < sizeof(cmds) / sizeof(cmds[0]); i++)
+		if (!strcmp(argv[1], cmds[i].name))
+			return cmds[i].fn(argc - 1, argv + 1);
+	cli_error("unknown command '%s' (try: boundprof --help)", argv[1]);
+	return EXIT_USAGE;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Output files: the format follows the extension. Each file is created as a
+ * hidden temporary next to its final name before recording starts (so an
+ * unwritable path fails early) and renamed into place once complete (so a
+ * reader never sees half a profile).
+ */
+#ifndef BP_CLI_OUTPUT_H
+#define BP_CLI_OUTPUT_H
+
+#include <stddef.h>
+
+enum out_fmt {
+	OUT_FOLDED,
+	OUT_JSON,
+	OUT_PPROF,
+	OUT_SVG,
+	OUT_HTML,
+};
+
+struct output {
+	const char *path;
+	enum out_fmt fmt;
+	char *tmp_path;
+	int fd;
+};
+
+/* the format of a path; 0, -EINVAL (unknown extension) or -ENOTSUP (not built yet) */
+int output_format(const char *path, enum out_fmt *fmt);
+const char *output_extensions(void);
+
+/* create the temporary file; 0 or -errno (message printed) */
+int output_prepare(struct output *o);
+/* write everything and rename into place; 0 or -errno (message printed) */
+int output_commit(struct output *o, const void *data, size_t len);
+/* remove the temporary file, if any */
+void output_abort(struct output *o);
+
+#endif /* BP_CLI_OUTPUT_H */

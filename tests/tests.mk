@@ -1,0 +1,82 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Included from the top-level Makefile.
+#   unit tests:        tests/unit/test_*.c, cmocka, agent built with ASan+UBSan
+#   fixtures:          tests/fixtures/*.c, small programs with known behaviour
+#   integration tests: tests/integration/test_*.c, cmocka, drive ./boundprof as root
+
+SAN_FLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
+		   -fno-omit-frame-pointer
+SAN_CFLAGS	:= -g -O1 $(SAN_FLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
+		   -I$(OUT) -Ibpf -Iagent -Itests
+SAN_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(AGENT_SRCS))
+LIBAGENT_SAN	:= $(OUT)/san/libagent.a
+TEST_LDLIBS	:= -lcmocka $(LDLIBS)
+
+UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
+UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
+INTEG_SRCS	:= $(sort $(wildcard tests/integration/test_*.c))
+INTEG_BINS	:= $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(INTEG_SRCS))
+INTEG_LIB_SRCS	:= $(filter-out $(INTEG_SRCS),$(wildcard tests/integration/*.c))
+INTEG_LIB_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(INTEG_LIB_SRCS))
+FIXTURE_SRCS	:= $(sort $(wildcard tests/fixtures/*.c))
+FIXTURES	:= $(patsubst tests/fixtures/%.c,$(OUT)/tests/fixtures/%,$(FIXTURE_SRCS))
+
+# extra files unit tests need (test binaries for the symbolizer, ...);
+# fragments under tests/unit/ append to it
+UNIT_DATA	:=
+
+$(OUT)/san/%.o: %.c | $(SKEL) $(DEPS_STAMP)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(LIBAGENT_SAN): $(SAN_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(OUT)/tests/unit/%: tests/unit/%.c $(LIBAGENT_SAN) | $(DEPS_STAMP)
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(LIBAGENT_SAN) $(TEST_LDLIBS)
+
+$(OUT)/tests/integration/%: tests/integration/%.c $(INTEG_LIB_OBJS) $(LIBAGENT_SAN) | $(DEPS_STAMP)
+	$(call msg,CC-TEST,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -Itests/integration -o $@ $< $(INTEG_LIB_OBJS) \
+		$(LIBAGENT_SAN) $(TEST_LDLIBS)
+
+# Fixtures keep frame pointers so that their user stacks are whole; -O1 keeps
+# the work loops real while leaving the named functions in place.
+FIXTURE_CFLAGS	:= -g -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
+		   -fno-inline -Wall -Wextra -D_GNU_SOURCE
+$(OUT)/tests/fixtures/%: tests/fixtures/%.c | $(DEPS_STAMP)
+	$(call msg,CC-FIX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -lm
+
+-include $(sort $(wildcard tests/unit/*.mk))
+
+test-unit: $(UNIT_BINS) $(UNIT_DATA)
+	$(Q)fail=0; for t in $(UNIT_BINS); do \
+		echo "  UNIT     $$(basename $$t)"; \
+		BP_TEST_DATA=$(OUT)/tests/data BP_SRC=$(CURDIR) \
+		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$$t || fail=1; \
+	done; exit $$fail
+
+test-integration: boundprof $(INTEG_BINS) $(FIXTURES)
+	$(Q)fail=0; for t in $(INTEG_BINS); do \
+		echo "  INTEG    $$(basename $$t)"; \
+		BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \
+		BP_SRC=$(CURDIR) ASAN_OPTIONS=detect_leaks=0 \
+		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+		$$t || fail=1; \
+	done; exit $$fail
+
+test: boundprof
+	$(Q)$(MAKE) --no-print-directory test-unit
+	$(Q)$(MAKE) --no-print-directory test-integration
+
+-include $(wildcard $(OUT)/san/agent/*.d $(OUT)/san/tests/*/*.d $(OUT)/tests/*/*.d)

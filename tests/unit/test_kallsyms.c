@@ -1,0 +1,238 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "kallsyms.h"
+#include "log.h"
+#include "symbols.h"
+#include "unit/symfix/symfix_test.h"
+
+static int nr_warnings;
+
+static void count_log(enum bp_log_level level, const char *fmt, va_list ap)
+{
+	(void)fmt;
+	(void)ap;
+	if (level <= BP_LOG_WARN)
+		nr_warnings++;
+}
+
+/* unsorted, with aliases, data symbols, a module and junk */
+static const char fake_kallsyms[] =
+	"ffffffff81000100 T do_work\n"
+	"ffffffff81000000 T _text\n"
+	"ffffffff81000000 T startup_64\n"
+	"ffffffff81000000 T _stext\n"
+	"ffffffff81000200 t helper_local\n"
+	"ffffffff81000200 T __helper_global\n"
+	"ffffffff81000300 t static_only\n"
+	"ffffffff81000300 W weak_one\n"
+	"ffffffff81000400 T _etext\n"
+	"ffffffff81800000 D some_data\n"
+	"ffffffff81900000 b some_bss\n"
+	"0000000000000000 A fixed_percpu_data\n"
+	"this is junk\n"
+	"ffffffff81000080 x bad_type\n"
+	"ffffffffc0002000 t ext4_read\t[ext4]\n"
+	"ffffffffc0001000 T ext4_mount\t[ext4]\n"
+	"ffffffffc0010000 t xfs_thing\t[xfs]\n"
+	"ffffffffc0003000 t broken_mod\t[ext4\n"
+	"ffffffffc0000800 t mod_x\t[]\n";
+
+static const char *write_kallsyms(const char *text)
+{
+	static char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/kallsyms", sf_tmpdir());
+	sf_write_file(path, text, "w");
+	return path;
+}
+
+static void load__fake__sorted_and_merged(void **state)
+{
+	struct bp_kallsyms *k;
+	struct bp_ksym ks;
+
+	assert_int_equal(bp_kallsyms__load(write_kallsyms(fake_kallsyms), &k), 0);
+	/* 0x..000 (3 aliases), 0x100, 0x200 (2), 0x300 (2), _etext, 3 module syms */
+	assert_int_equal(bp_kallsyms__count(k), 8);
+
+	/* aliases: no leading underscores beats _text/_stext */
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000000ULL, &ks), 0);
+	assert_string_equal(ks.name, "startup_64");
+	assert_null(ks.module);
+	assert_int_equal(ks.base, 0xffffffff81000000ULL);
+
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff810001ffULL, &ks), 0);
+	assert_string_equal(ks.name, "do_work");
+	assert_int_equal(ks.addr, 0xffffffff81000100ULL);
+
+	/* global beats local, even with more underscores */
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000210ULL, &ks), 0);
+	assert_string_equal(ks.name, "__helper_global");
+	/* weak beats local */
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000300ULL, &ks), 0);
+	assert_string_equal(ks.name, "weak_one");
+
+	/* past _etext is not text: not named after the last function */
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000400ULL, &ks), -ENOENT);
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff81800010ULL, &ks), -ENOENT);
+	/* below everything */
+	assert_int_equal(bp_kallsyms__find(k, 0x1000, &ks), -ENOENT);
+
+	/* modules: name and base (lowest symbol of the module) */
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffffc0002010ULL, &ks), 0);
+	assert_string_equal(ks.name, "ext4_read");
+	assert_string_equal(ks.module, "ext4");
+	assert_int_equal(ks.base, 0xffffffffc0001000ULL);
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffffc0001004ULL, &ks), 0);
+	assert_string_equal(ks.name, "ext4_mount");
+
+	/* the last symbol of a module does not run on forever */
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffffc0010010ULL, &ks), 0);
+	assert_string_equal(ks.module, "xfs");
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffffc0010000ULL + 0x100000, &ks),
+			 -ENOENT);
+	bp_kallsyms__free(k);
+}
+
+static void load__all_zero__eperm_warns_once(void **state)
+{
+	struct bp_kallsyms *k = (void *)1;
+	const char *path = write_kallsyms("0000000000000000 T schedule\n"
+					  "0000000000000000 t foo\t[mod]\n");
+
+	nr_warnings = 0;
+	bp_log_set(count_log);
+	assert_int_equal(bp_kallsyms__load(path, &k), -EPERM);
+	assert_null(k);
+	assert_int_equal(bp_kallsyms__load(path, &k), -EPERM);
+	bp_log_set(NULL);
+	assert_int_equal(nr_warnings, 1);
+}
+
+static void load__no_text__enoent(void **state)
+{
+	struct bp_kallsyms *k;
+
+	assert_int_equal(bp_kallsyms__load(write_kallsyms(""), &k), -ENOENT);
+	assert_int_equal(bp_kallsyms__load(write_kallsyms("ffffffff81000000 D x\n"), &k),
+			 -ENOENT);
+	assert_int_equal(bp_kallsyms__load("/nonexistent/kallsyms", &k), -ENOENT);
+}
+
+/* the address of a symbol, read straight from the file */
+static uint64_t real_addr(const char *want)
+{
+	char line[512], name[256], type;
+	unsigned long long addr;
+	uint64_t found = 0;
+	FILE *f = fopen("/proc/kallsyms", "r");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) == 3 &&
+		    !strcmp(name, want) && (type == 'T' || type == 't')) {
+			found = addr;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+static void load__real_kallsyms__schedule(void **state)
+{
+	uint64_t sched = real_addr("schedule"), text = real_addr("_text");
+	struct bp_kallsyms *k;
+	struct bp_ksym ks;
+
+	if (!sched)
+		skip();		/* kptr_restrict, or no procfs */
+	assert_int_equal(bp_kallsyms__load("/proc/kallsyms", &k), 0);
+	assert_true(bp_kallsyms__count(k) > 1000);
+	assert_int_equal(bp_kallsyms__find(k, sched, &ks), 0);
+	assert_string_equal(ks.name, "schedule");
+	assert_null(ks.module);
+	assert_int_equal(bp_kallsyms__find(k, sched + 4, &ks), 0);
+	assert_string_equal(ks.name, "schedule");
+	assert_int_equal(ks.addr, sched);
+	if (text)
+		assert_int_equal(ks.base, text);
+	bp_kallsyms__free(k);
+}
+
+static void resolve_kernel__via_symbolizer(void **state)
+{
+	uint64_t sched = real_addr("schedule"), text = real_addr("_text");
+	struct bp_frame_info fi;
+	struct bp_syms *s;
+
+	s = bp_syms__new(NULL);
+	assert_non_null(s);
+	/* not loaded yet: still a frame */
+	assert_int_equal(bp_syms__resolve_kernel(s, 0xffffffff81000010ULL, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "[kernel]");
+	assert_int_equal(fi.offset, 0xffffffff81000010ULL);
+	assert_true(fi.kernel);
+
+	if (!sched) {
+		bp_syms__free(s);
+		skip();
+	}
+	assert_int_equal(bp_syms__load_kernel(s), 0);
+	assert_int_equal(bp_syms__resolve_kernel(s, sched + 2, &fi), 0);
+	assert_string_equal(fi.name, "schedule");
+	assert_string_equal(fi.module, "[kernel]");
+	assert_int_equal(fi.sym_offset, 2);
+	assert_true(fi.kernel);
+	if (text)
+		assert_int_equal(fi.offset, sched + 2 - text);
+
+	/* an address in no symbol */
+	assert_int_equal(bp_syms__resolve_kernel(s, 0x10, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "[kernel]");
+	assert_int_equal(fi.offset, 0x10);
+
+	/* a reload keeps names handed out before valid */
+	assert_int_equal(bp_syms__resolve_kernel(s, sched, &fi), 0);
+	assert_int_equal(bp_syms__load_kernel(s), 0);
+	assert_string_equal(fi.name, "schedule");
+	bp_syms__free(s);
+}
+
+static void resolve_kernel__fake_module(void **state)
+{
+	struct bp_syms_opts o = { .kallsyms_path = write_kallsyms(fake_kallsyms) };
+	struct bp_frame_info fi;
+	struct bp_syms *s = bp_syms__new(&o);
+
+	assert_non_null(s);
+	assert_int_equal(bp_syms__load_kernel(s), 0);
+	assert_int_equal(bp_syms__resolve_kernel(s, 0xffffffffc0002010ULL, &fi), 0);
+	assert_string_equal(fi.name, "ext4_read");
+	assert_string_equal(fi.module, "ext4");
+	assert_int_equal(fi.offset, 0x1010);
+	assert_int_equal(fi.sym_offset, 0x10);
+	assert_null(fi.build_id);
+	bp_syms__free(s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(load__fake__sorted_and_merged, sf_cleanup),
+		cmocka_unit_test_teardown(load__all_zero__eperm_warns_once, sf_cleanup),
+		cmocka_unit_test_teardown(load__no_text__enoent, sf_cleanup),
+		cmocka_unit_test(load__real_kallsyms__schedule),
+		cmocka_unit_test(resolve_kernel__via_symbolizer),
+		cmocka_unit_test_teardown(resolve_kernel__fake_module, sf_cleanup),
+	};
+
+	return cmocka_run_group_tests_name("kallsyms", tests, NULL, sf_cleanup);
+}

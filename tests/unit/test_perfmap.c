@@ -1,0 +1,171 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "perfmap.h"
+#include "unit/symfix/symfix_test.h"
+
+static void parse_line__forms(void **state)
+{
+	uint64_t addr, size;
+	const char *name;
+	char buf[256];
+
+	strcpy(buf, "7f0000001000 40 java.lang.String::hashCode\n");
+	assert_int_equal(bp_perfmap__parse_line(buf, &addr, &size, &name), 0);
+	assert_int_equal(addr, 0x7f0000001000ULL);
+	assert_int_equal(size, 0x40);
+	assert_string_equal(name, "java.lang.String::hashCode");
+
+	strcpy(buf, "0x7F00 0X10 LazyCompile:~f /a b.js:1\r\n");
+	assert_int_equal(bp_perfmap__parse_line(buf, &addr, &size, &name), 0);
+	assert_int_equal(addr, 0x7f00);
+	assert_int_equal(size, 0x10);
+	assert_string_equal(name, "LazyCompile:~f /a b.js:1");
+
+	strcpy(buf, "1000\t10\tname");
+	assert_int_equal(bp_perfmap__parse_line(buf, &addr, &size, &name), 0);
+	assert_string_equal(name, "name");
+}
+
+static void parse_line__bad__einval(void **state)
+{
+	static const char *const bad[] = {
+		"", "\n", "zz 10 x", "1000 10", "1000 10 \n", "1000 0 zero", "1000 zz x",
+		"1000x 10 x", "0x 10 x", "ffffffffffffffff 10 wraps",
+		"11112222333344445 10 too_long",
+	};
+	uint64_t addr, size;
+	const char *name;
+	char buf[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		if (bp_perfmap__parse_line(buf, &addr, &size, &name) != -EINVAL)
+			fail_msg("accepted '%s'", bad[i]);
+	}
+}
+
+static void update__sample_file__overlap_newest_wins(void **state)
+{
+	struct bp_perfmap *pm = bp_perfmap__new();
+	const struct bp_perfmap_sym *s;
+	char path[PATH_MAX];
+
+	assert_non_null(pm);
+	sf_data_path(path, sizeof(path), "perf-sample.map");
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 5);
+
+	/* regenerated code: the later line covers the start of the older one */
+	s = bp_perfmap__find(pm, 0x7f0000001010ULL);
+	assert_non_null(s);
+	assert_string_equal(s->name, "LazyCompile:*main /app/index.js:1");
+	s = bp_perfmap__find(pm, 0x7f0000001030ULL);
+	assert_non_null(s);
+	assert_string_equal(s->name, "LazyCompile:~main /app/index.js:1");
+	assert_int_equal(s->addr, 0x7f0000001000ULL);
+
+	s = bp_perfmap__find(pm, 0x7f000000117fULL);
+	assert_non_null(s);
+	assert_string_equal(s->name, "Interpreter stub");
+	assert_null(bp_perfmap__find(pm, 0x7f0000001180ULL));
+
+	s = bp_perfmap__find(pm, 0x7f0000004001ULL);
+	assert_non_null(s);
+	assert_string_equal(s->name, "tab_separated");
+	assert_null(bp_perfmap__find(pm, 0x7f0000003000ULL));
+	assert_null(bp_perfmap__find(pm, 0x7f0000005000ULL));
+	assert_null(bp_perfmap__find(pm, 0x1000));
+
+	/* unchanged file: nothing re-read */
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 5);
+	bp_perfmap__free(pm);
+}
+
+static void update__growth__reads_new_lines(void **state)
+{
+	struct bp_perfmap *pm = bp_perfmap__new();
+	const struct bp_perfmap_sym *s;
+	char path[PATH_MAX];
+
+	assert_non_null(pm);
+	snprintf(path, sizeof(path), "%s/perf-1234.map", sf_tmpdir());
+	assert_int_equal(bp_perfmap__update(pm, path), -ENOENT);
+
+	sf_write_file(path, "1000 100 first\n2000 100 second\n", "w");
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 2);
+	assert_null(bp_perfmap__find(pm, 0x3000));
+
+	/* appended: one whole line, one still being written */
+	sf_write_file(path, "3000 100 third\n4000 100 fou", "a");
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 3);
+	s = bp_perfmap__find(pm, 0x3050);
+	assert_non_null(s);
+	assert_string_equal(s->name, "third");
+	assert_null(bp_perfmap__find(pm, 0x4000));
+
+	sf_write_file(path, "rth\n", "a");
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 4);
+	s = bp_perfmap__find(pm, 0x40ff);
+	assert_non_null(s);
+	assert_string_equal(s->name, "fourth");
+	s = bp_perfmap__find(pm, 0x1000);
+	assert_non_null(s);
+	assert_string_equal(s->name, "first");
+
+	/* rewritten smaller: read again from the start */
+	sf_write_file(path, "5000 10 fifth\n", "w");
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 1);
+	assert_null(bp_perfmap__find(pm, 0x1000));
+
+	/* gone: what was read stays */
+	assert_int_equal(unlink(path), 0);
+	assert_int_equal(bp_perfmap__update(pm, path), -ENOENT);
+	s = bp_perfmap__find(pm, 0x5001);
+	assert_non_null(s);
+	assert_string_equal(s->name, "fifth");
+	bp_perfmap__free(pm);
+}
+
+static void update__replaced_file__reread(void **state)
+{
+	struct bp_perfmap *pm = bp_perfmap__new();
+	const char *dir = sf_tmpdir();
+	char path[PATH_MAX], tmp[PATH_MAX];
+
+	assert_non_null(pm);
+	snprintf(path, sizeof(path), "%s/perf-1.map", dir);
+	snprintf(tmp, sizeof(tmp), "%s/new", dir);
+	sf_write_file(path, "1000 10 a\n", "w");
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	/* bigger, but another file: not an append */
+	sf_write_file(tmp, "9000 10 other\n2000 10 b\n", "w");
+	assert_int_equal(rename(tmp, path), 0);
+	assert_int_equal(bp_perfmap__update(pm, path), 0);
+	assert_int_equal(bp_perfmap__count(pm), 2);
+	assert_null(bp_perfmap__find(pm, 0x1000));
+	assert_non_null(bp_perfmap__find(pm, 0x9000));
+	bp_perfmap__free(pm);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_line__forms),
+		cmocka_unit_test(parse_line__bad__einval),
+		cmocka_unit_test(update__sample_file__overlap_newest_wins),
+		cmocka_unit_test_teardown(update__growth__reads_new_lines, sf_cleanup),
+		cmocka_unit_test_teardown(update__replaced_file__reread, sf_cleanup),
+	};
+
+	return cmocka_run_group_tests_name("perfmap", tests, NULL, sf_cleanup);
+}

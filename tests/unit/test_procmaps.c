@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include "procmaps.h"
+#include "unit/symfix/symfix_test.h"
+
+static void parse(const char *text, struct bp_maps_line *l, char *buf, size_t sz, int want)
+{
+	snprintf(buf, sz, "%s", text);
+	assert_int_equal(bp_procmaps__parse_line(buf, l), want);
+}
+
+static void parse_line__file__all_fields(void **state)
+{
+	struct bp_maps_line l;
+	char buf[512];
+
+	parse("7f1c2a000000-7f1c2a1b4000 r-xp 00028000 fe:01 1316237"
+	      "                    /usr/lib/x86_64-linux-gnu/libc.so.6\n", &l, buf, sizeof(buf), 0);
+	assert_int_equal(l.start, 0x7f1c2a000000ULL);
+	assert_int_equal(l.end, 0x7f1c2a1b4000ULL);
+	assert_int_equal(l.pgoff, 0x28000);
+	assert_int_equal(l.dev_major, 0xfe);
+	assert_int_equal(l.dev_minor, 1);
+	assert_int_equal(l.inode, 1316237);
+	assert_true(l.read);
+	assert_false(l.write);
+	assert_true(l.exec);
+	assert_false(l.shared);
+	assert_false(l.deleted);
+	assert_string_equal(l.path, "/usr/lib/x86_64-linux-gnu/libc.so.6");
+	assert_int_equal(l.path_len, strlen(l.path));
+}
+
+static void parse_line__spaces_in_path__kept(void **state)
+{
+	struct bp_maps_line l;
+	char buf[512];
+
+	parse("400000-401000 r-xs 00000000 08:02 42 /opt/my app/lib  two.so\n", &l, buf,
+	      sizeof(buf), 0);
+	assert_string_equal(l.path, "/opt/my app/lib  two.so");
+	assert_true(l.shared);
+}
+
+static void parse_line__deleted__suffix_stripped(void **state)
+{
+	struct bp_maps_line l;
+	char buf[512];
+
+	parse("400000-401000 r-xp 00001000 08:02 42   /tmp/x y (deleted)\n", &l, buf,
+	      sizeof(buf), 0);
+	assert_true(l.deleted);
+	assert_string_equal(l.path, "/tmp/x y");
+	assert_int_equal(l.path_len, 8);
+
+	/* only a suffix counts */
+	parse("400000-401000 r-xp 00001000 08:02 42 /tmp/a (deleted) b\n", &l, buf,
+	      sizeof(buf), 0);
+	assert_false(l.deleted);
+	assert_string_equal(l.path, "/tmp/a (deleted) b");
+
+	/* a file literally named " (deleted)" is not emptied */
+	parse("400000-401000 r-xp 00001000 08:02 42  (deleted)\n", &l, buf, sizeof(buf), 0);
+	assert_false(l.deleted);
+}
+
+static void parse_line__special_and_anon(void **state)
+{
+	struct bp_maps_line l;
+	char buf[512];
+
+	parse("7ffd1e5f2000-7ffd1e5f4000 r-xp 00000000 00:00 0                  [vdso]\n",
+	      &l, buf, sizeof(buf), 0);
+	assert_string_equal(l.path, "[vdso]");
+	assert_true(l.exec);
+
+	parse("55d0c0a7a000-55d0c0a9b000 rw-p 00000000 00:00 0          [heap]", &l, buf,
+	      sizeof(buf), 0);
+	assert_string_equal(l.path, "[heap]");
+
+	parse("7f0000000000-7f0000001000 rwxp 00000000 00:00 0 \n", &l, buf, sizeof(buf), 0);
+	assert_string_equal(l.path, "");
+	assert_int_equal(l.path_len, 0);
+
+	parse("7f0000000000-7f0000001000 ---p 00000000 00:00 0", &l, buf, sizeof(buf), 0);
+	assert_string_equal(l.path, "");
+	assert_false(l.read);
+}
+
+static void parse_line__garbage__einval(void **state)
+{
+	static const char *const bad[] = {
+		"",
+		"\n",
+		"garbage",
+		"7f-",
+		"400000-401000 r-xp",
+		"400000-401000 r-xp 00000000 08:02",
+		"400000-401000 r-xp 00000000 08:02 ",
+		"401000-400000 r-xp 00000000 08:02 1 /x",	/* end before start */
+		"400000-400000 r-xp 00000000 08:02 1 /x",	/* empty */
+		"400000-401000 rwzp 00000000 08:02 1 /x",
+		"400000-401000 r-xq 00000000 08:02 1 /x",
+		"0x400000-401000 r-xp 00000000 08:02 1 /x",
+		"400000-401000 r-xp 0000g000 08:02 1 /x",
+		"400000-401000 r-xp 00000000 0802 1 /x",
+		"400000-401000 r-xp 00000000 08:02 1x /x",
+		"11112222333344445-401000 r-xp 00000000 08:02 1 /x",	/* 65 bits */
+		" 400000-401000 r-xp 00000000 08:02 1 /x",
+	};
+	struct bp_maps_line l;
+	char buf[512];
+	size_t i;
+
+	for (i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		snprintf(buf, sizeof(buf), "%s", bad[i]);
+		if (bp_procmaps__parse_line(buf, &l) != -EINVAL)
+			fail_msg("accepted '%s'", bad[i]);
+	}
+}
+
+struct collect {
+	int n;
+	int exec;
+	int stop_at;
+	char last[256];
+	bool stack;
+};
+
+static int collect_cb(const struct bp_maps_line *l, void *ctx)
+{
+	struct collect *c = ctx;
+
+	c->n++;
+	c->exec += l->exec;
+	snprintf(c->last, sizeof(c->last), "%s", l->path);
+	if (!strcmp(l->path, "[stack]"))
+		c->stack = true;
+	return c->stop_at && c->n == c->stop_at ? 42 : 0;
+}
+
+static void read__mixed_file__skips_bad_lines(void **state)
+{
+	const char *dir = sf_tmpdir();
+	struct collect c = { 0 };
+	char path[PATH_MAX];
+	size_t bad = 99;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	sf_write_file(path,
+		      "400000-401000 r-xp 00001000 08:02 42 /bin/with space\n"
+		      "this is not a maps line\n"
+		      "\n"
+		      "500000-501000 rw-p 00000000 00:00 0 [heap]\n"
+		      "600000-601000 r-x",			/* cut short */
+		      "w");
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, &bad), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(c.exec, 1);
+	assert_int_equal(bad, 3);
+	assert_string_equal(c.last, "[heap]");
+
+	memset(&c, 0, sizeof(c));
+	c.stop_at = 1;
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, NULL), 42);
+	assert_int_equal(c.n, 1);
+}
+
+static void read__missing_file__enoent(void **state)
+{
+	struct collect c = { 0 };
+
+	assert_int_equal(bp_procmaps__read("/nonexistent/maps", collect_cb, &c, NULL), -ENOENT);
+	assert_int_equal(c.n, 0);
+}
+
+static void read__own_maps__sane(void **state)
+{
+	struct collect c = { 0 };
+	size_t bad = 99;
+
+	assert_int_equal(bp_procmaps__read("/proc/self/maps", collect_cb, &c, &bad), 0);
+	assert_int_equal(bad, 0);
+	assert_true(c.n > 5);
+	assert_true(c.exec > 1);
+	assert_true(c.stack);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(parse_line__file__all_fields),
+		cmocka_unit_test(parse_line__spaces_in_path__kept),
+		cmocka_unit_test(parse_line__deleted__suffix_stripped),
+		cmocka_unit_test(parse_line__special_and_anon),
+		cmocka_unit_test(parse_line__garbage__einval),
+		cmocka_unit_test_teardown(read__mixed_file__skips_bad_lines, sf_cleanup),
+		cmocka_unit_test(read__missing_file__enoent),
+		cmocka_unit_test(read__own_maps__sane),
+	};
+
+	return cmocka_run_group_tests_name("procmaps", tests, NULL, sf_cleanup);
+}

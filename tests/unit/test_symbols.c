@@ -1,0 +1,461 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+
+#include <dlfcn.h>
+
+#include "symbols.h"
+#include "unit/symfix/symfix_test.h"
+
+static struct bp_syms *syms;
+
+static int teardown(void **state)
+{
+	bp_syms__free(syms);
+	syms = NULL;
+	return sf_cleanup(state);
+}
+
+static struct bp_syms *new_syms(const struct bp_syms_opts *o)
+{
+	syms = bp_syms__new(o);
+	assert_non_null(syms);
+	return syms;
+}
+
+static void data_realpath(char *buf, const char *name)
+{
+	char p[PATH_MAX];
+
+	sf_data_path(p, sizeof(p), name);
+	if (!realpath(p, buf))
+		fail_msg("realpath %s: %s", p, strerror(errno));
+}
+
+static void expect_named(struct bp_syms *s, pid_t pid, uint64_t addr, const char *name,
+			 const char *module, struct bp_frame_info *fi)
+{
+	int err = bp_syms__resolve_user(s, pid, addr, fi);
+
+	if (err || !fi->name)
+		fail_msg("0x%llx: unnamed (%s+0x%llx), wanted %s", (unsigned long long)addr,
+			 fi->module, (unsigned long long)fi->offset, name);
+	assert_string_equal(fi->name, name);
+	assert_string_equal(fi->module, module);
+	assert_false(fi->kernel);
+}
+
+/* snapshot, kill and reap, then resolve: only held fds can answer */
+static void check_exit_survival(const char *bin, const char *fn, const char *module,
+				const struct bp_syms_opts *o)
+{
+	struct bp_syms *s = new_syms(o);
+	char path[PATH_MAX], real[PATH_MAX];
+	const struct sf_sym *f, *zeta;
+	struct bp_frame_info fi;
+	struct sf_child c;
+
+	sf_data_path(path, sizeof(path), bin);
+	data_realpath(real, bin);
+	sf_spawn(&c, path);
+	f = sf_sym(&c, fn);
+	zeta = sf_sym(&c, "symfix_local_zeta");
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	sf_kill(&c);
+	bp_syms__exited(s, c.pid);
+
+	expect_named(s, c.pid, f->addr, fn, module, &fi);
+	assert_string_equal(fi.path, real);
+	assert_int_equal(fi.offset, f->vaddr);
+	assert_int_equal(fi.sym_offset, 0);
+	assert_non_null(fi.build_id);
+	assert_int_equal(strlen(fi.build_id), 40);
+
+	expect_named(s, c.pid, f->addr + 5, fn, module, &fi);
+	assert_int_equal(fi.sym_offset, 5);
+	assert_int_equal(fi.offset, f->vaddr + 5);
+	expect_named(s, c.pid, zeta->addr + 1, "symfix_local_zeta", module, &fi);
+}
+
+static void user__pie__survives_exit(void **state)
+{
+	struct bp_syms_stats st;
+
+	check_exit_survival("symfix_pie", "symfix_alpha", "symfix_pie", NULL);
+	bp_syms__stats(syms, &st);
+	assert_int_equal(st.processes, 1);
+	assert_int_equal(st.snapshots, 1);
+	assert_true(st.files_opened >= 1);
+	assert_int_equal(st.files_parsed, 1);
+	assert_int_equal(st.resolved, 3);
+	assert_int_equal(st.unresolved, 0);
+}
+
+static void user__nopie__survives_exit(void **state)
+{
+	check_exit_survival("symfix_nopie", "symfix_alpha", "symfix_nopie", NULL);
+}
+
+static void user__debug_file_via_build_id__survives_exit(void **state)
+{
+	char root[PATH_MAX];
+	struct bp_syms_opts o = { .debug_root = root };
+	struct bp_syms_stats st;
+
+	sf_data_path(root, sizeof(root), "debugroot");
+	check_exit_survival("symfix_buildid", "symfix_epsilon", "symfix_buildid", &o);
+	bp_syms__stats(syms, &st);
+	assert_int_equal(st.debug_files, 1);
+}
+
+static void user__debuglink__survives_exit(void **state)
+{
+	check_exit_survival("symfix_dbglink", "symfix_delta", "symfix_dbglink", NULL);
+}
+
+static void user__shared_library__survives_exit(void **state)
+{
+	struct bp_syms *s = new_syms(NULL);
+	const struct sf_sym *gamma, *pub, *last;
+	char path[PATH_MAX], real[PATH_MAX];
+	struct bp_frame_info fi;
+	struct sf_child c;
+
+	sf_data_path(path, sizeof(path), "symfix_uselib");
+	data_realpath(real, "libsymfix.so");
+	sf_spawn(&c, path);
+	gamma = sf_sym(&c, "symfix_lib_gamma");
+	pub = sf_sym(&c, "symfix_lib_public");
+	last = sf_sym(&c, "symfix_asm_last");
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	sf_kill(&c);
+	bp_syms__exited(s, c.pid);
+
+	expect_named(s, c.pid, gamma->addr + 2, "symfix_lib_gamma", "libsymfix.so", &fi);
+	assert_string_equal(fi.path, real);
+	assert_int_equal(fi.offset, gamma->vaddr + 2);
+	assert_int_equal(fi.sym_offset, 2);
+	expect_named(s, c.pid, pub->addr, "symfix_lib_public", "libsymfix.so", &fi);
+	expect_named(s, c.pid, sf_sym(&c, "symfix_lib_versioned")->addr, "symfix_lib_versioned",
+		     "libsymfix.so", &fi);
+	expect_named(s, c.pid, last->addr + 7, "symfix_asm_last", "libsymfix.so", &fi);
+}
+
+static void user__deleted_binary__resolves(void **state)
+{
+	struct bp_syms *s = new_syms(NULL);
+	const char *dir = sf_tmpdir();
+	char src[PATH_MAX], bin[PATH_MAX];
+	const struct sf_sym *alpha;
+	struct bp_frame_info fi;
+	struct sf_child c;
+
+	sf_data_path(src, sizeof(src), "symfix_pie");
+	snprintf(bin, sizeof(bin), "%s/victim prog", dir);
+	sf_copy_file(src, bin, 0755);
+	sf_spawn(&c, bin);
+	alpha = sf_sym(&c, "symfix_alpha");
+	assert_int_equal(unlink(bin), 0);
+
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	sf_kill(&c);
+	bp_syms__exited(s, c.pid);
+	expect_named(s, c.pid, alpha->addr, "symfix_alpha", "victim prog", &fi);
+	assert_string_equal(fi.path, bin);
+	assert_int_equal(fi.offset, alpha->vaddr);
+}
+
+static void user__two_processes__share_files(void **state)
+{
+	struct bp_syms *s = new_syms(NULL);
+	const struct sf_sym *a1, *a2;
+	struct bp_syms_stats st1, st2;
+	struct bp_frame_info fi;
+	struct sf_child c1, c2;
+	char path[PATH_MAX];
+	const char *name, *module;
+
+	sf_data_path(path, sizeof(path), "symfix_pie");
+	sf_spawn(&c1, path);
+	sf_spawn(&c2, path);
+	a1 = sf_sym(&c1, "symfix_alpha");
+	a2 = sf_sym(&c2, "symfix_alpha");
+
+	assert_int_equal(bp_syms__snapshot(s, c1.pid), 0);
+	bp_syms__stats(s, &st1);
+	assert_int_equal(bp_syms__snapshot(s, c2.pid), 0);
+	bp_syms__stats(s, &st2);
+	/* same binary, same libc, same loader: nothing new to open */
+	assert_int_equal(st2.files_opened, st1.files_opened);
+	assert_int_equal(st2.processes, 2);
+	/* a refresh of a live process reuses what it has */
+	assert_int_equal(bp_syms__snapshot(s, c2.pid), 0);
+	bp_syms__stats(s, &st2);
+	assert_int_equal(st2.files_opened, st1.files_opened);
+	assert_int_equal(st2.snapshots, 3);
+
+	expect_named(s, c1.pid, a1->addr, "symfix_alpha", "symfix_pie", &fi);
+	name = fi.name;
+	module = fi.module;
+	expect_named(s, c2.pid, a2->addr, "symfix_alpha", "symfix_pie", &fi);
+	/* interned: one copy */
+	assert_ptr_equal(fi.name, name);
+	bp_syms__stats(s, &st2);
+	assert_int_equal(st2.files_parsed, 1);
+
+	sf_kill(&c1);
+	bp_syms__exited(s, c1.pid);
+	bp_syms__forget(s, c1.pid);
+	expect_named(s, c2.pid, a2->addr, "symfix_alpha", "symfix_pie", &fi);
+	sf_kill(&c2);
+	bp_syms__exited(s, c2.pid);
+	bp_syms__forget(s, c2.pid);
+	bp_syms__stats(s, &st2);
+	assert_int_equal(st2.processes, 0);
+
+	/* strings outlive the processes (ASan would catch a dangling one) */
+	assert_string_equal(name, "symfix_alpha");
+	assert_string_equal(module, "symfix_pie");
+}
+
+static void user__gone_process__unknown_frame(void **state)
+{
+	struct bp_syms *s = new_syms(NULL);
+	struct bp_syms_stats st;
+	struct bp_frame_info fi;
+	struct sf_child c;
+	char path[PATH_MAX];
+
+	sf_data_path(path, sizeof(path), "symfix_pie");
+	sf_spawn(&c, path);
+	sf_kill(&c);
+	assert_int_equal(bp_syms__snapshot(s, c.pid), -ESRCH);
+	assert_int_equal(bp_syms__resolve_user(s, c.pid, 0x401000, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "[unknown]");
+	assert_int_equal(fi.offset, 0x401000);
+	assert_null(fi.path);
+	assert_int_equal(bp_syms__resolve_user(s, c.pid, 0x401001, &fi), -ENOENT);
+	bp_syms__stats(s, &st);
+	/* remembered as gone: maps were not read again */
+	assert_int_equal(st.processes, 1);
+	assert_int_equal(st.snapshots, 0);
+	assert_int_equal(st.unresolved, 2);
+}
+
+#define FAKE_PID	4242
+#define FAKE_JIT	0x100000000000ULL
+#define FAKE_NOFILE	0x100000100000ULL
+#define FAKE_BADINO	0x100000200000ULL
+
+/*
+ * A fake procfs: the maps of a real non-PIE process (no map_files, so files
+ * are found by path and checked by inode) plus made-up mappings, a status
+ * with another pid namespace, and a perf map inside the process's root.
+ */
+static void user__fake_proc__every_kind_of_frame(void **state)
+{
+	const char *root = sf_tmpdir();
+	struct bp_syms_opts o = { .proc_root = root, .perfmap_dir = "/pmdir" };
+	char path[PATH_MAX], src[PATH_MAX], real[PATH_MAX], *maps = NULL;
+	uint64_t heap = 0, stack = 0;
+	const struct sf_sym *alpha;
+	struct bp_frame_info fi;
+	struct bp_syms *s;
+	struct sf_child c;
+	size_t len = 0;
+	char line[8192];
+	FILE *in, *out;
+
+	sf_data_path(src, sizeof(src), "symfix_nopie");
+	data_realpath(real, "symfix_nopie");
+	sf_spawn(&c, src);
+	alpha = sf_sym(&c, "symfix_alpha");
+
+	snprintf(path, sizeof(path), "%s/%d", root, FAKE_PID);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "/proc/%d/maps", c.pid);
+	in = fopen(path, "r");
+	assert_non_null(in);
+	out = open_memstream(&maps, &len);
+	assert_non_null(out);
+	while (fgets(line, sizeof(line), in)) {
+		unsigned long long a;
+
+		fputs(line, out);
+		if (strstr(line, "[heap]") && sscanf(line, "%llx", &a) == 1)
+			heap = a;
+		if (strstr(line, "[stack]") && sscanf(line, "%llx", &a) == 1)
+			stack = a;
+	}
+	fclose(in);
+	sf_kill(&c);
+	fprintf(out, "%llx-%llx r-xp 00000000 00:00 0 \n", FAKE_JIT, FAKE_JIT + 0x10000);
+	fprintf(out, "%llx-%llx r-xp 00002000 08:01 77 /nonexistent/lib with space.so\n",
+		FAKE_NOFILE, FAKE_NOFILE + 0x1000);
+	fprintf(out, "%llx-%llx r-xp 00001000 08:01 1 %s\n", FAKE_BADINO,
+		FAKE_BADINO + 0x1000, real);
+	fprintf(out, "this line is garbage\n");
+	fclose(out);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, FAKE_PID);
+	sf_write_file(path, maps, "w");
+	free(maps);
+	assert_true(heap && stack);
+
+	snprintf(path, sizeof(path), "%s/%d/status", root, FAKE_PID);
+	sf_write_file(path, "Name:\tjava\nNSpid:\t4242\t7\nNSpgid:\t4242\t7\n", "w");
+	snprintf(path, sizeof(path), "%s/%d/root", root, FAKE_PID);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/root/pmdir", root, FAKE_PID);
+	mkdir(path, 0755);
+	snprintf(path, sizeof(path), "%s/%d/root/pmdir/perf-7.map", root, FAKE_PID);
+	sf_write_file(path, "100000000100 80 Interpreter\n100000000200 40 jit::compiled foo\n",
+		      "w");
+
+	s = new_syms(&o);
+	assert_int_equal(bp_syms__snapshot(s, FAKE_PID), 0);
+
+	expect_named(s, FAKE_PID, alpha->addr + 1, "symfix_alpha", "symfix_nopie", &fi);
+	assert_string_equal(fi.path, real);
+	assert_int_equal(fi.offset, alpha->vaddr + 1);
+
+	/* JIT code named by the perf map of the process's namespace (NSpid 7) */
+	expect_named(s, FAKE_PID, FAKE_JIT + 0x210, "jit::compiled foo", "[anon]", &fi);
+	assert_int_equal(fi.sym_offset, 0x10);
+	assert_int_equal(fi.offset, 0x210);
+	assert_null(fi.path);
+
+	/* anonymous code the perf map does not cover */
+	assert_int_equal(bp_syms__resolve_user(s, FAKE_PID, FAKE_JIT + 0x5000, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "[anon]");
+	assert_int_equal(fi.offset, 0x5000);
+
+	/* a file we cannot open: module and file offset */
+	assert_int_equal(bp_syms__resolve_user(s, FAKE_PID, FAKE_NOFILE + 0x10, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "lib with space.so");
+	assert_string_equal(fi.path, "/nonexistent/lib with space.so");
+	assert_int_equal(fi.offset, 0x2010);
+
+	/* the path now names a file with another inode: not trusted */
+	assert_int_equal(bp_syms__resolve_user(s, FAKE_PID, FAKE_BADINO + 0x166, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "symfix_nopie");
+	assert_int_equal(fi.offset, 0x1166);
+
+	assert_int_equal(bp_syms__resolve_user(s, FAKE_PID, heap + 0x18, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "[heap]");
+	assert_int_equal(fi.offset, 0x18);
+	assert_int_equal(bp_syms__resolve_user(s, FAKE_PID, stack + 0x20, &fi), -ENOENT);
+	assert_string_equal(fi.module, "[stack]");
+	assert_int_equal(fi.offset, 0x20);
+
+	/* in no mapping at all */
+	assert_int_equal(bp_syms__resolve_user(s, FAKE_PID, 0x10, &fi), -ENOENT);
+	assert_null(fi.name);
+	assert_string_equal(fi.module, "[unknown]");
+	assert_int_equal(fi.offset, 0x10);
+
+	/* gone: the host path has no perf map, what was read stays */
+	bp_syms__exited(s, FAKE_PID);
+	snprintf(path, sizeof(path), "%s/%d", root, FAKE_PID);
+	nftw(path, sf_rm_cb, 16, FTW_DEPTH | FTW_PHYS);
+	expect_named(s, FAKE_PID, FAKE_JIT + 0x17f, "Interpreter", "[anon]", &fi);
+	expect_named(s, FAKE_PID, alpha->addr, "symfix_alpha", "symfix_nopie", &fi);
+}
+
+static void user__perf_map__grows_and_survives(void **state)
+{
+	const char *dir = sf_tmpdir();
+	struct bp_syms_opts o = { .perfmap_dir = dir };
+	struct bp_frame_info fi;
+	struct bp_syms *s;
+	struct sf_child c;
+	char path[PATH_MAX], pm[PATH_MAX];
+
+	sf_data_path(path, sizeof(path), "symfix_pie");
+	sf_spawn(&c, path);
+	snprintf(pm, sizeof(pm), "%s/perf-%d.map", dir, c.pid);
+	sf_write_file(pm, "1000 100 jit_one\n", "w");
+
+	s = new_syms(&o);
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	expect_named(s, c.pid, 0x1050, "jit_one", "[unknown]", &fi);
+	assert_int_equal(fi.sym_offset, 0x50);
+	assert_int_equal(fi.offset, 0x1050);
+
+	/* the JIT wrote more; a snapshot (exec, dlopen, a miss) re-reads it */
+	sf_write_file(pm, "2000 100 jit two\n", "a");
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	expect_named(s, c.pid, 0x20ff, "jit two", "[unknown]", &fi);
+
+	sf_kill(&c);
+	bp_syms__exited(s, c.pid);
+	assert_int_equal(unlink(pm), 0);
+	expect_named(s, c.pid, 0x1000, "jit_one", "[unknown]", &fi);
+	expect_named(s, c.pid, 0x2000, "jit two", "[unknown]", &fi);
+}
+
+static __attribute__((noinline)) int symtest_own_function(int x)
+{
+	volatile int v = x;
+
+	return v + 1;
+}
+
+static void user__own_process__function_vdso_stack(void **state)
+{
+	int (*clock_fn)(int, void *);
+	struct bp_syms *s = new_syms(NULL);
+	struct bp_frame_info fi;
+	volatile int on_stack = 0;
+	void *h;
+
+	expect_named(s, getpid(), (uintptr_t)symtest_own_function + 1, "symtest_own_function",
+		     "test_symbols", &fi);
+	assert_int_equal(fi.sym_offset, 1);
+
+	assert_int_equal(bp_syms__resolve_user(s, getpid(), (uintptr_t)&on_stack, &fi), -ENOENT);
+	assert_string_equal(fi.module, "[stack]");
+
+	/* the vdso, named from our own copy of the image */
+	h = dlopen("linux-vdso.so.1", RTLD_NOW | RTLD_NOLOAD);
+	if (!h)
+		skip();
+	clock_fn = (int (*)(int, void *))dlsym(h, "__vdso_clock_gettime");
+	dlclose(h);
+	if (!clock_fn)
+		skip();
+	assert_int_equal(bp_syms__resolve_user(s, getpid(), (uintptr_t)clock_fn + 1, &fi), 0);
+	assert_non_null(fi.name);
+	if (!strstr(fi.name, "clock_gettime"))
+		fail_msg("vdso address named %s", fi.name);
+	assert_string_equal(fi.module, "[vdso]");
+	assert_null(fi.path);
+	assert_int_equal(fi.sym_offset, 1);
+	(void)on_stack;
+	(void)symtest_own_function(1);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(user__pie__survives_exit, teardown),
+		cmocka_unit_test_teardown(user__nopie__survives_exit, teardown),
+		cmocka_unit_test_teardown(user__shared_library__survives_exit, teardown),
+		cmocka_unit_test_teardown(user__debug_file_via_build_id__survives_exit, teardown),
+		cmocka_unit_test_teardown(user__debuglink__survives_exit, teardown),
+		cmocka_unit_test_teardown(user__deleted_binary__resolves, teardown),
+		cmocka_unit_test_teardown(user__two_processes__share_files, teardown),
+		cmocka_unit_test_teardown(user__gone_process__unknown_frame, teardown),
+		cmocka_unit_test_teardown(user__fake_proc__every_kind_of_frame, teardown),
+		cmocka_unit_test_teardown(user__perf_map__grows_and_survives, teardown),
+		cmocka_unit_test_teardown(user__own_process__function_vdso_stack, teardown),
+	};
+
+	return cmocka_run_group_tests_name("symbols", tests, NULL, sf_cleanup);
+}
