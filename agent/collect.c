@@ -156,10 +156,13 @@ static void cache_clear(struct addr_cache *a)
 	a->len = 0;
 }
 
+#define NOT_CODE 0x80000000u
+
 /*
  * The first address of a stack is where the CPU was; the others are return
  * addresses, which point after the call and may already be in the next
- * function, so they are looked up one byte earlier.
+ * function, so they are looked up one byte earlier. Returns the frame id,
+ * with NOT_CODE set when the address is not in executable memory.
  */
 static int64_t frame_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_ret, bool kernel)
 {
@@ -184,8 +187,9 @@ static int64_t frame_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool i
 		bp_dbg("pid %u: %s address %#llx unnamed (%s+%#llx)", pid,
 		       kernel ? "kernel" : "user", (unsigned long long)addr, fi.module,
 		       (unsigned long long)fi.offset);
-	} else
+	} else {
 		c->st.frames_resolved++;
+	}
 	f.name = fi.name;
 	f.module = fi.module;
 	f.path = fi.path;
@@ -195,6 +199,8 @@ static int64_t frame_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool i
 	fid = bp_profile__frame(c->prof, &f);
 	if (fid < 0)
 		return fid;
+	if (!fi.code)
+		fid |= NOT_CODE;
 	if (cache_put(a, pid, addr, fid))
 		return -ENOMEM;
 	return fid;
@@ -359,21 +365,43 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 		memcpy(proc->comm, comm, sizeof(comm));
 	bp_proc__thread(proc, k->tid, comm);
 
-	/* root first: user frames outermost to innermost, then kernel frames */
+	/*
+	 * Root first: user frames outermost to innermost, then kernel frames.
+	 * A frame-pointer walk through code built without frame pointers runs
+	 * off into data; the first return address outside executable memory
+	 * ends the real stack, and what lies beyond it is not frames at all.
+	 */
 	if (us) {
-		for (i = us->nr; i-- > 0;) {
-			id = frame_for(c, k->tgid, us->ips[i], i > 0, false);
+		uint32_t depth = us->nr;
+		int64_t ids[BP_MAX_STACK_DEPTH];
+
+		for (i = 0; i < us->nr; i++) {
+			ids[i] = frame_for(c, k->tgid, us->ips[i], i > 0, false);
+			if (ids[i] < 0)
+				return ids[i];
+			if (i > 0 && (ids[i] & NOT_CODE)) {
+				depth = i;
+				break;
+			}
+		}
+		if (depth < us->nr) {
+			struct bp_frame t = { .name = "[truncated]", .module = "[unknown]" };
+
+			c->st.user_stacks_cut++;
+			id = bp_profile__frame(c->prof, &t);
 			if (id < 0)
 				return id;
 			c->frames[n++] = id;
 		}
+		for (i = depth; i-- > 0;)
+			c->frames[n++] = ids[i] & ~(int64_t)NOT_CODE;
 	}
 	if (ks) {
 		for (i = ks->nr; i-- > 0;) {
 			id = frame_for(c, k->tgid, ks->ips[i], i > 0, true);
 			if (id < 0)
 				return id;
-			c->frames[n++] = id;
+			c->frames[n++] = id & ~(int64_t)NOT_CODE;
 		}
 	}
 	if (!n) {

@@ -25,6 +25,7 @@ struct bp_collect_stats {
 	uint64_t missing_stacks;	/* a row referred to a stack the map no longer held */
 	uint64_t frames_resolved;
 	uint64_t frames_unnamed;
+	uint64_t user_stacks_cut;	/* user stacks ended at a non-code return address */
 };
 
 struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,

@@ -111,7 +111,8 @@ int bp_export_folded(const struct bp_profile *p, struct bp_buf *out)
 		err = f.text.err;
 		goto out;
 	}
-	qsort_r(f.lines, f.n, sizeof(*f.lines), cmp_lines, f.text.data);
+	if (f.n)
+		qsort_r(f.lines, f.n, sizeof(*f.lines), cmp_lines, f.text.data);
 	for (i = 0; i < f.n; i = j) {
 		uint64_t value = f.lines[i].value;
 

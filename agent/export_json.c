@@ -23,6 +23,7 @@ static void write_stats(struct bp_json_w *w, const struct bp_profile *p)
 	bp_json_w_begin_object(w);
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		bp_json_w_kv_uint64(w, rows[i].key, p->stats.v[rows[i].stat]);
+	bp_json_w_kv_uint64(w, "user_stacks_cut", p->user_stacks_cut);
 	bp_json_w_end_object(w);
 }
 

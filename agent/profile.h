@@ -76,8 +76,7 @@ struct bp_profile {
 	const char *event;		/* "cpu-clock" or "cycles" */
 	bool system_wide;
 	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */
-	uint64_t user_frames_unnamed;	/* frames printed as module+0xOFFSET */
-	uint64_t user_frames;
+	uint64_t user_stacks_cut;	/* user stacks cut at a non-code return address */
 
 	/* interned data; indices are stable */
 	struct bp_frame *frames;

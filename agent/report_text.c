@@ -54,6 +54,9 @@ static void losses(const struct bp_profile *p, struct bp_buf *out)
 		any = true;
 		bp_buf_printf(out, "  %" PRIu64 " %s\n", v, rows[i].what);
 	}
+	if (p->user_stacks_cut)
+		bp_buf_printf(out, "%s%" PRIu64 " user stacks end at [truncated]: code without frame"
+			      " pointers\n", any ? "" : "\n", p->user_stacks_cut);
 }
 
 int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,

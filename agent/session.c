@@ -216,6 +216,7 @@ int bp_session__stop(struct bp_session *s)
 	bp_loader__poll(s->loader, 0);
 	err = bp_collect__drain(s->collect);
 	bp_loader__stats(s->loader, &s->prof->stats);
+	s->prof->user_stacks_cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	return err;
 }
 

@@ -993,10 +993,13 @@ int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 		if (!bp_syms__snapshot(s, pid))
 			m = map_find(p->maps, p->nr_maps, addr);
 	}
-	if (m)
+	if (m) {
+		out->code = m->exec;
 		err = resolve_map(s, p, m, addr, out);
-	else
+	} else {
 		err = resolve_perfmap(s, p, addr, out);
+		out->code = !err;
+	}
 	if (!err) {
 		s->stats.resolved++;
 		return 0;
@@ -1014,6 +1017,7 @@ int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_in
 
 	memset(out, 0, sizeof(*out));
 	out->kernel = true;
+	out->code = true;
 	out->module = "[kernel]";
 	out->offset = addr;
 	if (!s->ksyms || bp_kallsyms__find(s->ksyms, addr, &ks)) {

@@ -46,6 +46,10 @@ struct bp_frame_info {
 				 * the offset into the mapping otherwise */
 	uint64_t sym_offset;	/* address - start of the function (0 if unnamed) */
 	bool kernel;
+	bool code;		/* user: the address lies in executable memory (a
+				 * mapping with 'x', or a JIT perf-map entry); an
+				 * unwinder that reaches anything else has left the
+				 * stack. Kernel: always true. */
 };
 
 struct bp_syms_stats {

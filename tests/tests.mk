@@ -38,7 +38,7 @@ $(LIBAGENT_SAN): $(SAN_OBJS)
 $(OUT)/tests/unit/%: tests/unit/%.c $(LIBAGENT_SAN) | $(DEPS_STAMP)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(LIBAGENT_SAN) $(TEST_LDLIBS)
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(LIBAGENT_SAN) $(TEST_LDLIBS) -lm
 
 $(OUT)/tests/integration/%: tests/integration/%.c $(INTEG_LIB_OBJS) $(LIBAGENT_SAN) | $(DEPS_STAMP)
 	$(call msg,CC-TEST,$@)

@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: GPL-2.0
+/* analysis and exporters on a synthetic profile: folded, JSON (parsed back), text */
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "analyze.h"
+#include "export_folded.h"
+#include "export_json.h"
+#include "json.h"
+#include "profile.h"
+#include "report_text.h"
+
+/* Debian 12's cmocka 1.1 has no assert_double_equal */
+#define assert_near(a, b, eps)                                                         \
+	do {                                                                           \
+		double a_ = (a), b_ = (b);                                             \
+		if (!(fabs(a_ - b_) <= (eps)))                                         \
+			fail_msg("%s = %.17g, expected %.17g", #a, a_, b_);            \
+	} while (0)
+
+#define PERIOD 10101010ULL	/* cpu-clock at 99 Hz, ns */
+
+static uint32_t fr(struct bp_profile *p, const char *name, const char *module, const char *path,
+		   uint64_t off, bool kernel)
+{
+	struct bp_frame f = { .name = name, .module = module, .path = path, .offset = off,
+			      .kernel = kernel };
+	int64_t id = bp_profile__frame(p, &f);
+
+	assert_true(id >= 0);
+	return id;
+}
+
+static void add(struct bp_profile *p, uint32_t pid, uint32_t tid, const uint32_t *frames,
+		uint32_t n, uint64_t count)
+{
+	int64_t st = bp_profile__stack(p, frames, n);
+
+	assert_true(st >= 0);
+	assert_int_equal(bp_profile__add(p, pid, tid, BP_KIND_ONCPU, st, count, count * PERIOD), 0);
+}
+
+static struct bp_proc *proc(struct bp_profile *p, uint32_t pid, const char *comm,
+			    const char *cmdline)
+{
+	struct bp_proc *pr = bp_profile__proc(p, pid, true);
+
+	assert_non_null(pr);
+	strncpy(pr->comm, comm, sizeof(pr->comm) - 1);
+	pr->cmdline = bp_profile__intern(p, cmdline);
+	return pr;
+}
+
+/*
+ * split (pid 100): main;alpha 75 over two threads, main;beta 25
+ * rec (pid 300):   main;rec;rec;rec 6, main;rec;schedule[k] 4 (recursion counts once)
+ * gz;ip (pid 200): gzip+0x10 3, dup (two files, one name) 1 + 2
+ */
+static int setup(void **state)
+{
+	struct bp_profile *p = bp_profile__new();
+	uint32_t main_, alpha, beta, rec, sched, unk, dupa, dupb, rmain;
+
+	assert_non_null(p);
+	p->start_ns = 1000000000ULL;
+	p->end_ns = 5000000000ULL;
+	p->hz = 99;
+	p->ncpus = 2;
+	p->stats.v[BP_STAT_SAMPLES] = 800;
+	p->stats.v[BP_STAT_IDLE] = 400;
+	p->stats.v[BP_STAT_COUNTED] = 400;
+	p->stats.v[BP_STAT_MAP_FULL] = 3;
+	p->stats.v[BP_STAT_USTACK_TRUNC] = 2;
+
+	proc(p, 100, "split", "split 3");
+	proc(p, 200, "gz;ip", "gzip \xff\xfe -9")->exited = true;
+	proc(p, 300, "rec", "rec")->end_ns = 3000000000ULL;
+
+	main_ = fr(p, "main", "split", "/bin/split", 0x1200, false);
+	alpha = fr(p, "alpha", "split", "/bin/split", 0x1190, false);
+	beta = fr(p, "beta", "split", "/bin/split", 0x11d0, false);
+	rmain = fr(p, "main", "rec", "/bin/rec", 0x1000, false);
+	rec = fr(p, "rec", "rec", "/bin/rec", 0x1100, false);
+	sched = fr(p, "schedule", "[kernel]", NULL, 0x1234, true);
+	unk = fr(p, NULL, "gzip", "/bin/gzip", 0x10, false);
+	dupa = fr(p, "dup", "libx.so", "/a/libx.so", 0x10, false);
+	dupb = fr(p, "dup", "libx.so", "/b/libx.so", 0x10, false);
+	assert_int_not_equal(dupa, dupb);
+
+	add(p, 100, 100, (uint32_t[]){ main_, alpha }, 2, 60);
+	add(p, 100, 101, (uint32_t[]){ main_, alpha }, 2, 15);
+	add(p, 100, 100, (uint32_t[]){ main_, beta }, 2, 25);
+	add(p, 300, 300, (uint32_t[]){ rmain, rec, rec, rec }, 4, 6);
+	add(p, 300, 300, (uint32_t[]){ rmain, rec, sched }, 3, 4);
+	add(p, 200, 200, (uint32_t[]){ unk }, 1, 3);
+	add(p, 200, 200, (uint32_t[]){ dupa }, 1, 1);
+	add(p, 200, 200, (uint32_t[]){ dupb }, 1, 2);
+	*state = p;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	bp_profile__free(*state);
+	return 0;
+}
+
+static void folded__exact_sorted_sanitized_merged(void **state)
+{
+	struct bp_buf b = BP_BUF_INIT;
+
+	assert_int_equal(bp_export_folded(*state, &b), 0);
+	assert_string_equal(bp_buf_str(&b),
+			    "gz:ip;dup 3\n"
+			    "gz:ip;gzip+0x10 3\n"
+			    "rec;main;rec;rec;rec 6\n"
+			    "rec;main;rec;schedule_[k] 4\n"
+			    "split;main;alpha 75\n"
+			    "split;main;beta 25\n");
+	bp_buf_free(&b);
+}
+
+static void folded__empty_profile__empty_output(void **state)
+{
+	struct bp_profile *p = bp_profile__new();
+	struct bp_buf b = BP_BUF_INIT;
+
+	assert_int_equal(bp_export_folded(p, &b), 0);
+	assert_int_equal(b.len, 0);
+	bp_buf_free(&b);
+	bp_profile__free(p);
+}
+
+static void summary__fractions_and_order(void **state)
+{
+	struct bp_profile *p = *state;
+	struct bp_summary s;
+	const struct bp_proc_summary *split, *rec;
+
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	assert_int_equal(s.nr_procs, 3);
+	split = &s.procs[0];
+	rec = &s.procs[1];
+	assert_int_equal(split->proc->pid, 100);
+	assert_int_equal(split->samples, 100);
+	assert_int_equal(split->threads, 2);
+	assert_near(split->on_cpu_s, 100 * PERIOD / 1e9, 1e-9);
+	assert_near(split->wall_s, 4.0, 1e-9);
+	assert_string_equal(p->frames[split->hot[0].frame].name, "alpha");
+	assert_near(split->hot[0].self_frac, 0.75, 1e-12);
+	assert_near(split->hot[1].self_frac, 0.25, 1e-12);
+	/* main never is a leaf, so it is no hotspot, but it is 100% inclusive */
+	assert_int_equal(split->nr_hot, 2);
+	assert_string_equal(p->frames[split->incl[0].frame].name, "main");
+	assert_near(split->incl[0].total_frac, 1.0, 1e-12);
+
+	assert_int_equal(rec->proc->pid, 300);
+	assert_near(rec->wall_s, 2.0, 1e-9);
+	/* a recursive function counts once per stack: total never exceeds 1 */
+	assert_string_equal(p->frames[rec->hot[0].frame].name, "rec");
+	assert_near(rec->hot[0].self_frac, 0.6, 1e-12);
+	assert_near(rec->hot[0].total_frac, 1.0, 1e-12);
+	assert_string_equal(p->frames[rec->hot[1].frame].name, "schedule");
+	assert_near(rec->hot[1].self_frac, 0.4, 1e-12);
+
+	assert_near(s.busy_frac, 0.5, 1e-12);
+	assert_int_equal(s.lost_samples, 3);
+	bp_summary_free(&s);
+}
+
+static void summary__cycles_event__seconds_from_counts(void **state)
+{
+	struct bp_profile *p = *state;
+	struct bp_summary s;
+
+	p->pmu = true;
+	p->event = "cycles";
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	assert_near(s.procs[0].on_cpu_s, 100.0 / 99, 1e-9);
+	bp_summary_free(&s);
+}
+
+static void json__parses_back_with_the_contract_keys(void **state)
+{
+	struct bp_profile *p = *state;
+	struct bp_buf b = BP_BUF_INIT;
+	struct bp_summary s;
+	struct bp_json *j;
+	const struct bp_json *pr;
+	char err[128];
+	int64_t v;
+
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	assert_int_equal(bp_export_json(p, &s, true, &b), 0);
+	j = bp_json_parse(b.data, b.len, err, sizeof(err));
+	if (!j)
+		fail_msg("report does not parse: %s", err);
+	assert_int_equal(bp_json_int(bp_json_get(j, "version"), &v), 0);
+	assert_int_equal(v, 1);
+	assert_near(bp_json_num(bp_json_get(j, "duration_s")), 4.0, 1e-9);
+	assert_near(bp_json_num(bp_json_path(j, "hz")), 99, 0);
+	assert_near(bp_json_num(bp_json_path(j, "system.cpus")), 2, 0);
+	assert_int_equal(bp_json_bool(bp_json_path(j, "system.pmu")), 0);
+	assert_int_equal(bp_json_len(bp_json_get(j, "processes")), 3);
+
+	pr = bp_json_path(j, "processes[0]");
+	assert_near(bp_json_num(bp_json_get(pr, "pid")), 100, 0);
+	assert_string_equal(bp_json_str(bp_json_get(pr, "comm")), "split");
+	assert_string_equal(bp_json_str(bp_json_get(pr, "cmdline")), "split 3");
+	assert_near(bp_json_num(bp_json_get(pr, "wall_s")), 4.0, 1e-9);
+	assert_near(bp_json_num(bp_json_get(pr, "on_cpu_s")), 100 * PERIOD / 1e9, 1e-9);
+	assert_near(bp_json_num(bp_json_path(pr, "off_cpu_s.io")), 0, 0);
+	assert_non_null(bp_json_path(pr, "off_cpu_s.runqueue"));
+	assert_non_null(bp_json_path(pr, "off_cpu_s.lock"));
+	assert_non_null(bp_json_path(pr, "off_cpu_s.sleep"));
+	assert_non_null(bp_json_path(pr, "off_cpu_s.other"));
+	assert_near(bp_json_num(bp_json_path(pr, "io.ops")), 0, 0);
+	assert_non_null(bp_json_path(pr, "io.bytes"));
+	assert_non_null(bp_json_path(pr, "io.wait_s"));
+	assert_string_equal(bp_json_str(bp_json_path(pr, "verdict.class")), "unknown");
+	assert_int_equal(bp_json_type(bp_json_path(pr, "verdict.evidence")), BP_JSON_ARRAY);
+	assert_int_equal(bp_json_type(bp_json_path(pr, "verdict.levers")), BP_JSON_ARRAY);
+	assert_string_equal(bp_json_str(bp_json_path(pr, "hotspots[0].function")), "alpha");
+	assert_string_equal(bp_json_str(bp_json_path(pr, "hotspots[0].module")), "split");
+	assert_near(bp_json_num(bp_json_path(pr, "hotspots[0].self")), 0.75, 1e-12);
+	assert_near(bp_json_num(bp_json_path(pr, "hotspots[0].total")), 0.75, 1e-12);
+	assert_string_equal(bp_json_str(bp_json_path(pr, "inclusive[0].function")), "main");
+
+	/* unnamed frames are module+offset; arbitrary bytes in a cmdline stay valid JSON */
+	pr = bp_json_path(j, "processes[2]");
+	assert_string_equal(bp_json_str(bp_json_get(pr, "comm")), "gz;ip");
+	assert_int_equal(bp_json_bool(bp_json_get(pr, "exited")), 1);
+	assert_non_null(strstr(bp_json_str(bp_json_get(pr, "cmdline")), "\xef\xbf\xbd"));
+	assert_string_equal(bp_json_str(bp_json_path(pr, "hotspots[0].function")), "gzip+0x10");
+	assert_string_equal(bp_json_str(bp_json_path(pr, "hotspots[0].module")), "gzip");
+
+	assert_near(bp_json_num(bp_json_path(j, "drops.samples")), 3, 0);
+	assert_near(bp_json_num(bp_json_path(j, "drops.stacks")), 0, 0);
+	assert_near(bp_json_num(bp_json_path(j, "drops_detail.user_stacks_truncated")), 2, 0);
+	bp_json_free(j);
+	bp_buf_free(&b);
+	bp_summary_free(&s);
+}
+
+static void text__hotspots_as_fractions_and_losses(void **state)
+{
+	struct bp_profile *p = *state;
+	struct bp_buf b = BP_BUF_INIT;
+	struct bp_summary s;
+	const char *t;
+
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	assert_int_equal(bp_report_text(p, &s, NULL, &b), 0);
+	t = bp_buf_str(&b);
+	assert_non_null(strstr(t, "pid 100 split: 1.01 s on-CPU in 4.00 s wall (25%), 2 threads\n"));
+	assert_non_null(strstr(t, "  75% of on-CPU time in alpha (split)\n"));
+	assert_non_null(strstr(t, "  25% of on-CPU time in beta (split)\n"));
+	assert_non_null(strstr(t, "  40% of on-CPU time in schedule [kernel]\n"));
+	assert_non_null(strstr(t, "  50% of on-CPU time in gzip+0x10 (gzip)\n"));
+	assert_non_null(strstr(t, "3 samples lost: aggregation map full\n"));
+	assert_non_null(strstr(t, "2 user stacks truncated"));
+	/* the split process comes before the smaller ones */
+	assert_true(strstr(t, "pid 100") < strstr(t, "pid 300"));
+	bp_buf_free(&b);
+	bp_summary_free(&s);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(folded__exact_sorted_sanitized_merged, setup, teardown),
+		cmocka_unit_test(folded__empty_profile__empty_output),
+		cmocka_unit_test_setup_teardown(summary__fractions_and_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(summary__cycles_event__seconds_from_counts, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(json__parses_back_with_the_contract_keys, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(text__hotspots_as_fractions_and_losses, setup, teardown),
+	};
+
+	return cmocka_run_group_tests_name("export", tests, NULL, NULL);
+}
