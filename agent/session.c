@@ -30,6 +30,25 @@ static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 	bp_procinfo_free(&pi);
 }
 
+/*
+ * Kernel symbols are only needed to resolve a drain, so they are read at the
+ * first one: parsing kallsyms (~120k lines) would otherwise delay the moment
+ * a command starts running under the profiler.
+ */
+static int drain(struct bp_session *s)
+{
+	int err;
+
+	if (!s->ksyms_tried) {
+		s->ksyms_tried = true;
+		err = bp_syms__load_kernel(s->syms);
+		if (err)
+			bp_warn("kernel symbols unavailable (%s): kernel frames will be unnamed",
+				strerror(-err));
+	}
+	return bp_collect__drain(s->collect);
+}
+
 static void on_new_proc(void *ctx, struct bp_proc *proc)
 {
 	fill_meta(ctx, proc);
@@ -52,7 +71,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	 * before taking a process pointer: new processes move the table.
 	 */
 	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED))
-		set_err(s, bp_collect__drain(s->collect));
+		set_err(s, drain(s));
 	proc = bp_profile__proc(s->prof, ev->tgid, true);
 	if (!proc) {
 		set_err(s, -ENOMEM);
@@ -110,11 +129,6 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 		err = -ENOMEM;
 		goto fail;
 	}
-	err = bp_syms__load_kernel(s->syms);
-	if (err)
-		bp_warn("kernel symbols unavailable (%s): kernel frames will be unnamed",
-			strerror(-err));
-
 	lo.hz = opts->hz;
 	lo.filter = opts->filter;
 	lo.drain_interval_s = s->opts.drain_interval_s;
@@ -158,6 +172,7 @@ int bp_session__start(struct bp_session *s)
 		return err;
 	s->live_ns = bp_now_ns();
 	s->started = true;
+
 	s->next_drain_ns = s->live_ns + (uint64_t)(s->opts.drain_interval_s * 1e9);
 	/* targets that already run: take their maps before they can exit */
 	for (i = 0; i < s->prof->nr_procs; i++) {
@@ -185,7 +200,7 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		now = bp_now_ns();
 	}
 	if (now >= s->next_drain_ns) {
-		err = bp_collect__drain(s->collect);
+		err = drain(s);
 		if (err)
 			return err;
 		s->next_drain_ns = now + (uint64_t)(s->opts.drain_interval_s * 1e9);
@@ -214,7 +229,7 @@ int bp_session__stop(struct bp_session *s)
 	s->prof->end_ns = bp_now_ns();
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
-	err = bp_collect__drain(s->collect);
+	err = drain(s);
 	bp_loader__stats(s->loader, &s->prof->stats);
 	s->prof->user_stacks_cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	return err;

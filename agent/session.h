@@ -36,6 +36,7 @@ struct bp_session {
 	uint64_t events;		/* process events received */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;
+	bool ksyms_tried;
 };
 
 /* open and load everything; 0 or -errno (logged) */
