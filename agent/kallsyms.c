@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "kallsyms.h"
+#include "hex.h"
 #include "log.h"
 
 /*
@@ -131,16 +132,6 @@ static bool is_end_marker(const char *name, size_t len)
 	return false;
 }
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* 1: a text symbol was added, 0: line skipped, <0: -errno */
 static int parse_line(struct bp_kallsyms *k, const char *p, uint64_t *text, uint64_t *stext)
@@ -152,7 +143,7 @@ static int parse_line(struct bp_kallsyms *k, const char *p, uint64_t *text, uint
 	int d, n = 0, rank, err;
 	uint16_t mod_idx = 0;
 
-	while ((d = hexval(*p)) >= 0 && n < 16) {
+	while ((d = bp_hexval(*p)) >= 0 && n < 16) {
 		addr = (addr << 4) | (uint64_t)d;
 		p++;
 		n++;

@@ -5,19 +5,10 @@
 #include <string.h>
 
 #include "procmaps.h"
+#include "hex.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
-static int hexval(char c)
-{
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	if (c >= 'a' && c <= 'f')
-		return c - 'a' + 10;
-	if (c >= 'A' && c <= 'F')
-		return c - 'A' + 10;
-	return -1;
-}
 
 /* strtoull would accept signs, "0x" and leading blanks; maps have none */
 static int parse_hex(const char **pp, uint64_t *out)
@@ -26,7 +17,7 @@ static int parse_hex(const char **pp, uint64_t *out)
 	uint64_t v = 0;
 	int d, n = 0;
 
-	while ((d = hexval(*p)) >= 0) {
+	while ((d = bp_hexval(*p)) >= 0) {
 		if (v >> 60)
 			return -EINVAL;
 		v = (v << 4) | (uint64_t)d;

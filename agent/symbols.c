@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "elfsym.h"
+#include "htab.h"
 #include "kallsyms.h"
 #include "log.h"
 #include "perfmap.h"
@@ -138,15 +139,6 @@ static uint64_t hash_bytes(const void *p, size_t len)
 	return h;
 }
 
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	x ^= x >> 33;
-	return x;
-}
 
 /* --- state ---------------------------------------------------------------- */
 
@@ -302,7 +294,7 @@ static const char *intern(struct bp_syms *s, const char *str)
 
 static uint64_t file_hash(dev_t dev, ino_t ino)
 {
-	return hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
+	return bp_hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
 }
 
 static struct sym_file *file_find(struct bp_syms *s, dev_t dev, ino_t ino)
@@ -450,7 +442,7 @@ static void count_parse(struct bp_syms *s, struct bp_elf *e)
 
 static struct sym_proc *proc_find(struct bp_syms *s, pid_t pid)
 {
-	uint64_t h = hash_u64((uint64_t)(uint32_t)pid);
+	uint64_t h = bp_hash_u64((uint64_t)(uint32_t)pid);
 	struct hnode *n;
 
 	for (n = htab_first(&s->procs, h); n; n = htab_next(n, h)) {
@@ -470,7 +462,7 @@ static struct sym_proc *proc_new(struct bp_syms *s, pid_t pid)
 		return NULL;
 	p->pid = pid;
 	p->nspid = pid;
-	htab_add(&s->procs, &p->node, hash_u64((uint64_t)(uint32_t)pid));
+	htab_add(&s->procs, &p->node, bp_hash_u64((uint64_t)(uint32_t)pid));
 	return p;
 }
 

@@ -50,7 +50,7 @@ $(OUT)/tests/integration/%: tests/integration/%.c $(INTEG_LIB_OBJS) $(LIBAGENT_S
 # the work loops real while leaving the named functions in place.
 FIXTURE_CFLAGS	:= -g -O1 -fno-omit-frame-pointer -mno-omit-leaf-frame-pointer \
 		   -fno-inline -Wall -Wextra -D_GNU_SOURCE
-$(OUT)/tests/fixtures/%: tests/fixtures/%.c | $(DEPS_STAMP)
+$(OUT)/tests/fixtures/%: tests/fixtures/%.c tests/fixtures/fixture.h | $(DEPS_STAMP)
 	$(call msg,CC-FIX,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -lm

@@ -75,7 +75,7 @@ static void test_split_accuracy(void **state)
 	free(text);
 }
 
-/* -p on a fixture that is already running */
+/* -p on a fixture that is already running, with all its threads */
 static void test_pid(void **state)
 {
 	char line[64], pid[16];
@@ -83,7 +83,7 @@ static void test_pid(void **state)
 	struct bp_json *rep;
 	struct run r;
 	int fd;
-	pid_t p = h_spawn(ARGV((char *)h_fixture("spin"), "60"), &fd);
+	pid_t p = h_spawn(ARGV((char *)h_fixture("spin"), "60", "2"), &fd);
 
 	assert_true(p > 0);
 	assert_int_equal(h_read_line(fd, line, sizeof(line), 10), 0);
@@ -101,7 +101,9 @@ static void test_pid(void **state)
 	assert_int_equal((int)bp_json_num(bp_json_get(proc, "pid")), p);
 	fprintf(stderr, "pid: on_cpu_s %.2f spin_hot %.2f\n",
 		bp_json_num(bp_json_get(proc, "on_cpu_s")), h_hotspot_self(proc, "spin_hot"));
-	assert_true(bp_json_num(bp_json_get(proc, "on_cpu_s")) > 1.0);
+	/* two threads on two CPUs for 2 s */
+	assert_true(bp_json_num(bp_json_get(proc, "on_cpu_s")) > 2.5);
+	assert_int_equal((int)bp_json_num(bp_json_get(proc, "threads")), 2);
 	assert_true(h_hotspot_self(proc, "spin_hot") > 0.9);
 	bp_json_free(rep);
 	h_run_free(&r);
