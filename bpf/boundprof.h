@@ -13,6 +13,8 @@
 /* kernel.perf_event_max_stack default; a deeper stack map value is rejected */
 #define BP_MAX_STACK_DEPTH	127
 #define BP_COMM_LEN		16
+/* latency histograms: log2 buckets in us, slot 0 = [0, 2) us, slot k = [2^k, 2^(k+1)) us */
+#define BP_HIST_SLOTS		32
 
 /*
  * Stacks are stored once, keyed by a 64-bit hash of their frames, instead of
@@ -59,6 +61,14 @@ enum bp_stat {
 	BP_STAT_EVENT_DROP,		/* process event lost: ring buffer full */
 	BP_STAT_SEEN_FULL,		/* first-sample tracking map full */
 	BP_STAT_TARGET_FULL,		/* a child could not be added to the target set */
+	BP_STAT_SWITCHES,		/* context switches of tracked threads seen */
+	BP_STAT_OFF_MAP_FULL,		/* off-CPU interval lost: the off-CPU map was full */
+	BP_STAT_TSTORE_FAIL,		/* a thread's state could not be stored */
+	BP_STAT_PSTATE_FULL,		/* a process timeline could not be tracked */
+	BP_STAT_USTACK_CACHED,		/* user stack reused from the per-thread cache */
+	BP_STAT_IO_RQ_FULL,		/* block request not tracked: request map full */
+	BP_STAT_IO_MAP_FULL,		/* block IO completion lost: IO map full */
+	BP_STAT_IO_NO_START,		/* completion of a request whose start we missed */
 	BP_STAT__MAX = 32,
 };
 
@@ -83,6 +93,93 @@ struct bp_event {
 	__u32 flags;
 	__u64 ts_ns;		/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	char comm[BP_COMM_LEN];
+};
+
+/* ------------------------------------------------------------ off-CPU */
+
+/*
+ * Thread states for wall-clock accounting, in order of productivity: a
+ * process's timeline takes, at each moment, the lowest-numbered state among
+ * its threads. Wait classes of off-CPU intervals use the same numbers.
+ */
+enum bp_tstate {
+	BP_TS_RUNNING = 0,	/* on a CPU */
+	BP_TS_RUNQUEUE,		/* runnable, waiting for a CPU (preempted, or woken) */
+	BP_TS_IO,		/* uninterruptible with in_iowait: block IO, page cache miss, fsync */
+	BP_TS_LOCK,		/* futex mutex wait, kernel mutex / rwsem / semaphore */
+	BP_TS_OTHER,		/* other uninterruptible waits, stopped, traced */
+	BP_TS_SLEEP,		/* interruptible: sleep, poll, network, waiting for work */
+	BP_TS__MAX,
+};
+
+/* off-CPU aggregation key: time a thread spent in one state at one place */
+struct bp_off_key {
+	__u32 tgid;
+	__u32 tid;
+	__u64 kstack;		/* stack hash at switch-out, 0: none */
+	__u64 ustack;
+	__u32 state;		/* enum bp_tstate, never BP_TS_RUNNING */
+	__u32 pad;
+};
+
+struct bp_off_val {
+	__u64 ns;		/* time in this state */
+	__u64 count;		/* intervals (switch-out to switch-in, or pieces of one) */
+};
+
+/* per-thread totals per drain interval */
+struct bp_thr_key {
+	__u32 tgid;
+	__u32 tid;
+};
+
+struct bp_thr_val {
+	__u64 oncpu_ns;		/* exact, from context switches */
+	__u64 switches;
+	__u64 wakeups;		/* woken from a blocking state */
+	__u64 wake_lat_ns;	/* sum of wakeup-to-run latencies */
+	__u64 wake_lat_max_ns;
+	__u64 wake_hist[BP_HIST_SLOTS];	/* wakeup-to-run latency */
+	char comm[BP_COMM_LEN];
+};
+
+/* per-process timeline: ns in each state of the merged (most productive) state */
+struct bp_ptl_val {
+	__u64 ns[BP_TS__MAX];
+	__u64 idle_ns;		/* no thread of the process in any known state */
+};
+
+/* ----------------------------------------------------------- block IO */
+
+enum bp_io_op {
+	BP_IO_READ = 0,
+	BP_IO_WRITE = 1,
+	BP_IO_OTHER = 2,	/* flush, discard, write-zeroes, ... */
+	BP_IO_OP__MAX,
+};
+
+/* one row per (device, submitting process, direction) */
+struct bp_io_key {
+	__u32 dev;		/* MKDEV(major, minor) as the kernel encodes it: major << 20 | minor */
+	__u32 tgid;		/* process that submitted the request; 0: unknown */
+	__u32 op;		/* enum bp_io_op */
+	__u32 kthread;		/* 1: submitted by a kernel thread (writeback, loop, journal) */
+	char comm[BP_COMM_LEN];	/* submitter's comm (names kernel threads) */
+};
+
+struct bp_io_val {
+	__u64 ops;
+	__u64 bytes;
+	__u64 lat_ns;		/* sum of start-to-done latencies */
+	__u64 hist[BP_HIST_SLOTS];
+};
+
+/* device-wide state, never drained: userspace reads it and takes differences */
+struct bp_dev_val {
+	__s64 inflight;		/* requests started and not yet done */
+	__u64 busy_start;	/* when inflight last went from 0 to 1 */
+	__u64 busy_ns;		/* total time with at least one request in flight */
+	__u64 max_inflight;
 };
 
 #endif /* BOUNDPROF_H */
