@@ -5,6 +5,7 @@
 
 #include <bpf/bpf.h>
 
+#include "blockio.h"
 #include "collect.h"
 #include "loader.h"
 #include "log.h"
@@ -431,7 +432,14 @@ int bp_collect__drain(struct bp_collect *c)
 	if (!err)
 		err = drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
 				sizeof(struct bp_oncpu_val), oncpu_row, c);
-	if (err)
+	if (err) {
 		bp_err("failed to drain the on-CPU maps: %s", strerror(-err));
+		return err;
+	}
+	if (c->l->blockio) {
+		err = bp_blockio__drain(c->l->blockio, idx, c->prof);
+		if (err)
+			bp_err("failed to drain the block IO maps: %s", strerror(-err));
+	}
 	return err;
 }

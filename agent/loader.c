@@ -13,6 +13,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
+#include "blockio.h"
 #include "boundprof.skel.h"
 #include "cpus.h"
 #include "loader.h"
@@ -164,6 +165,12 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	l->skel->rodata->period_is_ns = !l->hw_cycles;
 	l->skel->rodata->filter_targets = o->filter;
 
+	if (!o->no_blockio) {
+		err = bp_blockio__prepare(l->skel, l->counts_entries);
+		if (err)
+			goto fail;
+	}
+
 	err = boundprof_bpf__load(l->skel);
 	if (err) {
 		bp_err("failed to load BPF programs: %s (run with -v for the verifier log)",
@@ -256,10 +263,18 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 	/* process tracking first, so no process escapes between the two steps */
 	err = boundprof_bpf__attach(l->skel);
 	if (err) {
-		bp_err("failed to attach the process tracepoints: %s", strerror(-err));
+		bp_err("failed to attach the tracepoints: %s", strerror(-err));
 		return err;
 	}
-	return attach_perf_events(l);
+	err = attach_perf_events(l);
+	if (err)
+		return err;
+	l->blockio = bp_blockio__new(l->skel, NULL);
+	if (!l->blockio) {
+		err = -errno;
+		bp_err("failed to start block IO accounting: %s", strerror(-err));
+	}
+	return err;
 }
 
 int bp_loader__poll(struct bp_loader *l, int timeout_ms)
@@ -339,6 +354,7 @@ void bp_loader__free(struct bp_loader *l)
 	free(l->pe_links);
 	free(l->pe_fds);
 	ring_buffer__free(l->rb);
+	bp_blockio__free(l->blockio);
 	boundprof_bpf__destroy(l->skel);
 	free(l);
 }

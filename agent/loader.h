@@ -14,12 +14,14 @@
 
 struct boundprof_bpf;
 struct ring_buffer;
+struct bp_blockio;
 
 struct bp_loader_opts {
 	int hz;			/* on-CPU sampling frequency */
 	double drain_interval_s;	/* how often userspace drains the maps */
 	bool filter;		/* profile only the targets and their new children */
 	bool verbose_libbpf;	/* forward libbpf's debug output */
+	bool no_blockio;	/* leave the block IO programs out */
 };
 
 /* called for every process event the BPF side reports */
@@ -38,6 +40,7 @@ struct bp_loader {
 	uint32_t stack_entries;
 	bp_event_fn ev_fn;
 	void *ev_ctx;
+	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */

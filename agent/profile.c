@@ -75,6 +75,9 @@ void bp_profile__free(struct bp_profile *p)
 	bp_htab_free(&p->stack_h);
 	bp_htab_free(&p->sample_h);
 	bp_htab_free(&p->proc_h);
+	bp_htab_free(&p->io_row_h);
+	free(p->io_devs);
+	free(p->io_rows);
 	free(p);
 }
 
@@ -298,6 +301,69 @@ int bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm)
 	t->tid = tid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm ? comm : "");
 	return 0;
+}
+
+struct bp_io_dev *bp_profile__io_dev(struct bp_profile *p, uint32_t dev, bool create)
+{
+	uint32_t i;
+
+	/* a machine has a handful of block devices: a scan is fastest */
+	for (i = 0; i < p->nr_io_devs; i++)
+		if (p->io_devs[i].dev == dev)
+			return &p->io_devs[i];
+	if (!create)
+		return NULL;
+	if (grow((void **)&p->io_devs, &p->cap_io_devs, p->nr_io_devs + 1, sizeof(*p->io_devs)))
+		return NULL;
+	memset(&p->io_devs[p->nr_io_devs], 0, sizeof(p->io_devs[0]));
+	p->io_devs[p->nr_io_devs].dev = dev;
+	snprintf(p->io_devs[p->nr_io_devs].name, sizeof(p->io_devs[0].name), "%u:%u", dev >> 20,
+		 dev & 0xfffff);
+	return &p->io_devs[p->nr_io_devs++];
+}
+
+struct io_row_key {
+	uint32_t dev, pid, op;
+	bool kthread;
+	const char *comm;
+};
+
+static bool io_row_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct bp_io_row *r = &((const struct bp_profile *)ctx)->io_rows[idx];
+	const struct io_row_key *k = key;
+
+	/* kernel threads share pid 0 and are told apart by name */
+	return r->dev == k->dev && r->pid == k->pid && r->op == k->op &&
+	       r->kthread == k->kthread && (!k->kthread || !strcmp(r->comm, k->comm));
+}
+
+struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_t pid,
+				     uint32_t op, bool kthread, const char *comm, bool create)
+{
+	struct io_row_key k = { dev, pid, op, kthread, comm ? comm : "" };
+	uint64_t h = bp_hash_u64(((uint64_t)dev << 32 | pid) ^ ((uint64_t)op << 1 | kthread));
+	struct bp_io_row *r;
+	uint32_t idx;
+
+	if (kthread)
+		h = bp_hash_bytes(k.comm, strlen(k.comm), h);
+	if (bp_htab_find(&p->io_row_h, h, io_row_eq, p, &k, &idx) == 0)
+		return &p->io_rows[idx];
+	if (!create)
+		return NULL;
+	if (grow((void **)&p->io_rows, &p->cap_io_rows, p->nr_io_rows + 1, sizeof(*p->io_rows)))
+		return NULL;
+	if (bp_htab_insert(&p->io_row_h, h, p->nr_io_rows))
+		return NULL;
+	r = &p->io_rows[p->nr_io_rows++];
+	memset(r, 0, sizeof(*r));
+	r->dev = dev;
+	r->pid = pid;
+	r->op = op;
+	r->kthread = kthread;
+	snprintf(r->comm, sizeof(r->comm), "%s", k.comm);
+	return r;
 }
 
 uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc)

@@ -66,6 +66,31 @@ struct bp_proc {
 	struct bp_thread *threads;
 };
 
+/* block IO, per device and per (device, process, direction) */
+struct bp_io_stats {
+	uint64_t ops;
+	uint64_t bytes;
+	uint64_t lat_ns;		/* sum of start-to-done latencies */
+	uint64_t hist[BP_HIST_SLOTS];	/* latency, log2 us (see boundprof.h) */
+};
+
+struct bp_io_dev {
+	uint32_t dev;			/* kernel encoding: major << 20 | minor */
+	char name[32];			/* "vda", or "MAJOR:MINOR" when sysfs has no name */
+	struct bp_io_stats op[BP_IO_OP__MAX];
+	uint64_t busy_ns;		/* time with a request in flight, inside the window */
+	uint64_t max_inflight;
+};
+
+struct bp_io_row {
+	uint32_t dev;
+	uint32_t pid;			/* submitter; 0 unknown */
+	uint32_t op;			/* enum bp_io_op */
+	bool kthread;			/* submitted by a kernel thread */
+	char comm[BP_COMM_LEN];
+	struct bp_io_stats st;
+};
+
 struct bp_profile {
 	/* what was recorded */
 	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC */
@@ -91,7 +116,14 @@ struct bp_profile {
 	struct bp_proc **procs;		/* each allocated alone: pointers stay valid */
 	uint32_t nr_procs, cap_procs;
 
-	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h;
+	/* block IO (io_enabled when the block programs ran) */
+	bool io_enabled;
+	struct bp_io_dev *io_devs;
+	uint32_t nr_io_devs, cap_io_devs;
+	struct bp_io_row *io_rows;
+	uint32_t nr_io_rows, cap_io_rows;
+
+	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h;
 	char **strs;
 	uint32_t nr_strs, cap_strs;
 };
@@ -124,6 +156,11 @@ struct bp_proc *bp_profile__proc(struct bp_profile *p, uint32_t pid, bool create
 
 /* remember a thread's comm; 0 or -ENOMEM */
 int bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm);
+
+/* the device / row with this key, created zeroed when create is set; NULL: none or -ENOMEM */
+struct bp_io_dev *bp_profile__io_dev(struct bp_profile *p, uint32_t dev, bool create);
+struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_t pid,
+				     uint32_t op, bool kthread, const char *comm, bool create);
 
 /* wall time of the process inside the recording window, in ns */
 uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc);

@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "blockio.h"
 #include "collect.h"
 #include "cpus.h"
 #include "loader.h"
@@ -230,6 +231,8 @@ int bp_session__stop(struct bp_session *s)
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
 	err = drain(s);
+	if (s->loader->blockio && !err)
+		err = bp_blockio__finish(s->loader->blockio, s->prof);
 	bp_loader__stats(s->loader, &s->prof->stats);
 	s->prof->user_stacks_cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	return err;
