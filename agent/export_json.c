@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include "export_io.h"
 #include "export_json.h"
 #include "json.h"
 
@@ -73,11 +74,7 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_double(w, bp_kind_name(k), 0.0);
 	bp_json_w_end_object(w);
 	bp_json_w_key(w, "io");
-	bp_json_w_begin_object(w);
-	bp_json_w_kv_uint64(w, "ops", 0);
-	bp_json_w_kv_uint64(w, "bytes", 0);
-	bp_json_w_kv_double(w, "wait_s", 0.0);
-	bp_json_w_end_object(w);
+	bp_export_json_proc_io(w, p, proc->pid, 0.0);
 	bp_json_w_key(w, "verdict");
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_string(w, "class", "unknown");
@@ -127,6 +124,8 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 		if (s->procs[i].proc)
 			write_proc(&w, p, &s->procs[i]);
 	bp_json_w_end_array(&w);
+
+	bp_export_json_devices(&w, p);
 
 	bp_json_w_key(&w, "drops");
 	bp_json_w_begin_object(&w);
