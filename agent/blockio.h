@@ -33,6 +33,13 @@ int bp_blockio__finish(struct bp_blockio *b, struct bp_profile *p);
 void bp_blockio__free(struct bp_blockio *b);
 
 /*
+ * Requests that ended without a completion event reaching the programs
+ * (found when their request structure was reused): counted in ops and
+ * bytes, not in latencies. 0 when IO is not traced.
+ */
+uint64_t bp_blockio__unseen(const struct bp_blockio *b);
+
+/*
  * Name of a block device from its kernel dev_t (major << 20 | minor):
  * DEVNAME in <sysfs_root>/dev/block/MAJOR:MINOR/uevent. 0 or -errno.
  */

@@ -9,10 +9,9 @@
 #include "collect.h"
 #include "loader.h"
 #include "log.h"
+#include "mapdrain.h"
 #include "profile.h"
 #include "symbols.h"
-
-#define BATCH 256
 
 /* an address -> frame id cache, kept as parallel arrays behind a bp_htab */
 struct addr_cache {
@@ -243,77 +242,6 @@ static int stack_table_reserve(struct stack_table *t, uint32_t more)
 	return 0;
 }
 
-/*
- * Read and delete every entry of a hash map. The programs write into the
- * other buffer meanwhile, so nothing is added behind our back. Falls back to
- * get_next_key + delete on kernels without batch operations.
- */
-typedef int (*row_fn)(void *ctx, const void *key, const void *val);
-
-static int drain_map(int fd, size_t ksz, size_t vsz, row_fn fn, void *ctx)
-{
-	char *keys, *vals, *prev = NULL, in[16], out[16];
-	bool first = true, batch_ok = true;
-	uint32_t count, i;
-	int err = 0, ferr = 0, r;
-
-	keys = malloc(BATCH * ksz);
-	vals = malloc(BATCH * vsz);
-	if (!keys || !vals) {
-		err = -ENOMEM;
-		goto out;
-	}
-	while (batch_ok) {
-		LIBBPF_OPTS(bpf_map_batch_opts, opts);
-
-		count = BATCH;
-		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : in, out, keys, vals,
-						      &count, &opts);
-		if (err && err != -ENOENT) {
-			/* 524: the kernel's internal ENOTSUPP */
-			if (first && (err == -EINVAL || err == -EOPNOTSUPP || err == -524)) {
-				batch_ok = false;
-				err = 0;
-				break;
-			}
-			goto out;
-		}
-		for (i = 0; i < count; i++) {
-			r = fn(ctx, keys + i * ksz, vals + i * vsz);
-			if (r && !ferr)
-				ferr = r;
-		}
-		if (err == -ENOENT) {
-			err = 0;
-			goto out;
-		}
-		memcpy(in, out, sizeof(in));
-		first = false;
-	}
-
-	/* fallback: one key at a time */
-	for (;;) {
-		err = bpf_map_get_next_key(fd, prev, keys);
-		if (err) {
-			err = err == -ENOENT ? 0 : err;
-			break;
-		}
-		if (bpf_map_lookup_elem(fd, keys, vals) == 0) {
-			r = fn(ctx, keys, vals);
-			if (r && !ferr)
-				ferr = r;
-		}
-		bpf_map_delete_elem(fd, keys);
-		/* deleted keys restart the walk from the first key */
-		prev = NULL;
-	}
-out:
-	free(keys);
-	free(vals);
-	/* a row we could not store is reported, but the map is emptied anyway */
-	return err ? err : ferr;
-}
-
 static int stack_row(void *ctx, const void *key, const void *val)
 {
 	struct stack_table *t = ctx;
@@ -336,36 +264,29 @@ static int load_stacks(int fd, struct stack_table *t)
 {
 	bp_htab_clear(&t->h);
 	t->len = 0;
-	return drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), stack_row, t);
+	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), stack_row, t);
 }
 
-static int oncpu_row(void *ctx, const void *key, const void *val)
+/* the process of a row, with its metadata filled in on first sight */
+static struct bp_proc *row_proc(struct bp_collect *c, uint32_t tgid)
 {
-	struct bp_collect *c = ctx;
-	const struct bp_oncpu_key *k = key;
-	const struct bp_oncpu_val *v = val;
-	const struct bp_stack *us = stack_lookup(&c->ust, k->ustack);
-	const struct bp_stack *ks = stack_lookup(&c->kst, k->kstack);
-	char comm[BP_COMM_LEN];
-	struct bp_proc *proc;
+	struct bp_proc *proc = bp_profile__proc(c->prof, tgid, true);
+
+	if (proc && !proc->have_meta && c->new_proc)
+		c->new_proc(c->ctx, proc);
+	return proc;
+}
+
+/* the profile stack for a (process, kernel stack, user stack) row; <0: -errno */
+static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, uint64_t uhash)
+{
+	const struct bp_stack *us = stack_lookup(&c->ust, uhash);
+	const struct bp_stack *ks = stack_lookup(&c->kst, khash);
 	uint32_t n = 0, i;
 	int64_t id;
 
-	c->st.rows++;
-	if ((k->ustack && !us) || (k->kstack && !ks))
+	if ((uhash && !us) || (khash && !ks))
 		c->st.missing_stacks++;
-
-	proc = bp_profile__proc(c->prof, k->tgid, true);
-	if (!proc)
-		return -ENOMEM;
-	memcpy(comm, v->comm, sizeof(comm));
-	comm[sizeof(comm) - 1] = '\0';
-	if (!proc->have_meta && c->new_proc)
-		c->new_proc(c->ctx, proc);
-	if (!proc->comm[0] && k->tid == k->tgid)
-		memcpy(proc->comm, comm, sizeof(comm));
-	bp_proc__thread(proc, k->tid, comm);
-
 	/*
 	 * Root first: user frames outermost to innermost, then kernel frames.
 	 * A frame-pointer walk through code built without frame pointers runs
@@ -377,7 +298,7 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 		int64_t ids[BP_MAX_STACK_DEPTH];
 
 		for (i = 0; i < us->nr; i++) {
-			ids[i] = frame_for(c, k->tgid, us->ips[i], i > 0, false);
+			ids[i] = frame_for(c, tgid, us->ips[i], i > 0, false);
 			if (ids[i] < 0)
 				return ids[i];
 			if (i > 0 && (ids[i] & NOT_CODE)) {
@@ -398,8 +319,28 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 			c->frames[n++] = ids[i] & ~(int64_t)NOT_CODE;
 	}
 	if (ks) {
-		for (i = ks->nr; i-- > 0;) {
-			id = frame_for(c, k->tgid, ks->ips[i], i > 0, true);
+		uint32_t skip = 0;
+
+		/*
+		 * Stacks taken in a tracepoint start inside the BPF machinery
+		 * that ran us (bpf_prog_..., bpf_trace_run4): not the workload.
+		 */
+		while (skip < ks->nr && skip < 4) {
+			const struct bp_frame *f;
+
+			id = frame_for(c, tgid, ks->ips[skip], skip > 0, true);
+			if (id < 0)
+				return id;
+			f = &c->prof->frames[id & ~(int64_t)NOT_CODE];
+			if (!f->name || (strncmp(f->name, "bpf_prog_", 9) &&
+					 strncmp(f->name, "bpf_trace_run", 13) &&
+					 strncmp(f->name, "__bpf_trace_", 12) &&
+					 strncmp(f->name, "__traceiter_", 12)))
+				break;
+			skip++;
+		}
+		for (i = ks->nr; i-- > skip;) {
+			id = frame_for(c, tgid, ks->ips[i], i > 0, true);
 			if (id < 0)
 				return id;
 			c->frames[n++] = id & ~(int64_t)NOT_CODE;
@@ -413,16 +354,129 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 			return id;
 		c->frames[n++] = id;
 	}
-	id = bp_profile__stack(c->prof, c->frames, n);
+	return bp_profile__stack(c->prof, c->frames, n);
+}
+
+static int oncpu_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_collect *c = ctx;
+	const struct bp_oncpu_key *k = key;
+	const struct bp_oncpu_val *v = val;
+	char comm[BP_COMM_LEN];
+	struct bp_proc *proc;
+	int64_t id;
+
+	c->st.rows++;
+	proc = row_proc(c, k->tgid);
+	if (!proc)
+		return -ENOMEM;
+	memcpy(comm, v->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	if (!proc->comm[0] && k->tid == k->tgid)
+		memcpy(proc->comm, comm, sizeof(comm));
+	if (!bp_proc__thread(proc, k->tid, comm))
+		return -ENOMEM;
+	id = build_stack(c, k->tgid, k->kstack, k->ustack);
 	if (id < 0)
 		return id;
 	return bp_profile__add(c->prof, k->tgid, k->tid, BP_KIND_ONCPU, id, v->samples, v->ns);
+}
+
+static enum bp_kind kind_of(uint32_t state)
+{
+	switch (state) {
+	case BP_TS_RUNQUEUE:
+		return BP_KIND_RUNQUEUE;
+	case BP_TS_IO:
+		return BP_KIND_IO;
+	case BP_TS_LOCK:
+		return BP_KIND_LOCK;
+	case BP_TS_SLEEP:
+		return BP_KIND_SLEEP;
+	default:
+		return BP_KIND_OTHER;
+	}
+}
+
+static int off_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_collect *c = ctx;
+	const struct bp_off_key *k = key;
+	const struct bp_off_val *v = val;
+	struct bp_proc *proc;
+	int64_t id;
+
+	c->st.off_rows++;
+	proc = row_proc(c, k->tgid);
+	if (!proc || !bp_proc__thread(proc, k->tid, NULL))
+		return -ENOMEM;
+	id = build_stack(c, k->tgid, k->kstack, k->ustack);
+	if (id < 0)
+		return id;
+	return bp_profile__add(c->prof, k->tgid, k->tid, kind_of(k->state), id, v->count, v->ns);
+}
+
+/* cumulative totals from the task iterator and the exit maps */
+static void on_record(void *ctx, const void *rec, size_t len)
+{
+	struct bp_collect *c = ctx;
+	uint32_t kind;
+	struct bp_proc *proc;
+
+	memcpy(&kind, rec, sizeof(kind));
+	if (kind == BP_REC_THREAD && len >= sizeof(struct bp_thr_rec)) {
+		const struct bp_thr_rec *r = rec;
+		char comm[BP_COMM_LEN];
+		struct bp_thread *t;
+
+		proc = row_proc(c, r->tgid);
+		if (!proc)
+			return;
+		memcpy(comm, r->comm, sizeof(comm));
+		comm[sizeof(comm) - 1] = '\0';
+		t = bp_proc__thread(proc, r->tid, comm);
+		if (!t)
+			return;
+		/* an exit record is final: a late iterator record must not undo it */
+		if (t->exited && !r->end_ns)
+			return;
+		t->have_totals = true;
+		t->state = r->state;
+		t->start_ns = r->start_ns;
+		t->end_ns = r->end_ns;
+		t->exited = r->end_ns != 0;
+		t->oncpu_ns = r->oncpu_ns;
+		t->switches = r->switches;
+		t->wakeups = r->wakeups;
+		t->wake_lat_ns = r->wake_lat_ns;
+		t->wake_lat_max = r->wake_lat_max;
+		memcpy(t->wake_hist, r->wake_hist, sizeof(t->wake_hist));
+		c->st.thread_records++;
+	} else if (kind == BP_REC_PROC && len >= sizeof(struct bp_proc_rec)) {
+		const struct bp_proc_rec *r = rec;
+
+		proc = row_proc(c, r->tgid);
+		if (!proc)
+			return;
+		proc->have_timeline = true;
+		memcpy(proc->tl_ns, r->ns, sizeof(proc->tl_ns));
+		proc->tl_idle_ns = r->idle_ns;
+	}
+}
+
+int bp_collect__track(struct bp_collect *c)
+{
+	return bp_loader__iterate(c->l, on_record, c);
 }
 
 int bp_collect__drain(struct bp_collect *c)
 {
 	int idx, err;
 
+	/* close open intervals into the current buffer before leaving it */
+	err = bp_loader__iterate(c->l, on_record, c);
+	if (err)
+		return err;
 	idx = bp_loader__flip(c->l);
 	c->st.drains++;
 	cache_clear(&c->ucache);
@@ -430,11 +484,19 @@ int bp_collect__drain(struct bp_collect *c)
 	if (!err)
 		err = load_stacks(bp_loader__stacks_fd(c->l, idx, true), &c->ust);
 	if (!err)
-		err = drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
+		err = bp_drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
 				sizeof(struct bp_oncpu_val), oncpu_row, c);
 	if (err) {
 		bp_err("failed to drain the on-CPU maps: %s", strerror(-err));
 		return err;
+	}
+	if (c->l->offcpu) {
+		err = bp_drain_map(bp_loader__off_fd(c->l, idx), sizeof(struct bp_off_key),
+				sizeof(struct bp_off_val), off_row, c);
+		if (err) {
+			bp_err("failed to drain the off-CPU maps: %s", strerror(-err));
+			return err;
+		}
 	}
 	if (c->l->blockio) {
 		err = bp_blockio__drain(c->l->blockio, idx, c->prof);

@@ -26,11 +26,19 @@ struct bp_collect_stats {
 	uint64_t frames_resolved;
 	uint64_t frames_unnamed;
 	uint64_t user_stacks_cut;	/* user stacks ended at a non-code return address */
+	uint64_t off_rows;		/* off-CPU rows read */
+	uint64_t thread_records;	/* thread totals received */
 };
 
 struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx);
 void bp_collect__free(struct bp_collect *c);
+
+/*
+ * Start tracking every thread of the profiled processes (their current
+ * state, for the wall-clock accounting). Call once, right after attaching.
+ */
+int bp_collect__track(struct bp_collect *c);
 
 /* flip the buffers and drain the one the programs just left; 0 or -errno */
 int bp_collect__drain(struct bp_collect *c);

@@ -9,6 +9,7 @@
 struct line {
 	const char *comm;
 	uint32_t stack;
+	uint32_t kind;
 	uint64_t value;
 	size_t off, len;	/* text of the line in the scratch buffer */
 };
@@ -24,6 +25,7 @@ struct folder {
 struct line_key {
 	const char *comm;
 	uint32_t stack;
+	uint32_t kind;
 };
 
 static bool line_eq(const void *ctx, uint32_t idx, const void *key)
@@ -31,7 +33,44 @@ static bool line_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct folder *f = ctx;
 	const struct line_key *k = key;
 
-	return f->lines[idx].stack == k->stack && strcmp(f->lines[idx].comm, k->comm) == 0;
+	return f->lines[idx].stack == k->stack && f->lines[idx].kind == k->kind &&
+	       strcmp(f->lines[idx].comm, k->comm) == 0;
+}
+
+/* the wait class frame of the off-CPU and wall-clock views */
+static const char *class_frame(uint32_t kind)
+{
+	switch (kind) {
+	case BP_KIND_ONCPU:
+		return "[on-cpu]";
+	case BP_KIND_RUNQUEUE:
+		return "[runqueue]";
+	case BP_KIND_IO:
+		return "[io]";
+	case BP_KIND_LOCK:
+		return "[lock]";
+	case BP_KIND_SLEEP:
+		return "[sleep]";
+	default:
+		return "[other]";
+	}
+}
+
+/* what a sample is worth in a view: samples, or microseconds */
+static uint64_t sample_value(const struct bp_profile *p, const struct bp_sample *s,
+			     enum bp_folded_view view)
+{
+	if (view == BP_VIEW_ONCPU)
+		return s->kind == BP_KIND_ONCPU ? s->count : 0;
+	if (s->kind == BP_KIND_ONCPU) {
+		if (view != BP_VIEW_WALL)
+			return 0;
+		/* cpu-clock periods are CPU ns; a cycles period is not time */
+		if (!p->pmu && s->ns)
+			return (s->ns + 500) / 1000;
+		return p->hz ? s->count * 1000000ULL / p->hz : 0;
+	}
+	return (s->ns + 500) / 1000;
 }
 
 /* ';' separates frames and a newline ends the line: neither may appear in a name */
@@ -55,6 +94,12 @@ static int cmp_lines(const void *a, const void *b, void *ctx)
 
 int bp_export_folded(const struct bp_profile *p, struct bp_buf *out)
 {
+	return bp_export_folded_view(p, BP_VIEW_ONCPU, out);
+}
+
+int bp_export_folded_view(const struct bp_profile *p, enum bp_folded_view view,
+			  struct bp_buf *out)
+{
 	struct folder f = { .p = p };
 	char label[512];
 	uint32_t i, j, nr, idx;
@@ -63,17 +108,20 @@ int bp_export_folded(const struct bp_profile *p, struct bp_buf *out)
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct bp_sample *s = &p->samples[i];
 		struct bp_proc *proc;
+		uint64_t v = sample_value(p, s, view);
 		struct line_key k;
 		uint64_t h;
 
-		if (s->kind != BP_KIND_ONCPU || !s->count)
+		if (!v)
 			continue;
 		proc = bp_profile__proc((struct bp_profile *)p, s->pid, false);
 		k.comm = proc && proc->comm[0] ? proc->comm : "[unknown]";
 		k.stack = s->stack;
-		h = bp_hash_bytes(k.comm, strlen(k.comm), s->stack);
+		/* the on-CPU view has no class frame: all its samples are one kind */
+		k.kind = view == BP_VIEW_ONCPU ? BP_KIND_ONCPU : s->kind;
+		h = bp_hash_bytes(k.comm, strlen(k.comm), (uint64_t)k.kind << 32 | s->stack);
 		if (bp_htab_find(&f.h, h, line_eq, &f, &k, &idx) == 0) {
-			f.lines[idx].value += s->count;
+			f.lines[idx].value += v;
 			continue;
 		}
 		if (f.n == f.cap) {
@@ -91,7 +139,8 @@ int bp_export_folded(const struct bp_profile *p, struct bp_buf *out)
 			err = -ENOMEM;
 			goto out;
 		}
-		f.lines[f.n++] = (struct line){ .comm = k.comm, .stack = s->stack, .value = s->count };
+		f.lines[f.n++] = (struct line){ .comm = k.comm, .stack = s->stack, .kind = k.kind,
+						.value = v };
 	}
 
 	/* render each stack once, then sort the rendered lines */
@@ -100,6 +149,10 @@ int bp_export_folded(const struct bp_profile *p, struct bp_buf *out)
 
 		f.lines[i].off = f.text.len;
 		put_sanitized(&f.text, f.lines[i].comm);
+		if (view != BP_VIEW_ONCPU) {
+			bp_buf_putc(&f.text, ';');
+			bp_buf_puts(&f.text, class_frame(f.lines[i].kind));
+		}
 		for (j = 0; j < nr; j++) {
 			bp_buf_putc(&f.text, ';');
 			put_sanitized(&f.text, bp_frame_label(&p->frames[fr[j]], true, label,

@@ -17,6 +17,12 @@ static void write_stats(struct bp_json_w *w, const struct bp_profile *p)
 		{ "events_lost", BP_STAT_EVENT_DROP },
 		{ "seen_map_full", BP_STAT_SEEN_FULL },
 		{ "target_map_full", BP_STAT_TARGET_FULL },
+		{ "offcpu_map_full", BP_STAT_OFF_MAP_FULL },
+		{ "thread_state_failures", BP_STAT_TSTORE_FAIL },
+		{ "process_state_failures", BP_STAT_PSTATE_FULL },
+		{ "io_requests_untracked", BP_STAT_IO_RQ_FULL },
+		{ "io_map_full", BP_STAT_IO_MAP_FULL },
+		{ "io_completions_unmatched", BP_STAT_IO_NO_START },
 	};
 	unsigned int i;
 
@@ -25,6 +31,7 @@ static void write_stats(struct bp_json_w *w, const struct bp_profile *p)
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		bp_json_w_kv_uint64(w, rows[i].key, p->stats.v[rows[i].stat]);
 	bp_json_w_kv_uint64(w, "user_stacks_cut", p->user_stacks_cut);
+	bp_json_w_kv_uint64(w, "io_completions_unseen", p->io_done_unseen);
 	bp_json_w_end_object(w);
 }
 
@@ -51,11 +58,73 @@ static void write_hotspots(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_end_array(w);
 }
 
+static void write_kinds(struct bp_json_w *w, const char *key, const double *v)
+{
+	int k;
+
+	bp_json_w_key(w, key);
+	bp_json_w_begin_object(w);
+	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
+		bp_json_w_kv_double(w, bp_kind_name(k), v[k]);
+	bp_json_w_end_object(w);
+}
+
+#define MAX_THREADS_DETAIL 64
+
+static void write_threads(struct bp_json_w *w, const struct bp_proc_summary *ps)
+{
+	uint32_t i;
+
+	bp_json_w_key(w, "threads_detail");
+	bp_json_w_begin_array(w);
+	for (i = 0; i < ps->nr_thr && i < MAX_THREADS_DETAIL; i++) {
+		const struct bp_thread_summary *t = &ps->thr[i];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_int64(w, "tid", t->tid);
+		bp_json_w_kv_string(w, "comm", t->t ? t->t->comm : "");
+		bp_json_w_kv_double(w, "wall_s", t->wall_s);
+		bp_json_w_kv_double(w, "on_cpu_s", t->on_cpu_s);
+		write_kinds(w, "off_cpu_s", t->off_s);
+		bp_json_w_kv_double(w, "accounted_s", t->accounted_s);
+		if (t->t && t->t->have_totals) {
+			bp_json_w_kv_uint64(w, "switches", t->t->switches);
+			bp_json_w_kv_uint64(w, "wakeups", t->t->wakeups);
+			bp_json_w_kv_bool(w, "exited", t->t->exited);
+		}
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+	if (ps->nr_thr > MAX_THREADS_DETAIL)
+		bp_json_w_kv_uint64(w, "threads_detail_omitted", ps->nr_thr - MAX_THREADS_DETAIL);
+}
+
+static void write_offcpu(struct bp_json_w *w, const struct bp_proc_summary *ps)
+{
+	int k;
+
+	if (ps->have_timeline) {
+		bp_json_w_key(w, "timeline_s");
+		bp_json_w_begin_object(w);
+		for (k = 0; k < BP_TS__MAX; k++)
+			bp_json_w_kv_double(w, bp_tstate_name(k), ps->tl_s[k]);
+		bp_json_w_kv_double(w, "idle", ps->tl_idle_s);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_key(w, "wakeups");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_uint64(w, "count", ps->wakeups);
+	bp_json_w_kv_double(w, "total_s", ps->wake_lat_s);
+	bp_json_w_kv_double(w, "mean_ms", ps->wakeups ? ps->wake_lat_s * 1e3 / ps->wakeups : 0);
+	bp_json_w_kv_double(w, "max_ms", ps->wake_max_s * 1e3);
+	bp_json_w_end_object(w);
+	write_threads(w, ps);
+}
+
 static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		       const struct bp_proc_summary *ps)
 {
 	const struct bp_proc *proc = ps->proc;
-	int k;
 
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_int64(w, "pid", proc->pid);
@@ -65,16 +134,14 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_kv_bool(w, "exited", proc->exited);
 	bp_json_w_kv_double(w, "wall_s", ps->wall_s);
 	bp_json_w_kv_double(w, "on_cpu_s", ps->on_cpu_s);
+	bp_json_w_kv_double(w, "on_cpu_sampled_s", ps->on_cpu_sampled_s);
 	bp_json_w_kv_uint64(w, "samples", ps->samples);
 	bp_json_w_kv_uint64(w, "threads", ps->threads);
-	/* off-CPU and IO accounting arrive with the off-CPU programs */
-	bp_json_w_key(w, "off_cpu_s");
-	bp_json_w_begin_object(w);
-	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
-		bp_json_w_kv_double(w, bp_kind_name(k), 0.0);
-	bp_json_w_end_object(w);
+	write_kinds(w, "off_cpu_s", ps->off_s);
 	bp_json_w_key(w, "io");
-	bp_export_json_proc_io(w, p, proc->pid, 0.0);
+	bp_export_json_proc_io(w, p, proc->pid, ps->off_s[BP_KIND_IO]);
+	if (p->offcpu_enabled)
+		write_offcpu(w, ps);
 	bp_json_w_key(w, "verdict");
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_string(w, "class", "unknown");
@@ -97,7 +164,7 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 		   struct bp_buf *out)
 {
 	struct bp_json_w w;
-	uint32_t i;
+	uint32_t i, quiet = 0;
 	int err;
 
 	bp_json_w_init(&w, out, pretty);
@@ -120,10 +187,24 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 
 	bp_json_w_key(&w, "processes");
 	bp_json_w_begin_array(&w);
-	for (i = 0; i < s->nr_procs; i++)
-		if (s->procs[i].proc)
-			write_proc(&w, p, &s->procs[i]);
+	/* system-wide, processes that only slept are left out (counted below) */
+	for (i = 0; i < s->nr_procs; i++) {
+		if (!s->procs[i].proc)
+			continue;
+		if (p->system_wide && !s->procs[i].active) {
+			quiet++;
+			continue;
+		}
+		write_proc(&w, p, &s->procs[i]);
+	}
 	bp_json_w_end_array(&w);
+	bp_json_w_kv_uint64(&w, "processes_quiet", quiet);
+	bp_json_w_key(&w, "offcpu");
+	bp_json_w_begin_object(&w);
+	bp_json_w_kv_bool(&w, "enabled", p->offcpu_enabled);
+	bp_json_w_kv_uint64(&w, "switches", p->stats.v[BP_STAT_SWITCHES]);
+	bp_json_w_kv_uint64(&w, "stacks_cached", p->stats.v[BP_STAT_STACKS_CACHED]);
+	bp_json_w_end_object(&w);
 
 	bp_export_json_devices(&w, p);
 

@@ -372,6 +372,28 @@ int bp_kallsyms__find(const struct bp_kallsyms *k, uint64_t addr, struct bp_ksym
 	return 0;
 }
 
+size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64_t *start,
+			   uint64_t *end, size_t max)
+{
+	size_t i, n = 0, len = strlen(base);
+
+	for (i = 0; i < k->nr; i++) {
+		const struct ksym_ent *e = &k->syms[i];
+		const char *name = k->names + e->name;
+
+		if (e->mod || (e->flags & KSYM_END) || strncmp(name, base, len) ||
+		    (name[len] && name[len] != '.'))
+			continue;
+		if (n < max) {
+			start[n] = e->addr;
+			end[n] = i + 1 < k->nr && !k->syms[i + 1].mod ? k->syms[i + 1].addr
+								     : e->addr + KSYM_LAST_MAX;
+		}
+		n++;
+	}
+	return n;
+}
+
 size_t bp_kallsyms__count(const struct bp_kallsyms *k)
 {
 	return k->nr;

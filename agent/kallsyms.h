@@ -28,6 +28,14 @@ void bp_kallsyms__free(struct bp_kallsyms *k);
 /* the symbol covering addr: 0, or -ENOENT (out untouched) */
 int bp_kallsyms__find(const struct bp_kallsyms *k, uint64_t addr, struct bp_ksym *out);
 
+/*
+ * The address ranges [start, end) of core-kernel functions named base or
+ * base.SUFFIX (the compiler's .constprop.0, .isra.0 clones). Fills up to max
+ * ranges; returns how many there are in all.
+ */
+size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64_t *start,
+			   uint64_t *end, size_t max);
+
 /* distinct symbol addresses kept after merging aliases */
 size_t bp_kallsyms__count(const struct bp_kallsyms *k);
 

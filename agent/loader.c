@@ -25,17 +25,20 @@ static bool libbpf_verbose;
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
 {
-	char buf[512];
+	char *msg = NULL;
 	size_t n;
 
 	if (level == LIBBPF_DEBUG && !libbpf_verbose)
 		return 0;
-	vsnprintf(buf, sizeof(buf), fmt, ap);
-	n = strlen(buf);
-	if (n && buf[n - 1] == '\n')
-		buf[n - 1] = '\0';
+	/* verifier logs run to megabytes: no fixed buffer */
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return 0;
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
 	/* libbpf's own failures are detail; we log one line for each failure */
-	bp_dbg("libbpf: %s", buf);
+	bp_dbg("libbpf: %s", msg);
+	free(msg);
 	return 0;
 }
 
@@ -159,6 +162,23 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
+
+	/*
+	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system
+	 * switches far more often than it samples, so give them more room.
+	 */
+	l->offcpu = o->offcpu;
+	l->off_entries = clamp_u32(4ULL * l->counts_entries, 16384, 1U << 21);
+	bpf_map__set_max_entries(l->skel->maps.off0, l->off_entries);
+	bpf_map__set_max_entries(l->skel->maps.off1, l->off_entries);
+	if (o->offcpu) {
+		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
+		bpf_program__set_autoload(l->skel->progs.bp_wakeup, true);
+		bpf_program__set_autoload(l->skel->progs.bp_wakeup_new, true);
+		bpf_program__set_autoload(l->skel->progs.bp_thread_exit, true);
+		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);
+		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
+	}
 
 	first_cpu = bp_online_cpu_first();
 	l->hw_cycles = have_cycles(first_cpu < 0 ? 0 : first_cpu, o->hz);
@@ -327,6 +347,111 @@ int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)
 	}
 	free(per_cpu);
 	return err;
+}
+
+int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const uint64_t *hi,
+			       uint32_t n)
+{
+	uint32_t i, max = sizeof(l->skel->bss->lock_lo) / sizeof(l->skel->bss->lock_lo[0]);
+
+	if (n > max)
+		n = max;
+	/* publish the ranges before the count that makes programs read them */
+	__atomic_store_n(&l->skel->bss->nr_lock_ranges, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < n; i++) {
+		l->skel->bss->lock_lo[i] = lo[i];
+		l->skel->bss->lock_hi[i] = hi[i];
+	}
+	__atomic_store_n(&l->skel->bss->nr_lock_ranges, n, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* read and delete every exit record, handing each to fn */
+static int drain_exits(int fd, size_t vsz, bp_rec_fn fn, void *ctx)
+{
+	uint32_t key, next;
+	char val[sizeof(struct bp_thr_rec) > sizeof(struct bp_proc_rec) ?
+		 sizeof(struct bp_thr_rec) : sizeof(struct bp_proc_rec)];
+	int err;
+
+	/* exits are few per drain: one key at a time is enough */
+	while ((err = bpf_map_get_next_key(fd, NULL, &next)) == 0) {
+		key = next;
+		if (bpf_map_lookup_and_delete_elem(fd, &key, val) == 0)
+			fn(ctx, val, vsz);
+		else if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
+int bp_loader__iterate(struct bp_loader *l, bp_rec_fn fn, void *ctx)
+{
+	struct bpf_link *link = l->skel->links.bp_iter_tasks;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, off;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!l->offcpu || !link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		bp_err("failed to start the task iterator: %s", strerror(-err));
+		return err;
+	}
+	for (;;) {
+		if (len + 65536 > cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 1 << 20);
+
+			if (!nb) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 1 << 20;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			bp_err("failed to read the task iterator: %s", strerror(-err));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	for (off = 0; off + sizeof(uint32_t) <= len;) {
+		uint32_t kind;
+		size_t sz;
+
+		memcpy(&kind, buf + off, sizeof(kind));
+		sz = kind == BP_REC_THREAD ? sizeof(struct bp_thr_rec) :
+		     kind == BP_REC_PROC ? sizeof(struct bp_proc_rec) : 0;
+		if (!sz || off + sz > len) {
+			bp_err("task iterator: malformed record at offset %zu", off);
+			err = -EINVAL;
+			goto out;
+		}
+		fn(ctx, buf + off, sz);
+		off += sz;
+	}
+	err = drain_exits(bpf_map__fd(l->skel->maps.thr_exit), sizeof(struct bp_thr_rec), fn, ctx);
+	if (!err)
+		err = drain_exits(bpf_map__fd(l->skel->maps.proc_exit), sizeof(struct bp_proc_rec),
+				  fn, ctx);
+out:
+	close(fd);
+	free(buf);
+	return err;
+}
+
+int bp_loader__off_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.off1 : l->skel->maps.off0);
 }
 
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx)

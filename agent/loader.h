@@ -22,6 +22,8 @@ struct bp_loader_opts {
 	bool filter;		/* profile only the targets and their new children */
 	bool verbose_libbpf;	/* forward libbpf's debug output */
 	bool no_blockio;	/* leave the block IO programs out */
+	bool offcpu;		/* trace context switches: off-CPU and wall-clock time */
+	int offcpu_ustacks;	/* user stacks at switch-out: 0 never, 1 targets, 2 always */
 };
 
 /* called for every process event the BPF side reports */
@@ -38,6 +40,8 @@ struct bp_loader {
 	int hz;
 	uint32_t counts_entries;
 	uint32_t stack_entries;
+	uint32_t off_entries;
+	bool offcpu;
 	bp_event_fn ev_fn;
 	void *ev_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
@@ -65,8 +69,24 @@ int bp_loader__flip(struct bp_loader *l);
 /* the per-CPU counters summed over CPUs */
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum);
 
+/* called for every record the task iterator reports */
+typedef void (*bp_rec_fn)(void *ctx, const void *rec, size_t len);
+
+/*
+ * Run the task iterator: it starts tracking threads not seen yet, closes
+ * open off-CPU and on-CPU intervals up to now into the current buffer, and
+ * reports each thread's and process's totals. Then hand over the totals of
+ * threads and processes that exited. 0 or -errno.
+ */
+int bp_loader__iterate(struct bp_loader *l, bp_rec_fn fn, void *ctx);
+
+/* kernel lock slow-path address ranges, for classifying kernel lock waits */
+int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const uint64_t *hi,
+			       uint32_t n);
+
 /* file descriptors of the buffer idx's maps */
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
+int bp_loader__off_fd(struct bp_loader *l, int idx);
 int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
 
 void bp_loader__free(struct bp_loader *l);

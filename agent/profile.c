@@ -285,22 +285,23 @@ struct bp_proc *bp_profile__proc(struct bp_profile *p, uint32_t pid, bool create
 	return proc;
 }
 
-int bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm)
+struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm)
 {
 	struct bp_thread *t;
 	uint32_t i;
 
 	for (i = 0; i < proc->nr_threads; i++)
 		if (proc->threads[i].tid == tid)
-			return 0;
+			return &proc->threads[i];
 	t = realloc(proc->threads, (proc->nr_threads + 1) * sizeof(*t));
 	if (!t)
-		return -ENOMEM;
+		return NULL;
 	proc->threads = t;
 	t = &proc->threads[proc->nr_threads++];
+	memset(t, 0, sizeof(*t));
 	t->tid = tid;
 	snprintf(t->comm, sizeof(t->comm), "%s", comm ? comm : "");
-	return 0;
+	return t;
 }
 
 struct bp_io_dev *bp_profile__io_dev(struct bp_profile *p, uint32_t dev, bool create)

@@ -51,6 +51,17 @@ struct bp_sample {
 struct bp_thread {
 	uint32_t tid;
 	char comm[BP_COMM_LEN];
+	/* exact totals from context switches (have_totals), cumulative */
+	bool have_totals;
+	bool exited;
+	uint32_t state;			/* enum bp_tstate at the last report */
+	uint64_t start_ns, end_ns;	/* tracked from / exited at (0: alive) */
+	uint64_t oncpu_ns;
+	uint64_t switches;
+	uint64_t wakeups;
+	uint64_t wake_lat_ns;
+	uint64_t wake_lat_max;
+	uint64_t wake_hist[BP_HIST_SLOTS];
 };
 
 struct bp_proc {
@@ -64,6 +75,10 @@ struct bp_proc {
 	bool have_meta;		/* comm/cmdline/start read from /proc */
 	uint32_t nr_threads;
 	struct bp_thread *threads;
+	/* merged timeline (have_timeline): ns in each most productive state */
+	bool have_timeline;
+	uint64_t tl_ns[BP_TS__MAX];
+	uint64_t tl_idle_ns;
 };
 
 /* block IO, per device and per (device, process, direction) */
@@ -100,8 +115,10 @@ struct bp_profile {
 	bool pmu;			/* sampled a hardware cycles event */
 	const char *event;		/* "cpu-clock" or "cycles" */
 	bool system_wide;
+	bool offcpu_enabled;		/* context switches were traced */
 	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */
 	uint64_t user_stacks_cut;	/* user stacks cut at a non-code return address */
+	uint64_t io_done_unseen;	/* block completions the kernel never reported to BPF */
 
 	/* interned data; indices are stable */
 	struct bp_frame *frames;
@@ -154,8 +171,8 @@ int bp_profile__add(struct bp_profile *p, uint32_t pid, uint32_t tid, enum bp_ki
 /* the process with this pid, created (zeroed but for pid) when create is set */
 struct bp_proc *bp_profile__proc(struct bp_profile *p, uint32_t pid, bool create);
 
-/* remember a thread's comm; 0 or -ENOMEM */
-int bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm);
+/* the thread, added with this comm when new; NULL on -ENOMEM */
+struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm);
 
 /* the device / row with this key, created zeroed when create is set; NULL: none or -ENOMEM */
 struct bp_io_dev *bp_profile__io_dev(struct bp_profile *p, uint32_t dev, bool create);

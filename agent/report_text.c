@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "export_io.h"
 #include "report_text.h"
 
 static void pct(char *buf, size_t len, double frac)
@@ -59,12 +60,109 @@ static void losses(const struct bp_profile *p, struct bp_buf *out)
 			      " pointers\n", any ? "" : "\n", p->user_stacks_cut);
 }
 
+static const char *state_phrase(int state)
+{
+	switch (state) {
+	case BP_TS_RUNNING:
+		return "on-CPU";
+	case BP_TS_RUNQUEUE:
+		return "waiting for a CPU";
+	case BP_TS_IO:
+		return "waiting on block IO";
+	case BP_TS_LOCK:
+		return "waiting on locks";
+	case BP_TS_OTHER:
+		return "in other kernel waits";
+	default:
+		return "sleeping or waiting for events";
+	}
+}
+
+static const char *kind_phrase(int kind)
+{
+	switch (kind) {
+	case BP_KIND_RUNQUEUE:
+		return "waiting for a CPU";
+	case BP_KIND_IO:
+		return "waiting on block IO";
+	case BP_KIND_LOCK:
+		return "waiting on locks";
+	case BP_KIND_SLEEP:
+		return "sleeping";
+	default:
+		return "in other waits";
+	}
+}
+
+/* the merged timeline: the biggest state in words, then the rest */
+static void wall_lines(struct bp_buf *out, const struct bp_profile *p,
+		       const struct bp_proc_summary *ps)
+{
+	double total = ps->tl_idle_s, share[BP_TS__MAX];
+	int order[BP_TS__MAX], i, j, n = 0;
+	char a[16], io[256];
+
+	for (i = 0; i < BP_TS__MAX; i++)
+		total += ps->tl_s[i];
+	if (total <= 0)
+		return;
+	for (i = 0; i < BP_TS__MAX; i++) {
+		share[i] = ps->tl_s[i] / total;
+		order[n++] = i;
+	}
+	/* biggest first; n is 6, a plain insertion sort */
+	for (i = 1; i < n; i++)
+		for (j = i; j > 0 && share[order[j]] > share[order[j - 1]]; j--) {
+			int t = order[j];
+
+			order[j] = order[j - 1];
+			order[j - 1] = t;
+		}
+	pct(a, sizeof(a), share[order[0]]);
+	bp_buf_printf(out, "  %s of wall time %s", a, state_phrase(order[0]));
+	if (order[0] == BP_TS_IO &&
+	    bp_report_text_proc_io(io, sizeof(io), p, ps->proc->pid))
+		bp_buf_printf(out, " (%s)", io);
+	bp_buf_putc(out, '\n');
+	for (i = 1, j = 0; i < n; i++) {
+		if (share[order[i]] < 0.005)
+			continue;
+		pct(a, sizeof(a), share[order[i]]);
+		bp_buf_printf(out, "%s%s %s", j++ ? ", " : "  rest: ", a, state_phrase(order[i]));
+	}
+	if (j)
+		bp_buf_putc(out, '\n');
+}
+
+/* summed over threads: eight threads serialized on one lock show as such */
+static void thread_line(struct bp_buf *out, const struct bp_proc_summary *ps)
+{
+	int k, j = 0;
+
+	bp_buf_printf(out, "  threads (sum of %u): %.2f s on-CPU", ps->threads, ps->on_cpu_s);
+	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
+		if (ps->off_s[k] < 0.005)
+			continue;
+		bp_buf_printf(out, ", %.2f s %s", ps->off_s[k], kind_phrase(k));
+		j++;
+	}
+	bp_buf_putc(out, '\n');
+}
+
+/* what makes a process worth a paragraph */
+static double weight(const struct bp_proc_summary *ps)
+{
+	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
+	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
+}
+
 int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		   const struct bp_text_opts *o, struct bp_buf *out)
 {
 	unsigned int max_procs = o && o->max_procs ? o->max_procs : 10;
 	unsigned int max_hot = o && o->max_hot ? o->max_hot : 5;
-	uint64_t floor = s->counted / 100, rest_samples = 0;
+	double total_weight = 0, floor_w;
+	uint64_t rest_samples = 0;
 	char a[16], where[512];
 	uint32_t i, j, shown = 0, rest = 0;
 
@@ -72,15 +170,27 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		      " samples, CPUs %.0f%% busy\n", s->duration_s, p->ncpus,
 		      p->ncpus == 1 ? "" : "s", p->event, p->hz, s->samples, s->busy_frac * 100);
 	if (!s->nr_procs)
-		bp_buf_puts(out, "\nno on-CPU samples from the profiled processes\n");
+		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
+
+	for (i = 0; i < s->nr_procs; i++)
+		total_weight += weight(&s->procs[i]);
+	floor_w = total_weight * 0.01;
 
 	for (i = 0; i < s->nr_procs; i++) {
 		const struct bp_proc_summary *ps = &s->procs[i];
 		const struct bp_proc *proc = ps->proc;
+		bool show;
 
 		if (!proc)
 			continue;
-		if (shown >= max_procs || ps->samples < 2 || ps->samples < floor) {
+		/*
+		 * The busiest processes; in a targeted run also the command
+		 * itself when it only waited (a sleeper is worth a verdict).
+		 */
+		show = shown < max_procs &&
+		       ((weight(ps) >= floor_w && (ps->samples >= 2 || weight(ps) >= 0.01)) ||
+			(!p->system_wide && shown == 0 && ps->wall_s > 0));
+		if (!show) {
 			rest++;
 			rest_samples += ps->samples;
 			continue;
@@ -88,14 +198,16 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		shown++;
 		bp_buf_printf(out, "\npid %u %s: %.2f s on-CPU", proc->pid,
 			      proc->comm[0] ? proc->comm : "[unknown]", ps->on_cpu_s);
-		if (ps->wall_s > 0) {
-			pct(a, sizeof(a), ps->on_cpu_s / ps->wall_s);
-			bp_buf_printf(out, " in %.2f s wall (%s)", ps->wall_s, a);
-		}
+		if (ps->wall_s > 0)
+			bp_buf_printf(out, ", %.2f s wall", ps->wall_s);
 		bp_buf_printf(out, ", %u thread%s%s\n", ps->threads, ps->threads == 1 ? "" : "s",
 			      proc->exited ? ", exited" : "");
 		if (proc->cmdline && *proc->cmdline)
 			bp_buf_printf(out, "  cmd: %.200s\n", proc->cmdline);
+		if (ps->have_timeline)
+			wall_lines(out, p, ps);
+		if (p->offcpu_enabled && ps->threads > 1)
+			thread_line(out, ps);
 		for (j = 0; j < ps->nr_hot && j < max_hot; j++) {
 			if (j > 0 && ps->hot[j].self_frac < 0.01)
 				break;
@@ -105,8 +217,9 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		}
 	}
 	if (rest)
-		bp_buf_printf(out, "\n%u more process%s with %" PRIu64 " samples\n", rest,
+		bp_buf_printf(out, "\n%u more process%s with %" PRIu64 " on-CPU samples\n", rest,
 			      rest == 1 ? "" : "es", rest_samples);
+	bp_report_text_devices(out, p);
 	losses(p, out);
 	return out->err;
 }

@@ -31,22 +31,57 @@ static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 	bp_procinfo_free(&pi);
 }
 
+/* kernel functions whose presence on a blocked thread's stack means a kernel lock wait */
+static const char *const lock_funcs[] = {
+	"__mutex_lock", "__mutex_lock_slowpath", "__mutex_lock_killable_slowpath",
+	"__mutex_lock_interruptible_slowpath", "mutex_lock_io", "__ww_mutex_lock",
+	"__ww_mutex_lock_slowpath", "__ww_mutex_lock_interruptible_slowpath",
+	"rt_mutex_slowlock", "__rt_mutex_slowlock_locked", "rtlock_slowlock_locked",
+	"rwsem_down_read_slowpath", "rwsem_down_write_slowpath", "__down_common",
+	"__down", "__down_interruptible", "__down_killable", "__down_timeout",
+	"percpu_rwsem_wait", "__percpu_down_read", "percpu_down_write",
+};
+
+static void set_lock_ranges(struct bp_session *s)
+{
+	uint64_t lo[32], hi[32];
+	uint32_t n = 0, i;
+
+	for (i = 0; i < sizeof(lock_funcs) / sizeof(lock_funcs[0]) && n < 32; i++) {
+		size_t got = bp_syms__kernel_ranges(s->syms, lock_funcs[i], lo + n, hi + n, 32 - n);
+
+		n += got < 32 - n ? got : 32 - n;
+	}
+	bp_dbg("kernel lock slow paths: %u ranges", n);
+	bp_loader__set_lock_ranges(s->loader, lo, hi, n);
+}
+
 /*
- * Kernel symbols are only needed to resolve a drain, so they are read at the
- * first one: parsing kallsyms (~120k lines) would otherwise delay the moment
- * a command starts running under the profiler.
+ * Kernel symbols are read at the first poll, after the command (if any) was
+ * let go: parsing kallsyms (~120k lines) would otherwise delay the moment it
+ * starts running under the profiler. They name kernel frames at each drain
+ * and tell the off-CPU programs where the kernel's lock slow paths are.
  */
-static int drain(struct bp_session *s)
+static void ensure_ksyms(struct bp_session *s)
 {
 	int err;
 
-	if (!s->ksyms_tried) {
-		s->ksyms_tried = true;
-		err = bp_syms__load_kernel(s->syms);
-		if (err)
-			bp_warn("kernel symbols unavailable (%s): kernel frames will be unnamed",
-				strerror(-err));
+	if (s->ksyms_tried)
+		return;
+	s->ksyms_tried = true;
+	err = bp_syms__load_kernel(s->syms);
+	if (err) {
+		bp_warn("kernel symbols unavailable (%s): kernel frames will be unnamed",
+			strerror(-err));
+		return;
 	}
+	if (s->opts.offcpu)
+		set_lock_ranges(s);
+}
+
+static int drain(struct bp_session *s)
+{
+	ensure_ksyms(s);
 	return bp_collect__drain(s->collect);
 }
 
@@ -134,6 +169,8 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.filter = opts->filter;
 	lo.drain_interval_s = s->opts.drain_interval_s;
 	lo.verbose_libbpf = opts->verbose_libbpf;
+	lo.offcpu = opts->offcpu;
+	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
@@ -147,6 +184,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	s->prof->pmu = s->loader->hw_cycles;
 	s->prof->event = s->loader->hw_cycles ? "cycles" : "cpu-clock";
 	s->prof->system_wide = !opts->filter;
+	s->prof->offcpu_enabled = opts->offcpu;
 	*out = s;
 	return 0;
 fail:
@@ -165,13 +203,14 @@ int bp_session__start(struct bp_session *s)
 	uint32_t i;
 	int err;
 
-	s->prof->start_ns = bp_now_ns();
-	clock_gettime(CLOCK_REALTIME, &rt);
-	s->prof->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
 	err = bp_loader__attach(s->loader, on_event, s);
 	if (err)
 		return err;
+	/* the window opens when sampling is live */
 	s->live_ns = bp_now_ns();
+	s->prof->start_ns = s->live_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	s->prof->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
 	s->started = true;
 
 	s->next_drain_ns = s->live_ns + (uint64_t)(s->opts.drain_interval_s * 1e9);
@@ -180,14 +219,17 @@ int bp_session__start(struct bp_session *s)
 		fill_meta(s, s->prof->procs[i]);
 		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
 	}
-	return 0;
+	/* every thread's state from now on, for the wall-clock accounting */
+	return bp_collect__track(s->collect);
 }
 
 int bp_session__poll(struct bp_session *s, int timeout_ms)
 {
-	uint64_t now = bp_now_ns();
+	uint64_t now;
 	int n, err;
 
+	ensure_ksyms(s);
+	now = bp_now_ns();
 	if (now < s->next_drain_ns) {
 		uint64_t left_ms = (s->next_drain_ns - now) / 1000000 + 1;
 
@@ -231,8 +273,10 @@ int bp_session__stop(struct bp_session *s)
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
 	err = drain(s);
-	if (s->loader->blockio && !err)
+	if (s->loader->blockio && !err) {
 		err = bp_blockio__finish(s->loader->blockio, s->prof);
+		s->prof->io_done_unseen = bp_blockio__unseen(s->loader->blockio);
+	}
 	bp_loader__stats(s->loader, &s->prof->stats);
 	s->prof->user_stacks_cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	return err;

@@ -23,6 +23,8 @@ struct bp_session_opts {
 	bool filter;			/* profile only added targets and their children */
 	double drain_interval_s;	/* default 1 s */
 	bool verbose_libbpf;
+	bool offcpu;			/* off-CPU and wall-clock accounting */
+	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 };
 
 struct bp_session {

@@ -1003,6 +1003,12 @@ unresolved:
 	return -ENOENT;
 }
 
+size_t bp_syms__kernel_ranges(const struct bp_syms *s, const char *base, uint64_t *start,
+			      uint64_t *end, size_t max)
+{
+	return s->ksyms ? bp_kallsyms__ranges(s->ksyms, base, start, end, max) : 0;
+}
+
 int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_info *out)
 {
 	struct bp_ksym ks;

@@ -96,4 +96,11 @@ int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 
 void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out);
 
+/*
+ * Address ranges of core-kernel functions named base (or base.SUFFIX), after
+ * bp_syms__load_kernel(); returns how many exist, filling up to max.
+ */
+size_t bp_syms__kernel_ranges(const struct bp_syms *s, const char *base, uint64_t *start,
+			      uint64_t *end, size_t max);
+
 #endif /* BP_SYMBOLS_H */

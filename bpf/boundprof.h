@@ -65,7 +65,7 @@ enum bp_stat {
 	BP_STAT_OFF_MAP_FULL,		/* off-CPU interval lost: the off-CPU map was full */
 	BP_STAT_TSTORE_FAIL,		/* a thread's state could not be stored */
 	BP_STAT_PSTATE_FULL,		/* a process timeline could not be tracked */
-	BP_STAT_USTACK_CACHED,		/* user stack reused from the per-thread cache */
+	BP_STAT_STACKS_CACHED,		/* off-CPU stacks reused from the per-thread cache */
 	BP_STAT_IO_RQ_FULL,		/* block request not tracked: request map full */
 	BP_STAT_IO_MAP_FULL,		/* block IO completion lost: IO map full */
 	BP_STAT_IO_NO_START,		/* completion of a request whose start we missed */
@@ -127,26 +127,38 @@ struct bp_off_val {
 	__u64 count;		/* intervals (switch-out to switch-in, or pieces of one) */
 };
 
-/* per-thread totals per drain interval */
-struct bp_thr_key {
-	__u32 tgid;
-	__u32 tid;
+/*
+ * Cumulative totals, reported by the task iterator at every drain and, for
+ * threads and processes that exit, kept in the thr_exit / proc_exit maps
+ * until userspace collects them. Each record starts with its kind.
+ */
+enum bp_rec_kind {
+	BP_REC_THREAD = 1,
+	BP_REC_PROC = 2,
 };
 
-struct bp_thr_val {
+struct bp_thr_rec {
+	__u32 kind;		/* BP_REC_THREAD */
+	__u32 tgid;
+	__u32 tid;
+	__u32 state;		/* current enum bp_tstate; BP_TS__MAX: unknown */
+	__u64 start_ns;		/* first seen: created, or found at the start */
+	__u64 end_ns;		/* exited at; 0: alive */
 	__u64 oncpu_ns;		/* exact, from context switches */
-	__u64 switches;
+	__u64 switches;		/* times switched out */
 	__u64 wakeups;		/* woken from a blocking state */
 	__u64 wake_lat_ns;	/* sum of wakeup-to-run latencies */
-	__u64 wake_lat_max_ns;
+	__u64 wake_lat_max;
 	__u64 wake_hist[BP_HIST_SLOTS];	/* wakeup-to-run latency */
 	char comm[BP_COMM_LEN];
 };
 
-/* per-process timeline: ns in each state of the merged (most productive) state */
-struct bp_ptl_val {
-	__u64 ns[BP_TS__MAX];
-	__u64 idle_ns;		/* no thread of the process in any known state */
+struct bp_proc_rec {
+	__u32 kind;		/* BP_REC_PROC */
+	__u32 tgid;
+	__u64 end_ns;		/* exited at; 0: alive */
+	__u64 ns[BP_TS__MAX];	/* merged timeline: time in each most productive state */
+	__u64 idle_ns;		/* no thread in a known state */
 };
 
 /* ----------------------------------------------------------- block IO */

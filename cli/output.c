@@ -16,6 +16,9 @@ static const struct {
 	enum out_fmt fmt;
 	int supported;
 } formats[] = {
+	/* longest suffix first: .offcpu.folded is not plain .folded */
+	{ ".offcpu.folded", OUT_FOLDED_OFFCPU, 1 },
+	{ ".wall.folded", OUT_FOLDED_WALL, 1 },
 	{ ".folded", OUT_FOLDED, 1 },
 	{ ".json", OUT_JSON, 1 },
 	{ ".pb.gz", OUT_PPROF, 0 },
@@ -32,7 +35,7 @@ static int ends_with(const char *s, const char *suffix)
 
 const char *output_extensions(void)
 {
-	return ".folded, .json";
+	return ".folded, .offcpu.folded, .wall.folded, .json";
 }
 
 int output_format(const char *path, enum out_fmt *fmt)

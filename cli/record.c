@@ -41,6 +41,7 @@ struct record_opts {
 	struct output outputs[MAX_OUTPUTS];
 	int nr_outputs;
 	bool json;
+	bool no_offcpu;
 	char **cmd;
 };
 
@@ -74,6 +75,8 @@ static void usage(FILE *f)
 		"  -o, --output FILE  write the profile; the format follows the extension\n"
 		"                     (%s); may repeat\n"
 		"      --json         print the JSON report on stdout instead of the human report\n"
+		"      --no-offcpu    on-CPU sampling only: no context-switch tracing (off-CPU,\n"
+		"                     wall-clock and wakeup accounting)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -159,6 +162,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "freq", required_argument, NULL, 'F' },
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "no-offcpu", no_argument, NULL, 'N' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -219,6 +223,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'J':
 			o->json = true;
+			break;
+		case 'N':
+			o->no_offcpu = true;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -378,6 +385,12 @@ static int write_outputs(struct record_opts *o, struct bp_profile *p, struct bp_
 		case OUT_FOLDED:
 			err = bp_export_folded(p, &b);
 			break;
+		case OUT_FOLDED_OFFCPU:
+			err = bp_export_folded_view(p, BP_VIEW_OFFCPU, &b);
+			break;
+		case OUT_FOLDED_WALL:
+			err = bp_export_folded_view(p, BP_VIEW_WALL, &b);
+			break;
 		case OUT_JSON:
 			err = bp_export_json(p, sum, true, &b);
 			break;
@@ -474,6 +487,8 @@ int cmd_record(int argc, char **argv)
 	so.filter = o.nr_pids || o.cmd;
 	so.drain_interval_s = 1.0;
 	so.verbose_libbpf = cli_env.verbose >= 3;
+	so.offcpu = !o.no_offcpu;
+	so.offcpu_ustacks = 2;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -129,8 +129,8 @@ static void proc__pointers_stay_valid_as_the_table_grows(void **state)
 		assert_non_null(bp_profile__proc(p, i, true));
 	assert_ptr_equal(bp_profile__proc(p, 1, false), first);
 	assert_int_equal(first->pid, 1);
-	assert_int_equal(bp_proc__thread(first, 7, "worker"), 0);
-	assert_int_equal(bp_proc__thread(first, 7, "worker"), 0);
+	assert_non_null(bp_proc__thread(first, 7, "worker"));
+	assert_ptr_equal(bp_proc__thread(first, 7, "worker"), &first->threads[0]);
 	assert_int_equal(first->nr_threads, 1);
 	bp_profile__free(p);
 }

@@ -1,0 +1,104 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# Context-switch cost: `perf bench sched pipe` alone, under
+# `boundprof record -a` (off-CPU tracing on, the default) and under a
+# bpftrace off-CPU script that takes kernel and user stacks at every switch
+# (what most off-CPU tools do), in rotating order for ROUNDS rounds; medians.
+# Also the BPF programs' own cost per event from the kernel's bpf_stats.
+#
+# usage: bench/offcpu.sh     (run by `make bench`, as root)
+# env:   ROUNDS (default 7), LOOPS (sched pipe loops, default 200000)
+set -u
+
+BP=${BP:-./boundprof}
+ROUNDS=${ROUNDS:-7}
+LOOPS=${LOOPS:-200000}
+T=$(mktemp -d /tmp/bp-bench-off.XXXXXX)
+STATS_OLD=$(cat /proc/sys/kernel/bpf_stats_enabled 2>/dev/null || echo 0)
+BG=
+
+cleanup() {
+	[ -n "$BG" ] && kill -INT "$BG" 2>/dev/null && wait "$BG" 2>/dev/null
+	echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root"
+command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
+have_bpftrace=1
+command -v bpftrace >/dev/null || have_bpftrace=0
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+pipe_us() { perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/usecs\/op/ {print $1}'; }
+
+# The peer: off-CPU time by kernel+user stack, stacks taken at every switch.
+# Classic tracepoints need tracefs: mount it in a private mount namespace so
+# the machine's mounts stay as they are.
+cat > "$T/offcpu.bt" <<'EOF'
+tracepoint:sched:sched_switch
+{
+	@ts[args->prev_pid] = nsecs;
+	@ks[args->prev_pid] = kstack;
+	@us[args->prev_pid] = ustack;
+	$t = @ts[args->next_pid];
+	if ($t) {
+		@off[@ks[args->next_pid], @us[args->next_pid]] = sum(nsecs - $t);
+		delete(@ts[args->next_pid]);
+	}
+}
+EOF
+
+under() { # name cmd...
+	local name=$1; shift
+	"$@" > /dev/null 2> "$T/$name.err" &
+	BG=$!
+	sleep 2
+	pipe_us >> "$T/$name.times"
+	kill -INT "$BG"
+	wait "$BG"
+	BG=
+}
+
+echo "context-switch cost: perf bench sched pipe -l $LOOPS, $ROUNDS rounds"
+for r in $(seq 1 "$ROUNDS"); do
+	order=("base" "bp" "bt")
+	for i in $(seq 1 $((r % 3))); do order=("${order[@]:1}" "${order[0]}"); done
+	for what in "${order[@]}"; do
+		case $what in
+		base) pipe_us >> "$T/base.times" ;;
+		bp) under bp "$BP" record -a -o "$T/bp.json" ;;
+		bt) [ $have_bpftrace = 1 ] && under bt unshare -m --propagation private sh -c \
+			"mount -t tracefs nodev /sys/kernel/tracing && exec bpftrace $T/offcpu.bt" ;;
+		esac
+	done
+	printf '  round %d: base %s  boundprof %s  bpftrace %s usecs/op\n' "$r" \
+		"$(tail -1 "$T/base.times")" "$(tail -1 "$T/bp.times")" \
+		"$( [ -f "$T/bt.times" ] && tail -1 "$T/bt.times" || echo -)"
+done
+base=$(median < "$T/base.times")
+bpt=$(median < "$T/bp.times")
+btt=$( [ -s "$T/bt.times" ] && median < "$T/bt.times" || echo 0)
+awk -v b="$base" -v x="$bpt" -v t="$btt" 'BEGIN {
+	printf "  median usecs/op: baseline %.2f, boundprof %.2f (%+.1f%%)", b, x, (x / b - 1) * 100
+	if (t > 0) printf ", bpftrace off-CPU %.2f (%+.1f%%)", t, (t / b - 1) * 100
+	printf "\n  aim: boundprof within +10%%\n"
+	if (t > b) printf "  boundprof slowdown / bpftrace slowdown = %.2f\n", (x - b) / (t - b)
+}'
+[ $have_bpftrace = 1 ] || echo "  bpftrace not installed: peer skipped (apt-get install bpftrace)"
+grep -h '"stacks_cached"\|"switches"' "$T/bp.json" | tr -d ' ,' | paste -sd' ' | \
+	awk -F'[: ]' '{ if ($2 > 0) printf "  stacks reused from the per-thread cache: %.0f%% of %d switches\n", $4 / $2 * 100, $2 }'
+
+# BPF cost per event, from the kernel's accounting
+echo 1 > /proc/sys/kernel/bpf_stats_enabled
+"$BP" record -a -o "$T/bp2.json" > /dev/null 2>&1 &
+BG=$!
+sleep 2
+pipe_us > /dev/null
+bpftool -j prog show 2>/dev/null | tr '{' '\n' | grep '"name":"bp_' | \
+	sed -n 's/.*"name":"\([a-z_]*\)".*"run_time_ns":\([0-9]*\),"run_cnt":\([0-9]*\).*/\1 \2 \3/p' | \
+	awk '$3 > 1000 { printf "  BPF %-14s %9d runs %6.0f ns per run\n", $1, $3, $2 / $3 }'
+kill -INT "$BG"; wait "$BG"; BG=
+echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled

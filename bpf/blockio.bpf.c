@@ -1,0 +1,335 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Block IO: every request from start to completion, attributed to the
+ * process that caused it (docs/blockio.md).
+ *
+ * block_io_start runs in blk_account_io_start(), when a bio becomes a
+ * request, in the context of the task that submitted the bio: that task is
+ * the request's owner. block_rq_issue refreshes the size (bios merged into
+ * the request after it started), block_rq_merge forgets a request merged
+ * into another one, and block_io_done adds the request to the
+ * (device, process, direction) row of the current buffer. Kernels before
+ * 6.5 have no block_io_*: then block_rq_issue starts a request (its context
+ * is often kblockd) and block_rq_complete ends it. Userspace picks the set
+ * before load.
+ *
+ * Each device also keeps the number of requests in flight and the time it
+ * had at least one (busy time), cumulative: userspace takes differences.
+ *
+ * The tp_btf arguments are BTF pointers, so request fields are read with
+ * plain loads: the compiler records CO-RE relocations for them like for
+ * BPF_CORE_READ(), without a helper call per field, and a faulting load
+ * reads 0. That made bp_io_start about a quarter cheaper here.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include "bits.bpf.h"
+#include "common.bpf.h"
+
+#ifndef PF_KTHREAD
+#define PF_KTHREAD	0x00200000
+#endif
+#define REQ_OP_BITS	8
+#define REQ_OP_MASK	((1U << REQ_OP_BITS) - 1)
+#define MINORBITS	20
+
+/* a request between start and completion */
+struct io_rq {
+	struct bp_io_key key;	/* the row it will be added to */
+	__u64 start_ns;
+	__u64 bytes;
+	__u64 rq_start;		/* rq->start_time_ns: a reuse from a requeue */
+};
+
+/*
+ * request pointer -> io_rq; entries are deleted at completion or merge.
+ * Preallocated: an insert and a delete per request, and taking elements from
+ * the preallocated pool is cheaper than the allocator (~100 ns per request).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 16384);	/* sized from userspace before load */
+	__type(key, __u64);
+	__type(value, struct io_rq);
+} io_rqs SEC(".maps");
+
+struct bp_io_rows_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);	/* sized from userspace before load */
+	__type(key, struct bp_io_key);
+	__type(value, struct bp_io_val);
+};
+
+struct bp_io_rows_map io0 SEC(".maps");
+struct bp_io_rows_map io1 SEC(".maps");
+
+/* dev -> in-flight and busy time; cumulative, never drained */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct bp_dev_val);
+} io_devs SEC(".maps");
+
+/* no block_io_start (before 6.5): block_rq_issue starts requests */
+const volatile __u8 io_start_at_issue = 0;
+
+/* requests that ended without a completion event (see io_unseen_end) */
+__u64 io_unseen_done = 0;
+
+/* what a new row starts from; too big for the 512-byte stack next to the rest */
+static const struct bp_io_val io_zero;
+
+static __always_inline __u32 rq_dev(struct request *rq)
+{
+	struct block_device *bdev;
+	struct gendisk *disk;
+
+	/*
+	 * The partition: bio->bi_bdev (the request's first bio) is where
+	 * blk_account_io_start() takes rq->part from, and it sets rq->part only
+	 * after the tracepoint. No bio (a cloned flush): the whole disk.
+	 */
+	bdev = rq->bio ? rq->bio->bi_bdev : NULL;
+	if (!bdev)
+		bdev = rq->part;
+	if (bdev)
+		return bdev->bd_dev;
+	disk = rq->q->disk;
+	if (!disk)
+		return 0;
+	return (__u32)disk->major << MINORBITS | disk->first_minor;
+}
+
+static __always_inline struct bp_dev_val *dev_get(__u32 dev)
+{
+	static const struct bp_dev_val zero;
+	struct bp_dev_val *d = bpf_map_lookup_elem(&io_devs, &dev);
+
+	if (d)
+		return d;
+	bpf_map_update_elem(&io_devs, &dev, &zero, BPF_NOEXIST);
+	d = bpf_map_lookup_elem(&io_devs, &dev);
+	if (!d)
+		stat_inc(BP_STAT_IO_MAP_FULL);
+	return d;
+}
+
+/*
+ * In flight goes up at start and down at completion; the device is busy
+ * from a 0 -> 1 step to the next 1 -> 0 step. Racing steps on two CPUs can
+ * misplace busy_start by the length of the race (see docs/blockio.md).
+ */
+static __always_inline void dev_start(__u32 dev, __u64 now)
+{
+	struct bp_dev_val *d = dev_get(dev);
+	__s64 old;
+
+	if (!d)
+		return;
+	old = __sync_fetch_and_add(&d->inflight, 1);
+	if (old == 0)
+		d->busy_start = now;
+	if ((__u64)old + 1 > d->max_inflight)
+		d->max_inflight = old + 1;
+}
+
+static __always_inline void dev_done(__u32 dev, __u64 now)
+{
+	struct bp_dev_val *d = bpf_map_lookup_elem(&io_devs, &dev);
+	__u64 start;
+
+	if (!d)
+		return;
+	if (__sync_fetch_and_add(&d->inflight, -1) != 1)
+		return;
+	start = d->busy_start;
+	if (now > start)
+		__sync_fetch_and_add(&d->busy_ns, now - start);
+}
+
+static __always_inline void io_add(const struct bp_io_key *key, __u64 bytes, __u64 lat, bool timed)
+{
+	void *rows = buf_idx & 1 ? (void *)&io1 : (void *)&io0;
+	struct bp_io_val *v = bpf_map_lookup_elem(rows, key);
+	__u32 slot;
+	long err;
+
+	if (!v) {
+		err = bpf_map_update_elem(rows, key, &io_zero, BPF_NOEXIST);
+		if (err && err != -EEXIST) {
+			stat_inc(BP_STAT_IO_MAP_FULL);
+			return;
+		}
+		v = bpf_map_lookup_elem(rows, key);
+		if (!v) {
+			stat_inc(BP_STAT_IO_MAP_FULL);
+			return;
+		}
+	}
+	__sync_fetch_and_add(&v->ops, 1);
+	__sync_fetch_and_add(&v->bytes, bytes);
+	if (!timed)
+		return;
+	slot = bp_hist_slot_ns(lat);
+	__sync_fetch_and_add(&v->lat_ns, lat);
+	if (slot < BP_HIST_SLOTS)
+		__sync_fetch_and_add(&v->hist[slot], 1);
+}
+
+/*
+ * The request structure is being reused, so the request it held before
+ * ended, but we never heard of it: the kernel here (6.18 guest) runs no
+ * completion program for about 1 request in 10^3..10^4 (docs/blockio.md).
+ * Count its ops and bytes, without a latency, and end it now.
+ */
+static __always_inline void io_unseen_end(struct io_rq *stale, __u64 now)
+{
+	struct bp_io_key key;
+	__u64 bytes = stale->bytes;
+
+	__builtin_memcpy(&key, &stale->key, sizeof(key));
+	__sync_fetch_and_add(&io_unseen_done, 1);
+	dev_done(key.dev, now);
+	io_add(&key, bytes, 0, false);
+}
+
+static __always_inline void io_track(struct request *rq)
+{
+	__u64 id = (__u64)rq, pid_tgid = bpf_get_current_pid_tgid();
+	__u32 op = rq->cmd_flags & REQ_OP_MASK;
+	struct task_struct *task = bpf_get_current_task_btf();
+	struct io_rq r = {}, *stale;
+	long err;
+
+	/* driver-private passthrough commands (REQ_OP_DRV_*) are not IO to account */
+	if (op >= REQ_OP_DRV_IN)
+		return;
+	r.bytes = rq->__data_len;
+	/*
+	 * A cache flush is an empty write with REQ_PREFLUSH (blkdev_issue_flush);
+	 * REQ_OP_FLUSH is only blk-flush.c's own request, which never starts.
+	 */
+	if (op == REQ_OP_READ)
+		r.key.op = BP_IO_READ;
+	else if ((op == REQ_OP_WRITE || op == REQ_OP_ZONE_APPEND) && r.bytes)
+		r.key.op = BP_IO_WRITE;
+	else
+		r.key.op = BP_IO_OTHER;
+	r.key.dev = rq_dev(rq);
+	/* kernel threads have no process to charge: they are told apart by name */
+	if (task->flags & PF_KTHREAD)
+		r.key.kthread = 1;
+	else
+		r.key.tgid = pid_tgid >> 32;
+	bpf_get_current_comm(r.key.comm, sizeof(r.key.comm));
+	r.start_ns = bpf_ktime_get_ns();
+	r.rq_start = rq->start_time_ns;
+
+	err = bpf_map_update_elem(&io_rqs, &id, &r, BPF_NOEXIST);
+	if (err == -EEXIST) {
+		stale = bpf_map_lookup_elem(&io_rqs, &id);
+		if (stale)
+			io_unseen_end(stale, r.start_ns);
+		err = bpf_map_update_elem(&io_rqs, &id, &r, BPF_ANY);
+	}
+	if (err) {
+		stat_inc(BP_STAT_IO_RQ_FULL);
+		return;
+	}
+	dev_start(r.key.dev, r.start_ns);
+}
+
+/* expected: whether a completion we have no start for is a loss */
+static __always_inline void io_finish(struct request *rq, bool expected)
+{
+	__u64 id = (__u64)rq, now = bpf_ktime_get_ns(), lat, bytes;
+	struct bp_io_key key;
+	struct io_rq *r;
+
+	r = bpf_map_lookup_elem(&io_rqs, &id);
+	if (!r) {
+		if (expected)
+			stat_inc(BP_STAT_IO_NO_START);
+		return;
+	}
+	__builtin_memcpy(&key, &r->key, sizeof(key));
+	lat = now > r->start_ns ? now - r->start_ns : 0;
+	bytes = r->bytes;
+	bpf_map_delete_elem(&io_rqs, &id);
+	dev_done(key.dev, now);
+	io_add(&key, bytes, lat, true);
+}
+
+SEC("?tp_btf/block_io_start")
+int BPF_PROG(bp_io_start, struct request *rq)
+{
+	io_track(rq);
+	return 0;
+}
+
+SEC("?tp_btf/block_rq_issue")
+int BPF_PROG(bp_io_issue, struct request *rq)
+{
+	__u64 id = (__u64)rq;
+	struct io_rq *r = bpf_map_lookup_elem(&io_rqs, &id);
+
+	/*
+	 * Bios merged into the request since it started make it bigger. When
+	 * issue starts requests, an entry from another request (the kernel
+	 * stamps each with its own start time) means that one's end was never
+	 * seen: io_track() closes it. The same stamp is a requeue.
+	 */
+	if (r && !(io_start_at_issue && r->rq_start != rq->start_time_ns))
+		r->bytes = rq->__data_len;
+	else if (io_start_at_issue)
+		io_track(rq);
+	return 0;
+}
+
+/* rq was merged into another request and is freed without completing */
+SEC("?tp_btf/block_rq_merge")
+int BPF_PROG(bp_io_merge, struct request *rq)
+{
+	__u64 id = (__u64)rq;
+	struct io_rq *r = bpf_map_lookup_elem(&io_rqs, &id);
+	__u32 dev;
+
+	if (!r)
+		return 0;
+	dev = r->key.dev;
+	bpf_map_delete_elem(&io_rqs, &id);
+	dev_done(dev, bpf_ktime_get_ns());
+	return 0;
+}
+
+/*
+ * A request we did not see start began before we attached, unless it is the
+ * flush request blk-flush.c sends on behalf of others: that one never
+ * starts, and the requests it serves are accounted.
+ */
+SEC("?tp_btf/block_io_done")
+int BPF_PROG(bp_io_done, struct request *rq)
+{
+	io_finish(rq, (rq->cmd_flags & REQ_OP_MASK) != REQ_OP_FLUSH);
+	return 0;
+}
+
+/*
+ * Fallback: called for every partial completion; the last one ends the
+ * request. Empty ones we never saw issued are the requests a flush served
+ * (blk-flush.c issues its own flush request instead): not a loss.
+ */
+SEC("?tp_btf/block_rq_complete")
+int BPF_PROG(bp_io_complete, struct request *rq, blk_status_t error, unsigned int nr_bytes)
+{
+	if (nr_bytes < rq->__data_len)
+		return 0;
+	io_finish(rq, nr_bytes > 0);
+	return 0;
+}
+
+char LICENSE[] SEC("license") = "GPL";

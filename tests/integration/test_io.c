@@ -1,0 +1,279 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Block IO accounting end to end (root, real BPF): requests are counted on
+ * the device the data lives on and charged to the process that submitted
+ * them. The data files live in the test's temporary directory on the root
+ * filesystem (a real disk here) and go with it in teardown.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+
+static int teardown(void **state)
+{
+	h_cleanup();
+	return 0;
+}
+
+static void print_run(const char *what, const struct run *r)
+{
+	fprintf(stderr, "--- %s: exit %d\n--- stdout:\n%s--- stderr:\n%s---\n", what,
+		r->exit_code, r->out, r->err);
+}
+
+/* a file with real blocks on disk (O_DIRECT reads of holes do no IO) */
+static void make_file(const char *path, size_t mib)
+{
+	static char chunk[1 << 20];
+	uint64_t x = 88172645463325252ULL;
+	size_t i, j;
+	int fd;
+
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	assert_true(fd >= 0);
+	for (i = 0; i < mib; i++) {
+		for (j = 0; j < sizeof(chunk); j += 8) {
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			memcpy(chunk + j, &x, 8);
+		}
+		assert_int_equal(write(fd, chunk, sizeof(chunk)), (ssize_t)sizeof(chunk));
+	}
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+}
+
+/*
+ * The block device holding the directory: "MAJ:MIN" and its kernel name,
+ * the last part of /sys/dev/block/MAJ:MIN's target. False when the
+ * filesystem is not on a block device (tmpfs, overlay).
+ */
+static bool device_of(const char *path, char *majmin, size_t mlen, char *name, size_t nlen)
+{
+	char link[64], real[PATH_MAX];
+	struct stat st;
+	const char *base;
+
+	assert_int_equal(stat(path, &st), 0);
+	snprintf(majmin, mlen, "%u:%u", major(st.st_dev), minor(st.st_dev));
+	snprintf(link, sizeof(link), "/sys/dev/block/%s", majmin);
+	if (!realpath(link, real))
+		return false;
+	base = strrchr(real, '/');
+	snprintf(name, nlen, "%s", base ? base + 1 : real);
+	return true;
+}
+
+/* the element of an array of objects whose "device" is name */
+static const struct bp_json *find_device(const struct bp_json *arr, const char *name)
+{
+	size_t i;
+
+	for (i = 0; i < bp_json_len(arr); i++) {
+		const char *d = bp_json_str(bp_json_get(bp_json_at(arr, i), "device"));
+
+		if (d && !strcmp(d, name))
+			return bp_json_at(arr, i);
+	}
+	return NULL;
+}
+
+static uint64_t num(const struct bp_json *obj, const char *key)
+{
+	uint64_t v = 0;
+
+	if (bp_json_uint(bp_json_get(obj, key), &v))
+		fail_msg("\"%s\" missing or not a count", key);
+	return v;
+}
+
+static bool within(uint64_t got, uint64_t want, double frac)
+{
+	return got >= want * (1 - frac) && got <= want * (1 + frac);
+}
+
+/* what the unattributed (kernel thread) IO was, for the log */
+static void print_unattributed(const struct bp_json *rep)
+{
+	const struct bp_json *by = bp_json_path(rep, "io_unattributed.by");
+	size_t i;
+
+	fprintf(stderr, "  unattributed: %.0f ops %.0f bytes",
+		bp_json_num(bp_json_path(rep, "io_unattributed.ops")),
+		bp_json_num(bp_json_path(rep, "io_unattributed.bytes")));
+	for (i = 0; i < bp_json_len(by) && i < 4; i++)
+		fprintf(stderr, "%s %s %.0f ops %.0f bytes", i ? "," : ":",
+			bp_json_str(bp_json_get(bp_json_at(by, i), "comm")),
+			bp_json_num(bp_json_get(bp_json_at(by, i), "ops")),
+			bp_json_num(bp_json_get(bp_json_at(by, i), "bytes")));
+	fprintf(stderr, "\n");
+}
+
+/* random 4 KiB O_DIRECT reads: every byte the fixture read, on its device and its process */
+static void test_odirect_reads(void **state)
+{
+	const char *data = h_path("odirect.data"), *json = h_path("odirect.json");
+	const struct bp_json *proc, *io, *pdev, *dev;
+	char majmin[32], name[64], count[] = "12000";
+	unsigned long long fixture_bytes = 0;
+	struct bp_json *rep;
+	const char *line;
+	struct run r;
+
+	make_file(data, 32);
+	if (!device_of(data, majmin, sizeof(majmin), name, sizeof(name))) {
+		fprintf(stderr, "SKIPPED: %s is not on a block device\n", h_tmpdir());
+		skip();
+	}
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "499", "-o", (char *)json,
+				    "--", (char *)h_fixture("odirect"), (char *)data, count),
+			       120, &r), 0);
+	if (r.exit_code)
+		print_run("record -- odirect", &r);
+	assert_int_equal(r.exit_code, 0);
+	line = strstr(r.out, "read ");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "read %llu", &fixture_bytes), 1);
+	assert_int_equal(fixture_bytes, 12000ULL * 4096);
+	h_run_free(&r);
+
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	proc = h_find_proc(rep, "odirect");
+	assert_non_null(proc);
+	io = bp_json_get(proc, "io");
+	pdev = find_device(bp_json_get(io, "devices"), name);
+	dev = find_device(bp_json_get(rep, "devices"), name);
+	fprintf(stderr, "odirect on %s (%s): fixture read %llu bytes\n", name, majmin,
+		fixture_bytes);
+	fprintf(stderr, "  process io: %llu read ops, %llu read bytes (%+.2f%%), %llu writes,"
+		" p50 %.3f ms, p99 %.3f ms, wait_s %.3f\n",
+		(unsigned long long)num(io, "read_ops"), (unsigned long long)num(io, "read_bytes"),
+		100.0 * ((double)num(io, "read_bytes") / fixture_bytes - 1),
+		(unsigned long long)num(io, "write_ops"), bp_json_num(bp_json_get(io, "p50_ms")),
+		bp_json_num(bp_json_get(io, "p99_ms")), bp_json_num(bp_json_get(io, "wait_s")));
+	assert_non_null(dev);
+	fprintf(stderr, "  device %s (%s): %llu read ops %llu read bytes, %llu writes, %llu other,"
+		" busy %.3f, avg in flight %.2f, max %llu, p50 %.3f ms, p99 %.3f ms\n",
+		bp_json_str(bp_json_get(dev, "device")), bp_json_str(bp_json_get(dev, "dev")),
+		(unsigned long long)num(dev, "read_ops"),
+		(unsigned long long)num(dev, "read_bytes"),
+		(unsigned long long)num(dev, "write_ops"),
+		(unsigned long long)num(dev, "other_ops"), bp_json_num(bp_json_get(dev, "busy")),
+		bp_json_num(bp_json_get(dev, "avg_inflight")),
+		(unsigned long long)num(dev, "max_inflight"),
+		bp_json_num(bp_json_get(dev, "p50_ms")), bp_json_num(bp_json_get(dev, "p99_ms")));
+	print_unattributed(rep);
+
+	/* the process: what it read, within 5%, all of it on the file's device */
+	assert_true(within(num(io, "read_bytes"), fixture_bytes, 0.05));
+	assert_true(within(num(io, "read_ops"), 12000, 0.05));
+	assert_true(within(num(io, "bytes"), fixture_bytes, 0.05));
+	assert_non_null(pdev);
+	assert_true(within(num(pdev, "read_bytes"), fixture_bytes, 0.05));
+	assert_true(bp_json_num(bp_json_get(io, "p50_ms")) > 0);
+	assert_true(bp_json_num(bp_json_get(io, "p99_ms")) >=
+		    bp_json_num(bp_json_get(io, "p50_ms")));
+	/* one read at a time: the process waits on the disk for a good part of its life */
+	assert_true(bp_json_num(bp_json_get(io, "wait_s")) >
+		    0.3 * bp_json_num(bp_json_get(proc, "wall_s")));
+	assert_true(bp_json_num(bp_json_get(io, "wait_s")) ==
+		    bp_json_num(bp_json_path(proc, "off_cpu_s.io")));
+
+	/* the device: at least what the fixture read (the rest of the system adds to it) */
+	assert_string_equal(bp_json_str(bp_json_get(dev, "dev")), majmin);
+	assert_true(num(dev, "read_bytes") >= fixture_bytes * 0.95);
+	assert_true(num(dev, "read_ops") >= 12000 * 0.95);
+	/* one request at a time: the disk was busy, with about one request in flight */
+	assert_true(bp_json_num(bp_json_get(dev, "busy")) > 0.05);
+	assert_true(bp_json_num(bp_json_get(dev, "busy")) <= 1.0);
+	assert_true(bp_json_num(bp_json_get(dev, "avg_inflight")) > 0.05);
+	assert_true(num(dev, "max_inflight") >= 1);
+	assert_true(bp_json_len(bp_json_get(dev, "latency_hist_us")) > 0);
+	bp_json_free(rep);
+}
+
+/* small writes with fsync: written from the process's own context, not by writeback threads */
+static void test_fsync_writes(void **state)
+{
+	const char *data = h_path("fsync.data"), *json = h_path("fsync.json");
+	const struct bp_json *proc, *io, *pdev;
+	char majmin[32], name[64], count[] = "3000";
+	unsigned long long wrote = 0, syncs = 0;
+	struct bp_json *rep;
+	const char *line;
+	struct run r;
+
+	if (!device_of(h_tmpdir(), majmin, sizeof(majmin), name, sizeof(name))) {
+		fprintf(stderr, "SKIPPED: %s is not on a block device\n", h_tmpdir());
+		skip();
+	}
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "499", "-o", (char *)json,
+				    "--", (char *)h_fixture("fsyncer"), (char *)data, count),
+			       120, &r), 0);
+	if (r.exit_code)
+		print_run("record -- fsyncer", &r);
+	assert_int_equal(r.exit_code, 0);
+	line = strstr(r.out, "wrote ");
+	assert_non_null(line);
+	assert_int_equal(sscanf(line, "wrote %llu in %llu fsyncs", &wrote, &syncs), 2);
+	assert_int_equal(syncs, 3000);
+	h_run_free(&r);
+
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	proc = h_find_proc(rep, "fsyncer");
+	assert_non_null(proc);
+	io = bp_json_get(proc, "io");
+	pdev = find_device(bp_json_get(io, "devices"), name);
+	fprintf(stderr, "fsyncer on %s: %llu bytes in %llu fsyncs\n", name, wrote, syncs);
+	fprintf(stderr, "  process io: %llu write ops %llu write bytes, %llu other (flush) ops,"
+		" %llu reads, p50 %.3f ms, p99 %.3f ms\n",
+		(unsigned long long)num(io, "write_ops"),
+		(unsigned long long)num(io, "write_bytes"),
+		(unsigned long long)num(io, "other_ops"), (unsigned long long)num(io, "read_ops"),
+		bp_json_num(bp_json_get(io, "p50_ms")), bp_json_num(bp_json_get(io, "p99_ms")));
+	print_unattributed(rep);
+
+	/* every fsync wrote at least the block it changed, from the process itself */
+	assert_true(num(io, "write_ops") >= syncs);
+	assert_true(num(io, "write_bytes") >= syncs * 4096);
+	assert_true(num(io, "write_bytes") >= wrote);
+	assert_non_null(pdev);
+	assert_true(num(pdev, "write_bytes") >= syncs * 4096);
+	/* and it waited for them */
+	assert_true(bp_json_num(bp_json_get(io, "wait_s")) >
+		    0.2 * bp_json_num(bp_json_get(proc, "wall_s")));
+	bp_json_free(rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_odirect_reads, teardown),
+		cmocka_unit_test_teardown(test_fsync_writes, teardown),
+	};
+
+	if (!h_need_root())
+		return 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	return cmocka_run_group_tests_name("io", tests, NULL, NULL);
+}

@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Off-CPU and wall-clock accounting, end to end, with the real BPF programs
+ * (root): every second of a profiled thread is on-CPU or in one wait class.
+ */
+#include <fcntl.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+
+static int teardown(void **state)
+{
+	h_cleanup();
+	return 0;
+}
+
+static double num(const struct bp_json *v, const char *path)
+{
+	return bp_json_num(bp_json_path(v, path));
+}
+
+/* record COMMAND... into NAME.json; returns the parsed report */
+static struct bp_json *record(const char *name, char *const cmd[])
+{
+	char *argv[32] = { (char *)h_bin(), "record", "-o", NULL };
+	struct bp_json *rep;
+	struct run r;
+	int i, n = 3;
+
+	argv[n++] = (char *)h_path(name);
+	argv[n++] = "--";
+	for (i = 0; cmd[i] && n < 31; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	assert_int_equal(h_run(argv, 120, &r), 0);
+	if (r.exit_code)
+		fprintf(stderr, "--- exit %d\n%s\n%s\n", r.exit_code, r.out, r.err);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	rep = h_json_file(h_path(name));
+	assert_non_null(rep);
+	return rep;
+}
+
+/*
+ * Each thread: on-CPU + every off-CPU class = its wall time, within 5%;
+ * and the merged timeline of the process covers its wall time.
+ */
+static void check_accounting(const struct bp_json *proc)
+{
+	const struct bp_json *thr = bp_json_get(proc, "threads_detail");
+	double tl = 0;
+	size_t i;
+	const char *const states[] = { "running", "runqueue", "io", "lock", "other", "sleep",
+				       "idle" };
+
+	assert_true(bp_json_len(thr) > 0);
+	for (i = 0; i < bp_json_len(thr); i++) {
+		const struct bp_json *t = bp_json_at(thr, i);
+		double wall = num(t, "wall_s"), acc = num(t, "accounted_s");
+
+		fprintf(stderr, "  tid %.0f: wall %.4f s, accounted %.4f s (%+.2f%%)\n",
+			num(t, "tid"), wall, acc, wall > 0 ? (acc / wall - 1) * 100 : 0);
+		assert_true(wall > 0);
+		assert_true(acc >= wall * 0.95 && acc <= wall * 1.05);
+	}
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		tl += bp_json_num(bp_json_get(bp_json_get(proc, "timeline_s"), states[i]));
+	fprintf(stderr, "  timeline %.4f s, wall %.4f s\n", tl, num(proc, "wall_s"));
+	assert_true(tl >= num(proc, "wall_s") * 0.95 && tl <= num(proc, "wall_s") * 1.05);
+}
+
+/* 20 x 100 ms of nanosleep shows 2.0 s +- 5% of sleep */
+static void test_sleeper(void **state)
+{
+	struct bp_json *rep = record("sleep.json", ARGV((char *)h_fixture("sleeper"), "20", "100"));
+	const struct bp_json *p = h_find_proc(rep, "sleeper");
+	double sl;
+
+	assert_non_null(p);
+	sl = num(p, "off_cpu_s.sleep");
+	fprintf(stderr, "sleeper: sleep %.4f s, on-CPU %.4f s, runqueue %.4f s, wall %.4f s\n",
+		sl, num(p, "on_cpu_s"), num(p, "off_cpu_s.runqueue"), num(p, "wall_s"));
+	assert_true(sl >= 1.9 && sl <= 2.1);
+	assert_true(num(p, "timeline_s.sleep") >= 1.9);
+	check_accounting(p);
+	bp_json_free(rep);
+}
+
+/* two spinners pinned to one CPU each wait about half their wall time for it */
+static void test_runqueue(void **state)
+{
+	char cmd[512];
+	struct bp_json *rep;
+	const struct bp_json *procs;
+	size_t i;
+	int found = 0;
+
+	snprintf(cmd, sizeof(cmd), "%s 3 0 & %s 3 0; wait", h_fixture("pinned"),
+		 h_fixture("pinned"));
+	rep = record("rq.json", ARGV("sh", "-c", cmd));
+	procs = bp_json_get(rep, "processes");
+	for (i = 0; i < bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+		double wall = num(p, "wall_s"), rq = num(p, "off_cpu_s.runqueue");
+
+		if (strcmp(bp_json_str(bp_json_get(p, "comm")), "pinned"))
+			continue;
+		found++;
+		fprintf(stderr, "pinned %.0f: runqueue %.3f s of %.3f s wall (%.0f%%), on-CPU %.3f s\n",
+			num(p, "pid"), rq, wall, rq / wall * 100, num(p, "on_cpu_s"));
+		assert_true(rq / wall >= 0.40 && rq / wall <= 0.60);
+		assert_true(num(p, "timeline_s.runqueue") / wall >= 0.40);
+		check_accounting(p);
+	}
+	assert_int_equal(found, 2);
+	bp_json_free(rep);
+}
+
+/* eight threads contending one mutex show lock time, with the futex stacks */
+static void test_lock(void **state)
+{
+	struct bp_json *rep;
+	const struct bp_json *p;
+	char *folded;
+	double lock;
+
+	rep = record("lock.json", ARGV((char *)h_fixture("contend"), "3", "8"));
+	p = h_find_proc(rep, "contend");
+	assert_non_null(p);
+	lock = num(p, "off_cpu_s.lock");
+	fprintf(stderr, "contend: lock %.2f thread-s, on-CPU %.2f s, runqueue %.2f s, wall %.2f s\n",
+		lock, num(p, "on_cpu_s"), num(p, "off_cpu_s.runqueue"), num(p, "wall_s"));
+	/* 8 threads x 3 s, one holding the lock at a time on 2 CPUs: most of it is lock wait */
+	assert_true(lock > 8 * 3 * 0.4);
+	assert_true(lock > num(p, "off_cpu_s.sleep"));
+	check_accounting(p);
+	bp_json_free(rep);
+
+	/* the off-CPU folded view puts the lock wait under its futex stack */
+	folded = NULL;
+	{
+		struct run r;
+
+		assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o",
+					    (char *)h_path("lock.offcpu.folded"), "--",
+					    (char *)h_fixture("contend"), "1", "8"),
+				       60, &r), 0);
+		assert_int_equal(r.exit_code, 0);
+		h_run_free(&r);
+	}
+	folded = h_slurp(h_path("lock.offcpu.folded"), NULL);
+	assert_non_null(folded);
+	assert_non_null(strstr(folded, "contend;[lock];"));
+	assert_non_null(strstr(folded, "futex_wait"));
+	free(folded);
+}
+
+/* random O_DIRECT reads and fsync-heavy writes both wait on block IO */
+static void test_io_wait(void **state)
+{
+	const char *data = h_path("io.data");
+	char count[16] = "3000";
+	struct bp_json *rep;
+	const struct bp_json *p;
+	int fd;
+
+	/* a 32 MiB file for the reader to pick 4 KiB blocks from */
+	fd = open(data, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 0), 0);
+	{
+		static char buf[1 << 20];
+		int i;
+
+		memset(buf, 0x5a, sizeof(buf));
+		for (i = 0; i < 32; i++)
+			assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	}
+	fsync(fd);
+	close(fd);
+
+	rep = record("odirect.json", ARGV((char *)h_fixture("odirect"), (char *)data, count));
+	p = h_find_proc(rep, "odirect");
+	assert_non_null(p);
+	fprintf(stderr, "odirect: io wait %.3f s (io.wait_s %.3f), on-CPU %.3f s, wall %.3f s\n",
+		num(p, "off_cpu_s.io"), num(p, "io.wait_s"), num(p, "on_cpu_s"), num(p, "wall_s"));
+	assert_true(num(p, "off_cpu_s.io") > 0.3 * num(p, "wall_s"));
+	assert_true(num(p, "io.wait_s") == num(p, "off_cpu_s.io"));
+	check_accounting(p);
+	bp_json_free(rep);
+
+	rep = record("fsync.json", ARGV((char *)h_fixture("fsyncer"), (char *)h_path("fs.data"),
+					"200"));
+	p = h_find_proc(rep, "fsyncer");
+	assert_non_null(p);
+	fprintf(stderr, "fsyncer: io wait %.3f s, on-CPU %.3f s, wall %.3f s\n",
+		num(p, "off_cpu_s.io"), num(p, "on_cpu_s"), num(p, "wall_s"));
+	assert_true(num(p, "off_cpu_s.io") > 0.2 * num(p, "wall_s"));
+	check_accounting(p);
+	bp_json_free(rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_sleeper, teardown),
+		cmocka_unit_test_teardown(test_runqueue, teardown),
+		cmocka_unit_test_teardown(test_lock, teardown),
+		cmocka_unit_test_teardown(test_io_wait, teardown),
+	};
+
+	if (!h_need_root())
+		return 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	return cmocka_run_group_tests_name("offcpu", tests, NULL, NULL);
+}
