@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "export_io.h"
+#include "hist.h"
 #include "report_text.h"
 
 static void pct(char *buf, size_t len, double frac)
@@ -208,6 +209,11 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 			wall_lines(out, p, ps);
 		if (p->offcpu_enabled && ps->threads > 1)
 			thread_line(out, ps);
+		if (ps->wakeups >= 10 && bp_hist_quantile(ps->wake_hist, 0.99) >= 1000)
+			bp_buf_printf(out, "  after %" PRIu64 " wakeups it waited for a CPU: p50 %.2f ms,"
+				      " p99 %.2f ms, max %.2f ms\n", ps->wakeups,
+				      bp_hist_quantile(ps->wake_hist, 0.5) / 1e3,
+				      bp_hist_quantile(ps->wake_hist, 0.99) / 1e3, ps->wake_max_s * 1e3);
 		for (j = 0; j < ps->nr_hot && j < max_hot; j++) {
 			if (j > 0 && ps->hot[j].self_frac < 0.01)
 				break;

@@ -88,8 +88,10 @@ awk -v b="$base" -v x="$bpt" -v t="$btt" 'BEGIN {
 	if (t > b) printf "  boundprof slowdown / bpftrace slowdown = %.2f\n", (x - b) / (t - b)
 }'
 [ $have_bpftrace = 1 ] || echo "  bpftrace not installed: peer skipped (apt-get install bpftrace)"
-grep -h '"stacks_cached"\|"switches"' "$T/bp.json" | tr -d ' ,' | paste -sd' ' | \
-	awk -F'[: ]' '{ if ($2 > 0) printf "  stacks reused from the per-thread cache: %.0f%% of %d switches\n", $4 / $2 * 100, $2 }'
+awk '/"offcpu": \{/ { f = 1 } f && /"switches"/ { gsub(/[^0-9]/, ""); sw = $0 }
+	f && /"stacks_cached"/ { gsub(/[^0-9]/, ""); c = $0; f = 0 }
+	END { if (sw > 0) printf "  stacks reused from the per-thread cache: %.0f%% of %d switches\n", c / sw * 100, sw }' \
+	"$T/bp.json"
 
 # BPF cost per event, from the kernel's accounting
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
