@@ -228,6 +228,14 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 	uint64_t now;
 	int n, err;
 
+	/* events first: a short command's exec must be seen while it lives */
+	if (!s->ksyms_tried) {
+		n = bp_loader__poll(s->loader, 0);
+		if (n < 0) {
+			bp_err("failed to read process events: %s", strerror(-n));
+			return n;
+		}
+	}
 	ensure_ksyms(s);
 	now = bp_now_ns();
 	if (now < s->next_drain_ns) {

@@ -21,20 +21,11 @@
 
 #include "bits.bpf.h"
 #include "common.bpf.h"
+#include "rules.h"
 #include "stacks.bpf.h"
 
 #define PF_KTHREAD		0x00200000
-#define TASK_INTERRUPTIBLE	0x0001
-#define TASK_UNINTERRUPTIBLE	0x0002
-#define TASK_DEAD		0x0080
-#define TASK_NOLOAD		0x0400
-#define TASK_RTLOCK_WAIT	0x1000
 
-#define NR_FUTEX		202
-#define FUTEX_CMD_MASK		0x7f
-#define FUTEX_WAIT		0
-#define FUTEX_LOCK_PI		6
-#define FUTEX_LOCK_PI2		13
 
 #define MAX_LOCK_RANGES		32
 /* the first frames are the BPF trampoline and __schedule; lock slow paths follow */
@@ -205,7 +196,6 @@ static __always_inline bool kstack_in_lock(const struct bp_stack *st)
 static __always_inline void ptl_move(struct task_struct *leader, int from, int to, __u64 now)
 {
 	struct bp_pls *ps;
-	__u32 best = BP_TS__MAX, i;
 
 	ps = bpf_task_storage_get(&pls, leader, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ps) {
@@ -213,24 +203,8 @@ static __always_inline void ptl_move(struct task_struct *leader, int from, int t
 		return;
 	}
 	bpf_spin_lock(&ps->lock);
-	for (i = 0; i < BP_TS__MAX; i++) {
-		if (ps->cnt[i]) {
-			best = i;
-			break;
-		}
-	}
-	if (ps->last && now > ps->last) {
-		if (best < BP_TS__MAX)
-			ps->ns[best] += now - ps->last;
-		else
-			ps->idle_ns += now - ps->last;
-	}
-	if (now > ps->last)
-		ps->last = now;
-	if (from >= 0 && from < BP_TS__MAX && ps->cnt[from])
-		ps->cnt[from]--;
-	if (to >= 0 && to < BP_TS__MAX)
-		ps->cnt[to]++;
+	bp_timeline_advance(ps->cnt, &ps->last, now, ps->ns, &ps->idle_ns);
+	bp_timeline_move(ps->cnt, from, to);
 	bpf_spin_unlock(&ps->lock);
 }
 
@@ -295,61 +269,40 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 	__u32 idx = buf_idx & 1;
 	void *map = idx ? (void *)&off1 : (void *)&off0;
 	struct bp_off_key k = {};
-	__u64 w = b;
+	__u64 blocked, runq;
 
-	if (b <= a)
+	bp_split_off(a, b, st->wake_ts, st->off_class, &blocked, &runq);
+	if (!blocked && !runq)
 		return;
-	if (st->off_class == BP_TS_RUNQUEUE)
-		w = a;
-	else if (st->wake_ts)
-		w = st->wake_ts < a ? a : st->wake_ts > b ? b : st->wake_ts;
 	store_stacks(st, idx);
 	k.tgid = st->tgid;
 	k.tid = tid;
 	k.kstack = st->kstack;
 	k.ustack = st->ustack;
-	if (w > a) {
+	if (blocked) {
 		k.state = st->off_class;
-		off_add(map, &k, w - a);
+		off_add(map, &k, blocked);
 	}
-	if (b > w) {
+	if (runq) {
 		k.state = BP_TS_RUNQUEUE;
-		off_add(map, &k, b - w);
+		off_add(map, &k, runq);
 	}
 }
 
 static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __u32 prev_state,
 				      struct bp_tls *st, struct pt_regs *regs)
 {
-	if (preempt || prev_state == 0)
-		return BP_TS_RUNQUEUE;
-	if (prev_state & TASK_RTLOCK_WAIT)
-		return BP_TS_LOCK;
-	if (prev_state & TASK_UNINTERRUPTIBLE) {
-		if (BPF_CORE_READ_BITFIELD(prev, in_iowait))
-			return BP_TS_IO;
-		/* TASK_IDLE: a kernel thread waiting for work */
-		if (prev_state & TASK_NOLOAD)
-			return BP_TS_SLEEP;
-		return st->k_lock ? BP_TS_LOCK : BP_TS_OTHER;
-	}
-	if (prev_state & TASK_INTERRUPTIBLE) {
-		/*
-		 * A futex wait from glibc's mutex slow path is FUTEX_WAIT (or
-		 * LOCK_PI); condition variables, semaphores and joins use
-		 * FUTEX_WAIT_BITSET: waiting for something to happen, not for a
-		 * lock. Interruptible kernel mutexes show in the kernel stack.
-		 */
-		if (regs && regs->orig_ax == NR_FUTEX) {
-			__u32 op = regs->si & FUTEX_CMD_MASK;
+	struct bp_switch_facts f = {
+		.preempt = preempt,
+		.state = prev_state,
+		.k_lock = st->k_lock,
+		.syscall = regs ? regs->orig_ax : ~0ULL,
+		.futex_op = regs ? regs->si : 0,
+	};
 
-			if (op == FUTEX_WAIT || op == FUTEX_LOCK_PI || op == FUTEX_LOCK_PI2)
-				return BP_TS_LOCK;
-			return BP_TS_SLEEP;
-		}
-		return st->k_lock ? BP_TS_LOCK : BP_TS_SLEEP;
-	}
-	return BP_TS_OTHER;
+	if (prev_state & BP_TASK_UNINTERRUPTIBLE)
+		f.in_iowait = BPF_CORE_READ_BITFIELD(prev, in_iowait);
+	return bp_classify(&f);
 }
 
 static __always_inline __u64 hash_into(struct bp_stack *st, long n)
@@ -435,7 +388,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now = bpf_ktime_get_ns(), old;
 	struct bp_tls *st;
 
-	if (prev->pid && is_target(prev->tgid) && !(prev_state & TASK_DEAD)) {
+	if (prev->pid && is_target(prev->tgid) && !(prev_state & BP_TASK_DEAD)) {
 		st = tls_get(prev, now);
 		if (st) {
 			struct pt_regs *regs = NULL;
@@ -541,25 +494,13 @@ static __always_inline void fill_thr_rec(struct bp_thr_rec *r, struct task_struc
 static __always_inline void fill_proc_rec(struct bp_proc_rec *r, __u32 tgid, struct bp_pls *ps,
 					  __u64 now)
 {
-	__u32 best = BP_TS__MAX, i;
+	__u32 i;
 
 	r->kind = BP_REC_PROC;
 	r->tgid = tgid;
 	bpf_spin_lock(&ps->lock);
 	/* bring the timeline up to now, so every record covers the time so far */
-	for (i = 0; i < BP_TS__MAX; i++) {
-		if (ps->cnt[i]) {
-			best = i;
-			break;
-		}
-	}
-	if (ps->last && now > ps->last) {
-		if (best < BP_TS__MAX)
-			ps->ns[best] += now - ps->last;
-		else
-			ps->idle_ns += now - ps->last;
-		ps->last = now;
-	}
+	bp_timeline_advance(ps->cnt, &ps->last, now, ps->ns, &ps->idle_ns);
 	for (i = 0; i < BP_TS__MAX; i++)
 		r->ns[i] = ps->ns[i];
 	r->idle_ns = ps->idle_ns;
@@ -620,22 +561,26 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 /* what a thread not seen switching yet is doing right now */
 static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls *st)
 {
-	__u32 s = BPF_CORE_READ(t, __state);
+	struct bp_switch_facts f = {
+		.state = BPF_CORE_READ(t, __state),
+		.k_lock = st->k_lock,
+		.syscall = ~0ULL,
+	};
+	struct pt_regs *regs;
 
 	if (BPF_CORE_READ(t, on_cpu))
 		return BP_TS_RUNNING;
-	if (s == 0)
-		return BP_TS_RUNQUEUE;
-	if (s & TASK_UNINTERRUPTIBLE) {
-		if (BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait))
-			return BP_TS_IO;
-		if (s & TASK_NOLOAD)
-			return BP_TS_SLEEP;
-		return st->k_lock ? BP_TS_LOCK : BP_TS_OTHER;
+	/* a blocked task's saved user registers tell its syscall, as at a switch */
+	if (!(t->flags & PF_KTHREAD)) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		if (regs) {
+			f.syscall = regs->orig_ax;
+			f.futex_op = regs->si;
+		}
 	}
-	if (s & TASK_INTERRUPTIBLE)
-		return st->k_lock ? BP_TS_LOCK : BP_TS_SLEEP;
-	return BP_TS_OTHER;
+	if (f.state & BP_TASK_UNINTERRUPTIBLE)
+		f.in_iowait = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+	return bp_classify(&f);
 }
 
 /*
