@@ -93,7 +93,54 @@ static int cmp_sample_idx(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/*
+ * What the kernel was doing when a sample hit it, judged by the innermost
+ * kernel frame with a known role: submitting block IO counts toward IO,
+ * handling a page fault toward memory (docs/classification.md).
+ */
+enum frame_cat {
+	CAT_NONE = 0,
+	CAT_IO,
+	CAT_FAULT,
+};
+
+static const char *const io_funcs[] = {
+	"submit_bio", "blk_mq_", "__blk_mq_", "blk_", "__blk_", "blkdev_", "iomap_dio_",
+	"__iomap_dio_", "virtio_queue_rq", "virtblk_", "nvme_", "scsi_", "dio_",
+	"__blockdev_direct_IO", "ext4_io_submit", "ext4_writepages", "ext4_do_writepages",
+	"mpage_", "filemap_write_and_wait_range", "file_write_and_wait_range",
+	"__filemap_fdatawrite_range", "filemap_fdatawrite_wbc",
+};
+
+static const char *const fault_funcs[] = {
+	"exc_page_fault", "asm_exc_page_fault", "do_user_addr_fault", "handle_mm_fault",
+	"__handle_mm_fault", "do_anonymous_page", "do_huge_pmd_anonymous_page", "do_fault",
+	"do_pte_missing", "clear_page",
+};
+
+static bool has_prefix(const char *name, const char *const *list, size_t n)
+{
+	size_t i;
+
+	for (i = 0; i < n; i++)
+		if (!strncmp(name, list[i], strlen(list[i])))
+			return true;
+	return false;
+}
+
+static uint8_t frame_category(const struct bp_frame *f)
+{
+	if (!f->kernel || !f->name)
+		return CAT_NONE;
+	if (has_prefix(f->name, fault_funcs, sizeof(fault_funcs) / sizeof(fault_funcs[0])))
+		return CAT_FAULT;
+	if (has_prefix(f->name, io_funcs, sizeof(io_funcs) / sizeof(io_funcs[0])))
+		return CAT_IO;
+	return CAT_NONE;
+}
+
 struct acc {
+	uint8_t *cat;		/* per frame: enum frame_cat */
 	uint64_t *self, *total;
 	uint32_t *mark;		/* sample stamp: count a function once per stack */
 	uint32_t *touched;
@@ -169,7 +216,7 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 			  const uint32_t *idx, uint32_t n, uint32_t max_hot, struct acc *a,
 			  struct bp_proc_summary *ps)
 {
-	uint64_t samples = 0, ns = 0;
+	uint64_t samples = 0, ns = 0, io_path = 0, fault = 0, kernel = 0;
 	uint32_t i, j, nr, hint = 0;
 	bool exact = p->offcpu_enabled;
 	int k, err;
@@ -220,8 +267,26 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 		}
 		if (nr)
 			a->self[fr[nr - 1]] += s->count;
+		/* the innermost kernel frame with a role says what the CPU did */
+		if (nr && p->frames[fr[nr - 1]].kernel) {
+			uint8_t cat = CAT_NONE;
+
+			for (j = nr; j-- > 0 && p->frames[fr[j]].kernel && !cat;)
+				cat = a->cat[fr[j]];
+			if (cat == CAT_FAULT)
+				fault += s->count;
+			else if (cat == CAT_IO)
+				io_path += s->count;
+			else
+				kernel += s->count;
+		}
 	}
 	ps->samples = samples;
+	if (samples) {
+		ps->frac_io_path = (double)io_path / samples;
+		ps->frac_fault = (double)fault / samples;
+		ps->frac_kernel = (double)kernel / samples;
+	}
 	ps->on_cpu_sampled_s = bp_oncpu_seconds(p, samples, ns);
 	ps->wall_s = bp_profile__proc_wall_ns(p, proc) / 1e9;
 
@@ -292,10 +357,13 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 	a.mark = calloc(p->nr_frames + 1, sizeof(*a.mark));
 	a.touched = calloc(p->nr_frames + 1, sizeof(*a.touched));
 	a.thr_ns = calloc(max_thr, sizeof(*a.thr_ns));
+	a.cat = calloc(p->nr_frames + 1, sizeof(*a.cat));
 	out->procs = calloc(p->nr_procs + 1, sizeof(*out->procs));
 	if (!idx || !done || !a.self || !a.total || !a.mark || !a.touched || !a.thr_ns ||
-	    !out->procs)
+	    !a.cat || !out->procs)
 		goto out;
+	for (i = 0; i < p->nr_frames; i++)
+		a.cat[i] = frame_category(&p->frames[i]);
 	for (i = 0; i < p->nr_samples; i++)
 		idx[i] = i;
 	if (p->nr_samples)
@@ -344,6 +412,7 @@ out:
 	free(a.mark);
 	free(a.touched);
 	free(a.thr_ns);
+	free(a.cat);
 	if (err)
 		bp_summary_free(out);
 	return err;
@@ -357,6 +426,7 @@ void bp_summary_free(struct bp_summary *s)
 		free(s->procs[i].hot);
 		free(s->procs[i].incl);
 		free(s->procs[i].thr);
+		free(s->procs[i].verdict);
 	}
 	free(s->procs);
 	memset(s, 0, sizeof(*s));

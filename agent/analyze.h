@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "classify.h"
 #include "profile.h"
 
 struct bp_hotspot {
@@ -46,6 +47,10 @@ struct bp_proc_summary {
 	double wake_max_s;
 	uint64_t wake_hist[BP_HIST_SLOTS];
 	bool active;			/* did something worth reporting system-wide */
+	/* on-CPU samples by what the code was doing (fractions of samples) */
+	double frac_io_path;		/* the kernel submitting block IO */
+	double frac_fault;		/* the kernel handling page faults */
+	double frac_kernel;		/* other kernel work */
 	uint32_t threads;		/* threads seen */
 	struct bp_thread_summary *thr;	/* by on-CPU time desc */
 	uint32_t nr_thr;
@@ -53,6 +58,7 @@ struct bp_proc_summary {
 	uint32_t nr_hot;
 	struct bp_hotspot *incl;	/* by total desc: where time goes inclusively */
 	uint32_t nr_incl;
+	struct bp_verdict *verdict;	/* NULL until bp_verdicts(); NULL for quiet processes */
 };
 
 struct bp_summary {
@@ -65,6 +71,9 @@ struct bp_summary {
 	double busy_frac;	/* non-idle share of all CPU samples */
 	struct bp_proc_summary *procs;	/* most active first */
 	uint32_t nr_procs;
+	bool have_overall;		/* set by bp_verdicts() */
+	struct bp_verdict overall;	/* the whole recording */
+	uint32_t class_count[BP_CLASS__MAX];	/* processes per verdict */
 };
 
 /* keep at most max_hot hotspots per process; 0 or -ENOMEM */

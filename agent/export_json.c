@@ -1,4 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <math.h>
+
 #include "export_io.h"
 #include "hist.h"
 #include "export_json.h"
@@ -124,6 +126,93 @@ static void write_offcpu(struct bp_json_w *w, const struct bp_proc_summary *ps)
 	write_threads(w, ps);
 }
 
+static void write_lines(struct bp_json_w *w, const char *key,
+			const char (*lines)[BP_VERDICT_LEN], uint32_t n)
+{
+	uint32_t i;
+
+	bp_json_w_key(w, key);
+	bp_json_w_begin_array(w);
+	for (i = 0; i < n; i++)
+		bp_json_w_string(w, lines[i]);
+	bp_json_w_end_array(w);
+}
+
+static void kv_speedup(struct bp_json_w *w, const char *key, double v)
+{
+	/* removing a wait that is all of the time has no finite bound */
+	if (isfinite(v))
+		bp_json_w_kv_double(w, key, v);
+	else
+		bp_json_w_kv_string(w, key, "unbounded");
+}
+
+/* a verdict; NULL (a quiet process) reads as class unknown */
+static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
+{
+	bp_json_w_begin_object(w);
+	if (!v) {
+		bp_json_w_kv_string(w, "class", "unknown");
+		bp_json_w_kv_string(w, "confidence", "low");
+		write_lines(w, "evidence", NULL, 0);
+		write_lines(w, "levers", NULL, 0);
+		bp_json_w_end_object(w);
+		return;
+	}
+	bp_json_w_kv_string(w, "class", bp_class_name(v->cls));
+	bp_json_w_kv_string(w, "confidence", bp_confidence_name(v->conf));
+	write_lines(w, "evidence", v->evidence, v->nr_evidence);
+	write_lines(w, "levers", v->levers, v->nr_levers);
+	if (v->second != BP_CLASS_UNKNOWN)
+		bp_json_w_kv_string(w, "second", bp_class_name(v->second));
+	bp_json_w_kv_double(w, "busy_s", v->busy_s);
+	bp_json_w_key(w, "shares");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_double(w, "cpu", v->share_cpu);
+	bp_json_w_kv_double(w, "memory", v->share_mem);
+	bp_json_w_kv_double(w, "io", v->share_io);
+	bp_json_w_kv_double(w, "lock", v->share_lock);
+	bp_json_w_kv_double(w, "runqueue", v->share_rq);
+	bp_json_w_kv_double(w, "other", v->share_other);
+	bp_json_w_end_object(w);
+	bp_json_w_key(w, "amdahl");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_double(w, "hot_wall_share", v->hot_wall);
+	kv_speedup(w, "hot_4x_speedup", v->hot_4x);
+	kv_speedup(w, "hot_removed_speedup", bp_amdahl(v->hot_wall, 0));
+	if (v->wait_class != BP_CLASS_UNKNOWN) {
+		bp_json_w_kv_string(w, "wait", bp_class_name(v->wait_class));
+		bp_json_w_kv_double(w, "wait_share", v->wait_share);
+		kv_speedup(w, "wait_overlapped_speedup", bp_amdahl(v->wait_share, 0));
+	}
+	bp_json_w_kv_double(w, "parallelism", v->parallelism);
+	bp_json_w_end_object(w);
+	bp_json_w_end_object(w);
+}
+
+static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
+			  const struct bp_summary *s)
+{
+	int c;
+
+	bp_json_w_key(w, "summary");
+	bp_json_w_begin_object(w);
+	bp_json_w_key(w, "verdict");
+	write_verdict(w, s->have_overall ? &s->overall : NULL);
+	bp_json_w_key(w, "classes");
+	bp_json_w_begin_object(w);
+	for (c = 0; c < BP_CLASS__MAX; c++)
+		if (s->class_count[c])
+			bp_json_w_kv_uint64(w, bp_class_name(c), s->class_count[c]);
+	bp_json_w_end_object(w);
+	bp_json_w_kv_double(w, "cpu_busy", s->busy_frac);
+	if (p->llc_bytes) {
+		bp_json_w_kv_uint64(w, "llc_bytes", p->llc_bytes);
+		bp_json_w_kv_string(w, "llc_source", p->llc_source);
+	}
+	bp_json_w_end_object(w);
+}
+
 static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		       const struct bp_proc_summary *ps)
 {
@@ -146,16 +235,7 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	if (p->offcpu_enabled)
 		write_offcpu(w, ps);
 	bp_json_w_key(w, "verdict");
-	bp_json_w_begin_object(w);
-	bp_json_w_kv_string(w, "class", "unknown");
-	bp_json_w_kv_string(w, "confidence", "low");
-	bp_json_w_key(w, "evidence");
-	bp_json_w_begin_array(w);
-	bp_json_w_end_array(w);
-	bp_json_w_key(w, "levers");
-	bp_json_w_begin_array(w);
-	bp_json_w_end_array(w);
-	bp_json_w_end_object(w);
+	write_verdict(w, ps->verdict);
 	bp_json_w_key(w, "hotspots");
 	write_hotspots(w, p, ps->hot, ps->nr_hot);
 	bp_json_w_key(w, "inclusive");
@@ -178,6 +258,7 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 	bp_json_w_kv_string(&w, "event", p->event);
 	bp_json_w_kv_int64(&w, "start_unix_ns", p->start_unix_ns);
 	bp_json_w_kv_bool(&w, "system_wide", p->system_wide);
+	write_summary(&w, p, s);
 
 	bp_json_w_key(&w, "system");
 	bp_json_w_begin_object(&w);

@@ -79,6 +79,20 @@ struct bp_proc {
 	bool have_timeline;
 	uint64_t tl_ns[BP_TS__MAX];
 	uint64_t tl_idle_ns;
+	/* memory evidence without counters (mem_valid), filled by the session */
+	bool mem_valid;
+	uint32_t wss_probes;
+	uint64_t wss_max;		/* bytes touched in one probe window */
+	double wss_per_s;
+	uint64_t rss;
+	uint64_t minflt, majflt;
+	double fault_window_s;
+	/* hardware counters (pmu_valid): for a COMMAND, its whole tree, on the root */
+	bool pmu_valid;
+	uint64_t cycles, instructions, cache_misses;
+	double pmu_running;		/* share of the time the counters actually counted */
+	double pmu_seconds;
+	uint64_t last_drain_samples;	/* on-CPU samples in the latest drain */
 };
 
 /* block IO, per device and per (device, process, direction) */
@@ -116,6 +130,8 @@ struct bp_profile {
 	const char *event;		/* "cpu-clock" or "cycles" */
 	bool system_wide;
 	bool offcpu_enabled;		/* context switches were traced */
+	uint64_t llc_bytes;		/* last-level cache one core uses, 0 unknown */
+	const char *llc_source;		/* interned: where llc_bytes came from */
 	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */
 	uint64_t user_stacks_cut;	/* user stacks cut at a non-code return address */
 	uint64_t io_done_unseen;	/* block completions the kernel never reported to BPF */

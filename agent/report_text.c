@@ -79,6 +79,16 @@ static const char *state_phrase(int state)
 	}
 }
 
+static void verdict_block(struct bp_buf *out, const struct bp_verdict *v)
+{
+	uint32_t i;
+
+	for (i = 0; i < v->nr_evidence; i++)
+		bp_buf_printf(out, "  %s %s\n", i ? " " : "-", v->evidence[i]);
+	for (i = 0; i < v->nr_levers; i++)
+		bp_buf_printf(out, "  %s %s\n", i ? "  " : "=>", v->levers[i]);
+}
+
 static const char *kind_phrase(int kind)
 {
 	switch (kind) {
@@ -119,20 +129,16 @@ static void wall_lines(struct bp_buf *out, const struct bp_profile *p,
 			order[j] = order[j - 1];
 			order[j - 1] = t;
 		}
-	pct(a, sizeof(a), share[order[0]]);
-	bp_buf_printf(out, "  %s of wall time %s", a, state_phrase(order[0]));
-	if (order[0] == BP_TS_IO &&
-	    bp_report_text_proc_io(io, sizeof(io), p, ps->proc->pid))
-		bp_buf_printf(out, " (%s)", io);
-	bp_buf_putc(out, '\n');
-	for (i = 1, j = 0; i < n; i++) {
-		if (share[order[i]] < 0.005)
+	bp_buf_printf(out, "  time: %.2f s wall:", total);
+	for (i = 0, j = 0; i < n; i++) {
+		if (share[order[i]] < 0.005 && i > 0)
 			continue;
 		pct(a, sizeof(a), share[order[i]]);
-		bp_buf_printf(out, "%s%s %s", j++ ? ", " : "  rest: ", a, state_phrase(order[i]));
+		bp_buf_printf(out, "%s %s %s", j++ ? "," : "", a, state_phrase(order[i]));
+		if (order[i] == BP_TS_IO && bp_report_text_proc_io(io, sizeof(io), p, ps->proc->pid))
+			bp_buf_printf(out, " (%s)", io);
 	}
-	if (j)
-		bp_buf_putc(out, '\n');
+	bp_buf_putc(out, '\n');
 }
 
 /* summed over threads: eight threads serialized on one lock show as such */
@@ -170,6 +176,17 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 	bp_buf_printf(out, "boundprof: %.2f s on %d CPU%s (%s, %d Hz): %" PRIu64
 		      " samples, CPUs %.0f%% busy\n", s->duration_s, p->ncpus,
 		      p->ncpus == 1 ? "" : "s", p->event, p->hz, s->samples, s->busy_frac * 100);
+	if (s->have_overall) {
+		int c, k = 0;
+
+		bp_buf_printf(out, "overall: %s (%s confidence)", bp_class_name(s->overall.cls),
+			      bp_confidence_name(s->overall.conf));
+		for (c = 0; c < BP_CLASS__MAX; c++)
+			if (s->class_count[c])
+				bp_buf_printf(out, "%s %u %s", k++ ? "," : " —", s->class_count[c],
+					      bp_class_name(c));
+		bp_buf_printf(out, "%s\n", k ? (s->nr_procs == 1 ? " process" : "") : "");
+	}
 	if (!s->nr_procs)
 		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
 
@@ -197,14 +214,20 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 			continue;
 		}
 		shown++;
-		bp_buf_printf(out, "\npid %u %s: %.2f s on-CPU", proc->pid,
-			      proc->comm[0] ? proc->comm : "[unknown]", ps->on_cpu_s);
+		bp_buf_printf(out, "\npid %u %s", proc->pid, proc->comm[0] ? proc->comm : "[unknown]");
+		if (ps->verdict)
+			bp_buf_printf(out, ": %s (%s confidence)", bp_class_name(ps->verdict->cls),
+				      bp_confidence_name(ps->verdict->conf));
+		bp_buf_printf(out, "\n");
+		if (proc->cmdline && *proc->cmdline)
+			bp_buf_printf(out, "  cmd: %.200s\n", proc->cmdline);
+		if (ps->verdict)
+			verdict_block(out, ps->verdict);
+		bp_buf_printf(out, "  %.2f s on-CPU", ps->on_cpu_s);
 		if (ps->wall_s > 0)
 			bp_buf_printf(out, ", %.2f s wall", ps->wall_s);
 		bp_buf_printf(out, ", %u thread%s%s\n", ps->threads, ps->threads == 1 ? "" : "s",
 			      proc->exited ? ", exited" : "");
-		if (proc->cmdline && *proc->cmdline)
-			bp_buf_printf(out, "  cmd: %.200s\n", proc->cmdline);
 		if (ps->have_timeline)
 			wall_lines(out, p, ps);
 		if (p->offcpu_enabled && ps->threads > 1)

@@ -302,7 +302,7 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 
 	if (prev_state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD(prev, in_iowait);
-	return bp_classify(&f);
+	return bp_wait_class(&f);
 }
 
 static __always_inline __u64 hash_into(struct bp_stack *st, long n)
@@ -580,7 +580,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 	}
 	if (f.state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
-	return bp_classify(&f);
+	return bp_wait_class(&f);
 }
 
 /*

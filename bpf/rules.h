@@ -37,7 +37,7 @@ struct bp_switch_facts {
 	__u64 futex_op;		/* second syscall argument when syscall is futex */
 };
 
-static __always_inline __u32 bp_classify(const struct bp_switch_facts *f)
+static __always_inline __u32 bp_wait_class(const struct bp_switch_facts *f)
 {
 	if (f->preempt || f->state == BP_TASK_RUNNING)
 		return BP_TS_RUNQUEUE;

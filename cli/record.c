@@ -28,6 +28,7 @@
 #include "profile.h"
 #include "report_text.h"
 #include "session.h"
+#include "verdict.h"
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)
@@ -557,7 +558,7 @@ int cmd_record(int argc, char **argv)
 
 	if (bp_session__stop(s))
 		ret = EXIT_RUNTIME;
-	if (bp_summarize(s->prof, 20, &sum)) {
+	if (bp_summarize(s->prof, 20, &sum) || bp_verdicts(s->prof, &sum)) {
 		cli_error("out of memory while summarizing the profile");
 		ret = EXIT_RUNTIME;
 		goto out;

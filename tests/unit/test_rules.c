@@ -26,7 +26,7 @@ static __u32 cls(__u32 preempt, __u32 state, __u32 iowait, __u32 k_lock, __u64 s
 		.syscall = sys, .futex_op = op,
 	};
 
-	return bp_classify(&f);
+	return bp_wait_class(&f);
 }
 
 static void classify__preempted_or_runnable__runqueue(void **state)

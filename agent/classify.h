@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The verdict: from measured evidence to what bounds a workload, how sure we
+ * are, the evidence in numbers, and the levers that fit. Pure: no I/O, so
+ * the decision table is unit-tested on synthetic evidence. The method and
+ * the thresholds, with the reasoning, are in docs/classification.md.
+ */
+#ifndef BP_CLASSIFY_H
+#define BP_CLASSIFY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "boundprof.h"
+
+enum bp_class {
+	BP_CLASS_UNKNOWN = 0,	/* too little data */
+	BP_CLASS_CPU,
+	BP_CLASS_MEMBW,
+	BP_CLASS_IO,
+	BP_CLASS_LOCK,
+	BP_CLASS_STARVED,
+	BP_CLASS_IDLE,
+	BP_CLASS_MIXED,
+	BP_CLASS__MAX,
+};
+
+enum bp_confidence {
+	BP_CONF_LOW = 0,
+	BP_CONF_MEDIUM,
+	BP_CONF_HIGH,
+};
+
+const char *bp_class_name(enum bp_class c);		/* "cpu-bound", ... (the contract) */
+const char *bp_confidence_name(enum bp_confidence c);	/* "low", "medium", "high" */
+
+/* every number the decision uses, in one table (docs/classification.md) */
+struct bp_thresholds {
+	double min_wall_s;		/* less wall time: unknown */
+	double min_busy_s;		/* busy thread-time for full confidence */
+	uint64_t min_samples;		/* on-CPU samples for full confidence in a compute verdict */
+	double idle_sleep;		/* sleep share of wall time: idle */
+	double idle_max_cpu;		/* ... while on-CPU below this share of wall time */
+	double io;			/* IO share of busy thread-time: io-bound */
+	double lock;			/* lock share: lock-bound */
+	double runqueue;		/* run-queue share: cpu-starved */
+	double compute;			/* on-CPU share: compute (cpu or memory) */
+	double fault;			/* page-fault share of on-CPU time: memory */
+	double wss_llc;			/* working set per second / LLC: memory (no PMU) */
+	double wss_llc_medium;		/* ... for medium confidence */
+	double wss_rss;			/* ... and covering this share of the resident set */
+	double fits_llc;		/* working set below this x LLC: fits, cpu with confidence */
+	double ipc_cpu;			/* PMU: IPC at or above, with low MPKI: cpu */
+	double mpki_cpu;
+	double ipc_mem;			/* PMU: IPC below, with high MPKI: memory */
+	double mpki_mem;
+	double busy_machine;		/* machine CPU busy share that makes starvation certain */
+	double borderline;		/* a share this close to its threshold costs a confidence level */
+	double io_saturated_busy;	/* device busy share ... */
+	double io_saturated_inflight;	/* ... with this many in flight: the device is the limit */
+};
+
+extern const struct bp_thresholds bp_default_thresholds;
+
+/* what was measured about one process (or the whole recording) */
+struct bp_evidence {
+	const char *who;		/* "it" or a process name, for the sentences */
+	double wall_s;			/* wall time inside the window */
+	bool have_timeline;
+	double tl_s[BP_TS__MAX];	/* merged timeline: most productive state */
+	double tl_idle_s;
+	/* thread-seconds in each state, summed over threads */
+	double on_s, rq_s, io_s, lock_s, other_s, sleep_s;
+	uint32_t threads;
+	uint32_t ncpus;
+	double machine_busy;		/* share of all CPUs busy during the window */
+	double others_cpu_s;		/* CPU seconds other processes used meanwhile */
+	/* on-CPU samples by what the code was doing */
+	uint64_t samples;
+	double frac_io_path;		/* kernel submitting or completing block IO */
+	double frac_fault;		/* kernel handling page faults */
+	double frac_kernel;		/* other kernel work (system calls, interrupts) */
+	/* memory, without counters */
+	bool mem_valid;
+	uint64_t llc_bytes;
+	const char *llc_source;
+	uint32_t wss_probes;
+	uint64_t wss_max;		/* bytes touched in one probe window */
+	double wss_per_s;
+	uint64_t rss;
+	double minflt_per_s, majflt_per_s;
+	/* memory, with counters */
+	bool pmu_valid;
+	double ipc, mpki, dram_gbs, pmu_running;
+	/* the device it waited on most */
+	bool io_valid;
+	const char *io_dev;
+	uint64_t io_ops;
+	double io_req_kib;		/* typical request size */
+	bool io_reads;			/* mostly reads */
+	double io_p50_ms, io_p99_ms;
+	double dev_busy, dev_inflight;	/* the device's own busy share and mean in flight */
+	/* the hottest function, for the Amdahl lines */
+	const char *hot_name;
+	double hot_frac;		/* of on-CPU samples, as the leaf */
+};
+
+#define BP_VERDICT_LINES	10
+#define BP_VERDICT_LEN		320
+
+struct bp_verdict {
+	enum bp_class cls;
+	enum bp_class second;		/* the runner-up share (mixed, and context) */
+	enum bp_confidence conf;
+	char evidence[BP_VERDICT_LINES][BP_VERDICT_LEN];
+	uint32_t nr_evidence;
+	char levers[BP_VERDICT_LINES][BP_VERDICT_LEN];
+	uint32_t nr_levers;
+	/* shares of busy thread-time the decision used */
+	double busy_s;
+	double share_cpu, share_mem, share_io, share_lock, share_rq, share_other;
+	/* Amdahl caps */
+	double hot_wall;		/* the hottest function's share of wall time */
+	double hot_4x;			/* speedup if it became 4x faster */
+	double wait_share;		/* the dominant wait's share of wall time */
+	enum bp_class wait_class;
+	double wait_cap;		/* speedup if all of that wait were overlapped */
+	double parallelism;		/* CPUs used: on-CPU seconds per wall second */
+};
+
+/* decide; t may be NULL for the defaults */
+void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, struct bp_verdict *v);
+
+/* Amdahl: the whole speedup when a fraction w gets k times faster (k <= 0: removed) */
+double bp_amdahl(double w, double k);
+
+#endif /* BP_CLASSIFY_H */

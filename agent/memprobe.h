@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Memory evidence without hardware counters: the size of the last-level
+ * cache one core works with, and for busy processes the working set they
+ * touch per second (clear_refs, then smaps_rollup Referenced, as the wss
+ * technique does), their resident size and page-fault rates. Probing costs
+ * the target (every page touched after a clear re-sets its accessed bit,
+ * which traps in some guests), so each process is probed rarely.
+ * See docs/classification.md and docs/memprobe.md.
+ */
+#ifndef BP_MEMPROBE_H
+#define BP_MEMPROBE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * Bytes of last-level cache one core uses; 0 when unknown. Tries sysfs
+ * (<sysfs_root>/devices/system/cpu/cpu0/cache), then CPUID (leaf 4 on
+ * Intel, 0x8000001D on AMD, then 0x80000006, whose AMD L3 figure is the
+ * whole socket's and is capped at one CCX's). *source says which, for the
+ * evidence line.
+ */
+uint64_t bp_llc_bytes(const char *sysfs_root, char *source, size_t len);
+
+struct bp_memprobe_opts {
+	const char *proc_root;		/* default "/proc" */
+	uint64_t llc_bytes;		/* probe only processes with more resident than this */
+	double window_s;		/* clear_refs .. read (default 1.0) */
+	double every_s;			/* minimum time between probes of one process (default 5.0) */
+	double min_cpu;			/* candidates use at least this many CPUs (default 0.5) */
+	double stale_s;			/* ... as reported by a seen() at most this old (default 3.0) */
+};
+
+struct bp_mem_evidence {
+	uint32_t probes;		/* completed working-set probes */
+	uint64_t wss_max;		/* most bytes touched in one window */
+	double wss_max_per_s;		/* ... per second of window */
+	uint64_t rss;			/* resident bytes at the last look */
+	uint64_t minflt, majflt;	/* page faults during the recording (from /proc/PID/stat) */
+	double fault_window_s;		/* time those faults were counted over */
+	bool valid;
+};
+
+struct bp_memprobe;
+
+struct bp_memprobe *bp_memprobe__new(const struct bp_memprobe_opts *opts);
+void bp_memprobe__free(struct bp_memprobe *m);
+
+/*
+ * A process used cpus CPUs over the last interval (on-CPU seconds / wall
+ * seconds); busy ones with a large resident set become probe candidates.
+ * The first call for a pid also takes its page-fault baseline.
+ */
+void bp_memprobe__seen(struct bp_memprobe *m, pid_t pid, double cpus, uint64_t now_ns);
+
+/* advance probes: clear, and read back after the window; call every ~100 ms */
+void bp_memprobe__tick(struct bp_memprobe *m, uint64_t now_ns);
+
+/* the process is gone: keep its evidence, stop touching /proc/PID */
+void bp_memprobe__exited(struct bp_memprobe *m, pid_t pid);
+
+/* the evidence so far (also refreshes page-fault counts if alive); 0 or -ENOENT */
+int bp_memprobe__evidence(struct bp_memprobe *m, pid_t pid, uint64_t now_ns,
+			  struct bp_mem_evidence *out);
+
+/* the LLC threshold in use (opts->llc_bytes, or bp_llc_bytes() when that was 0) */
+uint64_t bp_memprobe__llc_bytes(const struct bp_memprobe *m);
+
+/*
+ * The pieces below are pure and exported for the unit tests.
+ */
+
+/* /proc/PID/stat fields 10, 12, 22 and 24 */
+struct bp_pid_stat {
+	uint64_t minflt, majflt;
+	uint64_t start_ticks;		/* starttime: the process's identity with its pid */
+	uint64_t rss_pages;
+};
+
+/* 0 or -EINVAL; comm may hold spaces and parentheses */
+int bp_memprobe_parse_stat(const char *text, struct bp_pid_stat *out);
+/* "Rss:" and "Referenced:" of smaps_rollup, in bytes; 0 or -EINVAL */
+int bp_memprobe_parse_rollup(const char *text, uint64_t *rss, uint64_t *referenced);
+
+/* a sysfs cache size such as "32768K"; 0 when unparsable */
+uint64_t bp_cache_size_parse(const char *text);
+/* the highest-level data or unified cache of cpu0 in sysfs; 0 when none */
+uint64_t bp_llc_from_sysfs(const char *sysfs_root, char *source, size_t len);
+
+struct bp_cpuid_regs {
+	uint32_t eax, ebx, ecx, edx;
+};
+
+/* runs CPUID leaf/subleaf; false when the leaf is beyond the CPU's maximum */
+typedef bool (*bp_cpuid_fn)(void *ctx, uint32_t leaf, uint32_t subleaf,
+			    struct bp_cpuid_regs *r);
+
+/*
+ * One subleaf of leaf 4 (Intel) or 0x8000001D (AMD), which share a layout:
+ * 0 with the cache's level, type (1 data, 2 instruction, 3 unified) and
+ * size, or -ENOENT for type 0 (no more caches).
+ */
+int bp_cpuid_cache_desc(const struct bp_cpuid_regs *r, unsigned int *level,
+			unsigned int *type, uint64_t *bytes);
+/* leaf 0x80000006: L2 and L3 sizes in bytes (0 when not reported) */
+void bp_cpuid_l2_l3(const struct bp_cpuid_regs *r, uint64_t *l2, uint64_t *l3);
+/* leaf 1 EAX: display family and model */
+void bp_cpuid_family_model(uint32_t eax, unsigned int *family, unsigned int *model);
+/* the L3 one core of this AMD/Hygon family can use (one CCX); 0 when no cap is known */
+uint64_t bp_amd_ccx_l3(unsigned int family, unsigned int model);
+/* bp_llc_bytes()'s CPUID part, with the instruction supplied by the caller */
+uint64_t bp_llc_from_cpuid(bp_cpuid_fn fn, void *ctx, char *source, size_t len);
+
+#endif /* BP_MEMPROBE_H */

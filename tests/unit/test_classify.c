@@ -1,0 +1,439 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The verdict's decision table on synthetic evidence: one case per class
+ * and per confidence rule, plus the Amdahl arithmetic.
+ */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "classify.h"
+
+#define MIB (1024ULL * 1024)
+
+#define assert_near(a, b, eps)                                                         \
+	do {                                                                           \
+		double a_ = (a), b_ = (b);                                             \
+		if (!(fabs(a_ - b_) <= (eps)))                                         \
+			fail_msg("%s = %.6g, expected %.6g", #a, a_, b_);              \
+	} while (0)
+
+/* a single-threaded process, wall seconds long, all of it on-CPU */
+static struct bp_evidence busy_cpu(double wall)
+{
+	struct bp_evidence e = {
+		.who = "x",
+		.wall_s = wall,
+		.have_timeline = true,
+		.on_s = wall,
+		.threads = 1,
+		.ncpus = 2,
+		.machine_busy = 0.5,
+		.samples = (uint64_t)(wall * 99),
+		.llc_bytes = 32 * MIB,
+		.llc_source = "test",
+	};
+
+	e.tl_s[BP_TS_RUNNING] = wall;
+	return e;
+}
+
+static bool has_line(const struct bp_verdict *v, bool lever, const char *needle)
+{
+	uint32_t i, n = lever ? v->nr_levers : v->nr_evidence;
+
+	for (i = 0; i < n; i++)
+		if (strstr(lever ? v->levers[i] : v->evidence[i], needle))
+			return true;
+	return false;
+}
+
+static void dump(const struct bp_verdict *v)
+{
+	uint32_t i;
+
+	fprintf(stderr, "  %s (%s)\n", bp_class_name(v->cls), bp_confidence_name(v->conf));
+	for (i = 0; i < v->nr_evidence; i++)
+		fprintf(stderr, "    - %s\n", v->evidence[i]);
+	for (i = 0; i < v->nr_levers; i++)
+		fprintf(stderr, "    => %s\n", v->levers[i]);
+}
+
+static void names__match_the_contract(void **state)
+{
+	assert_string_equal(bp_class_name(BP_CLASS_CPU), "cpu-bound");
+	assert_string_equal(bp_class_name(BP_CLASS_MEMBW), "memory-bandwidth-bound");
+	assert_string_equal(bp_class_name(BP_CLASS_IO), "io-bound");
+	assert_string_equal(bp_class_name(BP_CLASS_LOCK), "lock-bound");
+	assert_string_equal(bp_class_name(BP_CLASS_STARVED), "cpu-starved");
+	assert_string_equal(bp_class_name(BP_CLASS_IDLE), "idle");
+	assert_string_equal(bp_class_name(BP_CLASS_MIXED), "mixed");
+	assert_string_equal(bp_class_name(BP_CLASS_UNKNOWN), "unknown");
+	assert_string_equal(bp_confidence_name(BP_CONF_HIGH), "high");
+}
+
+static void amdahl__arithmetic(void **state)
+{
+	assert_near(bp_amdahl(0.74, 4), 1 / (1 - 0.74 + 0.74 / 4), 1e-12);
+	assert_near(bp_amdahl(0.71, 0), 1 / 0.29, 1e-12);
+	assert_near(bp_amdahl(0, 4), 1.0, 0);
+	assert_true(isinf(bp_amdahl(1.0, 0)));
+	assert_near(bp_amdahl(1.5, 2), 2.0, 1e-12);
+}
+
+static void cpu__fits_cache__high(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.mem_valid = true;
+	e.wss_probes = 2;
+	e.wss_max = 2 * MIB;
+	e.rss = 8 * MIB;
+	e.hot_name = "alpha";
+	e.hot_frac = 0.74;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_true(has_line(&v, false, "100% of wall time on-CPU across 1 thread"));
+	assert_true(has_line(&v, false, "alpha is 74% of wall time: making it 4x faster gives at "
+				       "most 2.25x"));
+	assert_true(has_line(&v, true, "algorithm"));
+	assert_true(has_line(&v, true, "vectorize"));
+	assert_true(has_line(&v, true, "parallelize"));
+	assert_near(v.hot_4x, bp_amdahl(0.74, 4), 1e-9);
+}
+
+static void cpu__memory_unmeasured__medium(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+	assert_true(has_line(&v, false, "memory effects unmeasured"));
+}
+
+static void cpu__few_samples__one_level_down(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.mem_valid = true;
+	e.wss_probes = 1;
+	e.wss_max = MIB;
+	e.rss = 4 * MIB;
+	e.samples = 150;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+}
+
+static void membw__working_set_sweeps_past_the_cache(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.threads = 2;
+	e.on_s = 9.8;
+	e.mem_valid = true;
+	e.wss_probes = 1;
+	e.wss_max = 384 * MIB;
+	e.rss = 386 * MIB;
+	e.samples = 980;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	/* 12x the LLC: medium; no counters, so never high */
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+	assert_true(has_line(&v, false, "no hardware counters"));
+	assert_true(has_line(&v, true, "fewer passes"));
+	assert_true(has_line(&v, true, "More cores help only until"));
+
+	e.wss_max = 160 * MIB;	/* 5x: low */
+	e.rss = 170 * MIB;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	assert_int_equal(v.conf, BP_CONF_LOW);
+
+	/* big resident set, little of it touched: not memory */
+	e.wss_max = 40 * MIB;
+	e.rss = 4096 * MIB;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+}
+
+static void membw__page_faults(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.frac_fault = 0.45;
+	e.frac_kernel = 0.05;
+	e.minflt_per_s = 250000;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+	assert_true(has_line(&v, false, "page faults"));
+	assert_true(has_line(&v, true, "Reuse buffers"));
+}
+
+static void pmu__ipc_and_mpki_decide(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.pmu_valid = true;
+	e.pmu_running = 1;
+	e.ipc = 2.4;
+	e.mpki = 0.125;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+
+	e.ipc = 0.4;
+	e.mpki = 93.75;
+	e.dram_gbs = 9.6;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_true(has_line(&v, false, "IPC 0.40"));
+
+	/* between the rules: medium */
+	e.ipc = 0.8;
+	e.mpki = 5;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+
+	/* counters multiplexed most of the time: one level down */
+	e.ipc = 0.4;
+	e.mpki = 93.75;
+	e.pmu_running = 0.3;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+}
+
+static void io__latency_bound_one_request_at_a_time(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.on_s = 1.0;
+	e.frac_io_path = 0.6;	/* submitting IO in the kernel counts as IO */
+	e.io_s = 3.8;
+	e.sleep_s = 0.2;
+	e.tl_s[BP_TS_RUNNING] = 1.0;
+	e.tl_s[BP_TS_IO] = 3.8;
+	e.tl_s[BP_TS_SLEEP] = 0.2;
+	e.io_valid = true;
+	e.io_dev = "vda";
+	e.io_ops = 40000;
+	e.io_req_kib = 4;
+	e.io_reads = true;
+	e.io_p50_ms = 0.09;
+	e.io_p99_ms = 0.4;
+	e.dev_busy = 0.8;
+	e.dev_inflight = 0.8;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_near(v.share_io, (3.8 + 0.6) / 4.8, 1e-9);
+	assert_true(has_line(&v, false, "76% of wall time waiting on block IO (vda: 4 KiB reads, "
+				       "p50 0.09 ms, p99 0.40 ms)"));
+	assert_true(has_line(&v, true, "Overlap the waits"));
+	assert_true(has_line(&v, true, "about one at a time"));
+	assert_true(has_line(&v, true, "Batch small requests"));
+	assert_near(v.wait_cap, 1 / (1 - 0.76), 1e-9);
+}
+
+static void io__device_saturated(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.on_s = 0.5;
+	e.io_s = 4.5;
+	e.tl_s[BP_TS_RUNNING] = 0.5;
+	e.tl_s[BP_TS_IO] = 4.5;
+	e.io_valid = true;
+	e.io_dev = "nvme0n1";
+	e.io_ops = 90000;
+	e.io_req_kib = 128;
+	e.dev_busy = 0.99;
+	e.dev_inflight = 31;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+	assert_true(has_line(&v, true, "saturated"));
+	assert_false(has_line(&v, true, "Overlap the waits"));
+}
+
+static void lock__threads_wait_on_one_mutex(void **state)
+{
+	struct bp_evidence e = busy_cpu(3);
+	struct bp_verdict v;
+
+	e.threads = 8;
+	e.on_s = 3.0;
+	e.lock_s = 18.5;
+	e.rq_s = 2.4;
+	e.sleep_s = 0.1;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_LOCK);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	/* the timeline alone says "running": the thread sums tell the truth */
+	assert_true(has_line(&v, false, "8 threads spent 18.50 s waiting on locks"));
+	assert_true(has_line(&v, true, "critical section"));
+	assert_true(has_line(&v, true, "More threads make it worse"));
+}
+
+static void starved__pinned_spinners(void **state)
+{
+	struct bp_evidence e = busy_cpu(3);
+	struct bp_verdict v;
+
+	e.on_s = 1.5;
+	e.rq_s = 1.5;
+	e.tl_s[BP_TS_RUNNING] = 1.5;
+	e.tl_s[BP_TS_RUNQUEUE] = 1.5;
+	e.machine_busy = 0.55;	/* one CPU saturated, the other idle */
+	e.others_cpu_s = 1.5;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_STARVED);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+	assert_true(has_line(&v, false, "50% of busy thread-time waiting for a CPU"));
+
+	e.machine_busy = 1.0;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_true(has_line(&v, true, "oversubscribed"));
+
+	/* its own threads outnumber the CPUs and nobody else competes */
+	e.threads = 8;
+	e.others_cpu_s = 0.1;
+	bp_classify(&e, NULL, &v);
+	assert_true(has_line(&v, true, "use at most 2 worker threads"));
+}
+
+static void idle__sleeps(void **state)
+{
+	struct bp_evidence e = busy_cpu(3);
+	struct bp_verdict v;
+
+	e.on_s = 0.002;
+	e.sleep_s = 2.998;
+	e.tl_s[BP_TS_RUNNING] = 0.002;
+	e.tl_s[BP_TS_SLEEP] = 2.998;
+	e.samples = 0;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_IDLE);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_true(has_line(&v, false, "slept or waited for events 100%"));
+}
+
+static void unknown__too_short(void **state)
+{
+	struct bp_evidence e = busy_cpu(0.05);
+	struct bp_verdict v;
+
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_UNKNOWN);
+	assert_int_equal(v.conf, BP_CONF_LOW);
+	assert_true(has_line(&v, true, "Record for longer"));
+}
+
+static void mixed__no_single_limit(void **state)
+{
+	struct bp_evidence e = busy_cpu(4);
+	struct bp_verdict v;
+
+	e.on_s = 1.6;
+	e.io_s = 1.2;
+	e.lock_s = 0.6;
+	e.rq_s = 0.4;
+	e.other_s = 0.2;
+	bp_classify(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_MIXED);
+	assert_int_equal(v.second, BP_CLASS_CPU);
+	assert_true(has_line(&v, false, "no single limit"));
+}
+
+static void confidence__borderline_and_short_runs_drop(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	/* lock share 0.32: within 0.05 of the 0.3 threshold */
+	e.threads = 4;
+	e.on_s = 3.4;
+	e.lock_s = 1.6;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_LOCK);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+
+	/* under a second of busy time: one level down */
+	e = busy_cpu(0.5);
+	e.on_s = 0.1;
+	e.io_s = 0.4;
+	e.tl_s[BP_TS_RUNNING] = 0.1;
+	e.tl_s[BP_TS_IO] = 0.4;
+	bp_classify(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+}
+
+static void thresholds__one_table_drives_the_decision(void **state)
+{
+	struct bp_thresholds t = bp_default_thresholds;
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.on_s = 3.0;
+	e.io_s = 2.0;	/* 40% IO: not io-bound by default */
+	bp_classify(&e, &t, &v);
+	assert_int_not_equal(v.cls, BP_CLASS_IO);
+	t.io = 0.35;
+	bp_classify(&e, &t, &v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(names__match_the_contract),
+		cmocka_unit_test(amdahl__arithmetic),
+		cmocka_unit_test(cpu__fits_cache__high),
+		cmocka_unit_test(cpu__memory_unmeasured__medium),
+		cmocka_unit_test(cpu__few_samples__one_level_down),
+		cmocka_unit_test(membw__working_set_sweeps_past_the_cache),
+		cmocka_unit_test(membw__page_faults),
+		cmocka_unit_test(pmu__ipc_and_mpki_decide),
+		cmocka_unit_test(io__latency_bound_one_request_at_a_time),
+		cmocka_unit_test(io__device_saturated),
+		cmocka_unit_test(lock__threads_wait_on_one_mutex),
+		cmocka_unit_test(starved__pinned_spinners),
+		cmocka_unit_test(idle__sleeps),
+		cmocka_unit_test(unknown__too_short),
+		cmocka_unit_test(mixed__no_single_limit),
+		cmocka_unit_test(confidence__borderline_and_short_runs_drop),
+		cmocka_unit_test(thresholds__one_table_drives_the_decision),
+	};
+
+	return cmocka_run_group_tests_name("classify", tests, NULL, NULL);
+}
