@@ -30,7 +30,7 @@ WARNINGS	:= -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS		?= -g -O2
 ALL_CFLAGS	:= $(CFLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
 		   -I$(OUT) -Ibpf -Iagent
-LDLIBS		:= -lbpf -lelf -lz
+LDLIBS		:= -lbpf -lelf -lz -lm
 # -mcpu=v3: atomic fetch-and-add, xchg and cmpxchg (kernel 5.12+)
 BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra \
 		   -Wno-unused-parameter -Wno-missing-declarations -MMD -MP \

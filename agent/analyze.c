@@ -345,7 +345,14 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 	out->lost_samples = st->v[BP_STAT_MAP_FULL] + st->v[BP_STAT_OFF_MAP_FULL];
 	out->lost_stacks = st->v[BP_STAT_KSTACK_ERR] + st->v[BP_STAT_USTACK_ERR] +
 			   st->v[BP_STAT_STACK_FULL];
-	out->busy_frac = out->samples ? 1.0 - (double)out->idle / out->samples : 0;
+	/*
+	 * Idle CPUs may send no cpu-clock samples at all (tickless idle), so the
+	 * machine's own accounting is the better measure when we have it.
+	 */
+	if (p->machine_busy >= 0)
+		out->busy_frac = p->machine_busy;
+	else
+		out->busy_frac = out->samples ? 1.0 - (double)out->idle / out->samples : 0;
 
 	for (i = 0; i < p->nr_procs; i++)
 		if (p->procs[i]->nr_threads >= max_thr)

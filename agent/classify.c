@@ -421,10 +421,14 @@ void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, str
 		LEVER("Record for longer (at least a second of the work) for a verdict");
 		return;
 	}
-	/* idle: nearly all the wall time asleep, next to no CPU */
-	if (e->wall_s > 0 && v->parallelism < t->idle_max_cpu &&
+	/*
+	 * idle: asleep nearly all the wall time. With a timeline that means no
+	 * thread did anything else; without one, next to no CPU or waiting.
+	 */
+	if (e->wall_s > 0 &&
 	    ((e->have_timeline && e->tl_s[BP_TS_SLEEP] / e->wall_s >= t->idle_sleep) ||
-	     (!e->have_timeline && busy < (1 - t->idle_sleep) * e->wall_s))) {
+	     (!e->have_timeline && v->parallelism < t->idle_max_cpu &&
+	      busy < (1 - t->idle_sleep) * e->wall_s))) {
 		classify_idle(e, v);
 		return;
 	}

@@ -376,6 +376,7 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 		memcpy(proc->comm, comm, sizeof(comm));
 	if (!bp_proc__thread(proc, k->tid, comm))
 		return -ENOMEM;
+	proc->last_drain_samples += v->samples;
 	id = build_stack(c, k->tgid, k->kstack, k->ustack);
 	if (id < 0)
 		return id;
@@ -471,6 +472,7 @@ int bp_collect__track(struct bp_collect *c)
 
 int bp_collect__drain(struct bp_collect *c)
 {
+	uint32_t i;
 	int idx, err;
 
 	/* close open intervals into the current buffer before leaving it */
@@ -479,6 +481,8 @@ int bp_collect__drain(struct bp_collect *c)
 		return err;
 	idx = bp_loader__flip(c->l);
 	c->st.drains++;
+	for (i = 0; i < c->prof->nr_procs; i++)
+		c->prof->procs[i]->last_drain_samples = 0;
 	cache_clear(&c->ucache);
 	err = load_stacks(bp_loader__stacks_fd(c->l, idx, false), &c->kst);
 	if (!err)

@@ -119,8 +119,11 @@ static void write_offcpu(struct bp_json_w *w, const struct bp_proc_summary *ps)
 	bp_json_w_kv_uint64(w, "count", ps->wakeups);
 	bp_json_w_kv_double(w, "total_s", ps->wake_lat_s);
 	bp_json_w_kv_double(w, "mean_ms", ps->wakeups ? ps->wake_lat_s * 1e3 / ps->wakeups : 0);
-	bp_json_w_kv_double(w, "p50_ms", bp_hist_quantile(ps->wake_hist, 0.50) / 1e3);
-	bp_json_w_kv_double(w, "p99_ms", bp_hist_quantile(ps->wake_hist, 0.99) / 1e3);
+	/* interpolating inside a log2 bucket can overshoot the largest value seen */
+	bp_json_w_kv_double(w, "p50_ms", fmin(bp_hist_quantile(ps->wake_hist, 0.50) / 1e3,
+					      ps->wake_max_s * 1e3));
+	bp_json_w_kv_double(w, "p99_ms", fmin(bp_hist_quantile(ps->wake_hist, 0.99) / 1e3,
+					      ps->wake_max_s * 1e3));
 	bp_json_w_kv_double(w, "max_ms", ps->wake_max_s * 1e3);
 	bp_json_w_end_object(w);
 	write_threads(w, ps);

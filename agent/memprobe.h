@@ -25,6 +25,12 @@
  */
 uint64_t bp_llc_bytes(const char *sysfs_root, char *source, size_t len);
 
+/*
+ * Processes tracked at once: past this many, the least recently seen one is
+ * dropped with its evidence, so that a fork-heavy host cannot grow the table.
+ */
+#define BP_MEMPROBE_MAX_PROCS	4096
+
 struct bp_memprobe_opts {
 	const char *proc_root;		/* default "/proc" */
 	uint64_t llc_bytes;		/* probe only processes with more resident than this */
@@ -73,11 +79,12 @@ uint64_t bp_memprobe__llc_bytes(const struct bp_memprobe *m);
  * The pieces below are pure and exported for the unit tests.
  */
 
-/* /proc/PID/stat fields 10, 12, 22 and 24 */
+/* /proc/PID/stat fields 10, 12, 22, 24 and 39 */
 struct bp_pid_stat {
 	uint64_t minflt, majflt;
 	uint64_t start_ticks;		/* starttime: the process's identity with its pid */
 	uint64_t rss_pages;
+	int cpu;			/* CPU it last ran on; -1 when the line ends before */
 };
 
 /* 0 or -EINVAL; comm may hold spaces and parentheses */

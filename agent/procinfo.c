@@ -122,3 +122,26 @@ void bp_procinfo_free(struct bp_procinfo *pi)
 	free(pi->cmdline);
 	pi->cmdline = NULL;
 }
+
+int bp_cpu_times(const char *proc_root, uint64_t *busy, uint64_t *total)
+{
+	unsigned long long v[10] = {};
+	char path[128], buf[1024];
+	ssize_t n;
+	int i;
+
+	snprintf(path, sizeof(path), "%s/stat", proc_root ? proc_root : "/proc");
+	n = read_file(path, buf, sizeof(buf));
+	if (n < 0)
+		return n;
+	/* cpu  user nice system idle iowait irq softirq steal guest guest_nice */
+	if (sscanf(buf, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &v[0], &v[1],
+		   &v[2], &v[3], &v[4], &v[5], &v[6], &v[7], &v[8], &v[9]) < 8)
+		return -EINVAL;
+	*total = 0;
+	/* guest time is already inside user time */
+	for (i = 0; i < 8; i++)
+		*total += v[i];
+	*busy = *total - v[3] - v[4];
+	return 0;
+}

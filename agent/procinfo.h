@@ -23,6 +23,9 @@ void bp_procinfo_free(struct bp_procinfo *pi);
 int bp_procinfo_parse_stat(const char *text, char *comm, size_t comm_len, uint32_t *ppid,
 			   uint64_t *start_ticks);
 
+/* all CPUs' busy and total time from /proc/stat, in clock ticks; 0 or -errno */
+int bp_cpu_times(const char *proc_root, uint64_t *busy, uint64_t *total);
+
 /* CLOCK_MONOTONIC now, in ns */
 uint64_t bp_now_ns(void);
 

@@ -48,6 +48,7 @@ struct bp_profile *bp_profile__new(void)
 	if (!p)
 		return NULL;
 	p->event = "cpu-clock";
+	p->machine_busy = -1;
 	return p;
 }
 

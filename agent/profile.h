@@ -130,6 +130,7 @@ struct bp_profile {
 	const char *event;		/* "cpu-clock" or "cycles" */
 	bool system_wide;
 	bool offcpu_enabled;		/* context switches were traced */
+	double machine_busy;		/* share of all CPU time busy (/proc/stat), -1 unknown */
 	uint64_t llc_bytes;		/* last-level cache one core uses, 0 unknown */
 	const char *llc_source;		/* interned: where llc_bytes came from */
 	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -235,8 +236,9 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		if (ps->wakeups >= 10 && bp_hist_quantile(ps->wake_hist, 0.99) >= 1000)
 			bp_buf_printf(out, "  after %" PRIu64 " wakeups it waited for a CPU: p50 %.2f ms,"
 				      " p99 %.2f ms, max %.2f ms\n", ps->wakeups,
-				      bp_hist_quantile(ps->wake_hist, 0.5) / 1e3,
-				      bp_hist_quantile(ps->wake_hist, 0.99) / 1e3, ps->wake_max_s * 1e3);
+				      fmin(bp_hist_quantile(ps->wake_hist, 0.5) / 1e3, ps->wake_max_s * 1e3),
+				      fmin(bp_hist_quantile(ps->wake_hist, 0.99) / 1e3, ps->wake_max_s * 1e3),
+				      ps->wake_max_s * 1e3);
 		for (j = 0; j < ps->nr_hot && j < max_hot; j++) {
 			if (j > 0 && ps->hot[j].self_frac < 0.01)
 				break;

@@ -9,6 +9,8 @@
 #include "cpus.h"
 #include "loader.h"
 #include "log.h"
+#include "memprobe.h"
+#include "pmu.h"
 #include "procinfo.h"
 #include "profile.h"
 #include "session.h"
@@ -79,10 +81,35 @@ static void ensure_ksyms(struct bp_session *s)
 		set_lock_ranges(s);
 }
 
+/* who was busy in the interval just drained: candidates for a memory probe */
+static void feed_memprobe(struct bp_session *s, uint64_t now)
+{
+	double interval = s->last_drain_ns && now > s->last_drain_ns ?
+				  (now - s->last_drain_ns) / 1e9 : s->opts.drain_interval_s;
+	uint32_t i;
+
+	s->last_drain_ns = now;
+	if (!s->memprobe || interval <= 0 || s->opts.hz <= 0)
+		return;
+	for (i = 0; i < s->prof->nr_procs; i++) {
+		struct bp_proc *proc = s->prof->procs[i];
+
+		if (proc->exited || !proc->last_drain_samples)
+			continue;
+		bp_memprobe__seen(s->memprobe, proc->pid,
+				  proc->last_drain_samples / (double)s->opts.hz / interval, now);
+	}
+}
+
 static int drain(struct bp_session *s)
 {
+	int err;
+
 	ensure_ksyms(s);
-	return bp_collect__drain(s->collect);
+	err = bp_collect__drain(s->collect);
+	if (!err)
+		feed_memprobe(s, bp_now_ns());
+	return err;
 }
 
 static void on_new_proc(void *ctx, struct bp_proc *proc)
@@ -141,6 +168,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		proc->exited = true;
 		proc->end_ns = ev->ts_ns;
 		bp_syms__exited(s->syms, ev->tgid);
+		if (s->memprobe)
+			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
 	}
 }
@@ -185,6 +214,23 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	s->prof->event = s->loader->hw_cycles ? "cycles" : "cpu-clock";
 	s->prof->system_wide = !opts->filter;
 	s->prof->offcpu_enabled = opts->offcpu;
+	{
+		struct bp_memprobe_opts mo = {};
+		char src[160];
+
+		s->prof->llc_bytes = bp_llc_bytes(NULL, src, sizeof(src));
+		s->prof->llc_source = bp_profile__intern(s->prof, src);
+		mo.llc_bytes = s->prof->llc_bytes;
+		s->memprobe = bp_memprobe__new(&mo);
+		if (!s->memprobe)
+			bp_warn("memory probing unavailable: %s", strerror(errno));
+	}
+	/* counters per target, where the CPU has a PMU (none in most guests) */
+	if (opts->filter) {
+		s->pmu = bp_pmu__new();
+		if (!s->pmu)
+			bp_dbg("no hardware counters: %s", strerror(errno));
+	}
 	*out = s;
 	return 0;
 fail:
@@ -194,7 +240,21 @@ fail:
 
 int bp_session__add_target(struct bp_session *s, pid_t pid)
 {
-	return bp_loader__add_target(s->loader, pid);
+	int err = bp_loader__add_target(s->loader, pid);
+	pid_t *n;
+
+	if (err || !s->pmu)
+		return err;
+	if (bp_pmu__add(s->pmu, pid)) {
+		bp_dbg("no hardware counters for pid %d", pid);
+		return 0;
+	}
+	n = realloc(s->pmu_pids, (s->nr_pmu_pids + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->pmu_pids = n;
+	s->pmu_pids[s->nr_pmu_pids++] = pid;
+	return 0;
 }
 
 int bp_session__start(struct bp_session *s)
@@ -219,6 +279,9 @@ int bp_session__start(struct bp_session *s)
 		fill_meta(s, s->prof->procs[i]);
 		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
 	}
+	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
+	if (bp_cpu_times(NULL, &s->cpu_busy0, &s->cpu_total0))
+		s->cpu_total0 = 0;
 	/* every thread's state from now on, for the wall-clock accounting */
 	return bp_collect__track(s->collect);
 }
@@ -250,6 +313,8 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		}
 		now = bp_now_ns();
 	}
+	if (s->memprobe)
+		bp_memprobe__tick(s->memprobe, now);
 	if (now >= s->next_drain_ns) {
 		err = drain(s);
 		if (err)
@@ -270,6 +335,42 @@ uint64_t bp_session__samples(struct bp_session *s)
 	return st.v[BP_STAT_COUNTED];
 }
 
+/* memory and counter evidence into the processes, for the verdicts */
+static void collect_evidence(struct bp_session *s)
+{
+	uint64_t now = bp_now_ns();
+	uint32_t i;
+
+	for (i = 0; s->memprobe && i < s->prof->nr_procs; i++) {
+		struct bp_proc *proc = s->prof->procs[i];
+		struct bp_mem_evidence me;
+
+		if (bp_memprobe__evidence(s->memprobe, proc->pid, now, &me) || !me.valid)
+			continue;
+		proc->mem_valid = true;
+		proc->wss_probes = me.probes;
+		proc->wss_max = me.wss_max;
+		proc->wss_per_s = me.wss_max_per_s;
+		proc->rss = me.rss;
+		proc->minflt = me.minflt;
+		proc->majflt = me.majflt;
+		proc->fault_window_s = me.fault_window_s;
+	}
+	for (i = 0; i < s->nr_pmu_pids; i++) {
+		struct bp_proc *proc = bp_profile__proc(s->prof, s->pmu_pids[i], false);
+		struct bp_pmu_counts c;
+
+		if (!proc || bp_pmu__read(s->pmu, s->pmu_pids[i], &c) || !c.valid)
+			continue;
+		proc->pmu_valid = true;
+		proc->cycles = c.cycles;
+		proc->instructions = c.instructions;
+		proc->cache_misses = c.cache_misses;
+		proc->pmu_running = c.enabled_ns ? (double)c.running_ns / c.enabled_ns : 0;
+		proc->pmu_seconds = (s->prof->end_ns - s->prof->start_ns) / 1e9;
+	}
+}
+
 int bp_session__stop(struct bp_session *s)
 {
 	int err;
@@ -278,6 +379,13 @@ int bp_session__stop(struct bp_session *s)
 		return 0;
 	s->stopped = true;
 	s->prof->end_ns = bp_now_ns();
+	if (s->cpu_total0) {
+		uint64_t busy, total;
+
+		if (!bp_cpu_times(NULL, &busy, &total) && total > s->cpu_total0)
+			s->prof->machine_busy = (double)(busy - s->cpu_busy0) /
+						(total - s->cpu_total0);
+	}
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
 	err = drain(s);
@@ -286,6 +394,7 @@ int bp_session__stop(struct bp_session *s)
 		s->prof->io_done_unseen = bp_blockio__unseen(s->loader->blockio);
 	}
 	bp_loader__stats(s->loader, &s->prof->stats);
+	collect_evidence(s);
 	s->prof->user_stacks_cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	return err;
 }
@@ -294,6 +403,9 @@ void bp_session__free(struct bp_session *s)
 {
 	if (!s)
 		return;
+	bp_memprobe__free(s->memprobe);
+	bp_pmu__free(s->pmu);
+	free(s->pmu_pids);
 	bp_collect__free(s->collect);
 	bp_loader__free(s->loader);
 	bp_syms__free(s->syms);

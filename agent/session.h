@@ -17,6 +17,8 @@ struct bp_loader;
 struct bp_syms;
 struct bp_profile;
 struct bp_collect;
+struct bp_memprobe;
+struct bp_pmu;
 
 struct bp_session_opts {
 	int hz;
@@ -33,6 +35,12 @@ struct bp_session {
 	struct bp_syms *syms;
 	struct bp_profile *prof;
 	struct bp_collect *collect;
+	struct bp_memprobe *memprobe;	/* working set and faults of busy processes */
+	struct bp_pmu *pmu;		/* hardware counters per target, NULL without a PMU */
+	pid_t *pmu_pids;
+	uint32_t nr_pmu_pids;
+	uint64_t last_drain_ns;
+	uint64_t cpu_busy0, cpu_total0;	/* /proc/stat at the start */
 	uint64_t next_drain_ns;
 	uint64_t live_ns;		/* when sampling became live */
 	uint64_t events;		/* process events received */

@@ -187,6 +187,10 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	io_evidence(p, 0, e);
 	if (top) {
 		mem_evidence(p, top->proc, e);
+		/* a command's counters cover its whole tree and sit on its root */
+		for (i = 0; !e->pmu_valid && i < s->nr_procs; i++)
+			if (s->procs[i].proc && s->procs[i].proc->pmu_valid)
+				mem_evidence(p, s->procs[i].proc, e);
 		if (top->nr_hot && hot_len && top->on_cpu_s > 0) {
 			bp_frame_label(&p->frames[top->hot[0].frame], false, hot, hot_len);
 			e->hot_name = hot;

@@ -66,7 +66,18 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA)
 		$$t || fail=1; \
 	done; exit $$fail
 
-test-integration: boundprof $(INTEG_BINS) $(FIXTURES)
+# real programs the verdict tests run (issue: stress-ng, fio from Debian)
+TEST_PKGS := stress-ng fio
+test-deps: | $(DEPS_STAMP)
+	$(Q)command -v stress-ng >/dev/null && command -v fio >/dev/null || { \
+		echo "  DEPS     apt-get install $(TEST_PKGS)"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -q $(TEST_PKGS) >$(OUT)/apt-test.log 2>&1 || \
+		{ apt-get update -q >>$(OUT)/apt-test.log 2>&1 && \
+		  apt-get install -y -q $(TEST_PKGS) >>$(OUT)/apt-test.log 2>&1; } || \
+		{ tail -20 $(OUT)/apt-test.log >&2; exit 1; }; }
+
+test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 	$(Q)fail=0; for t in $(INTEG_BINS); do \
 		echo "  INTEG    $$(basename $$t)"; \
 		BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \

@@ -62,7 +62,7 @@ static void test_split_accuracy(void **state)
 	assert_true(b >= 0.20 && b <= 0.30);
 	assert_true(bp_json_num(bp_json_get(proc, "on_cpu_s")) > 3.0);
 	assert_string_equal(bp_json_str(bp_json_path(rep, "processes[0].verdict.class")),
-			    "unknown");
+			    "cpu-bound");
 	assert_non_null(bp_json_get(rep, "drops"));
 	bp_json_free(rep);
 
