@@ -10,7 +10,7 @@
 /* the process's block IO and the device it used most */
 static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evidence *e)
 {
-	uint64_t hist[BP_HIST_SLOTS] = {}, ops = 0, bytes = 0, reads = 0;
+	uint64_t hist[BP_HIST_SLOTS] = {}, ops = 0, reads = 0, rbytes = 0, writes = 0, wbytes = 0;
 	uint32_t i, top_dev = 0;
 	uint64_t top_ops = 0;
 	double window = p->end_ns > p->start_ns ? (double)(p->end_ns - p->start_ns) : 0;
@@ -23,9 +23,13 @@ static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evid
 		if (r->kthread || (pid && r->pid != pid))
 			continue;
 		ops += r->st.ops;
-		bytes += r->st.bytes;
-		if (r->op == BP_IO_READ)
+		if (r->op == BP_IO_READ) {
 			reads += r->st.ops;
+			rbytes += r->st.bytes;
+		} else if (r->op == BP_IO_WRITE) {
+			writes += r->st.ops;
+			wbytes += r->st.bytes;
+		}
 		bp_hist_merge(hist, r->st.hist);
 		for (j = 0; j < p->nr_io_rows; j++)
 			if (p->io_rows[j].dev == r->dev && !p->io_rows[j].kthread &&
@@ -40,8 +44,12 @@ static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evid
 		return;
 	e->io_valid = true;
 	e->io_ops = ops;
-	e->io_req_kib = bytes / 1024.0 / ops;
-	e->io_reads = reads * 2 >= ops;
+	/* the typical request of the dominant direction, as the IO report says it */
+	e->io_reads = reads >= writes;
+	if (e->io_reads && reads)
+		e->io_req_kib = rbytes / 1024.0 / reads;
+	else if (writes)
+		e->io_req_kib = wbytes / 1024.0 / writes;
 	e->io_p50_ms = bp_hist_quantile(hist, 0.5) / 1e3;
 	e->io_p99_ms = bp_hist_quantile(hist, 0.99) / 1e3;
 	for (i = 0; i < p->nr_io_devs; i++) {
