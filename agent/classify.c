@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -190,6 +191,10 @@ static void classify_io(const struct bp_evidence *e, const struct bp_thresholds 
 		      "io_uring, prefetch/read-ahead)%s; overlapping all IO waits gives at most %s",
 		      e->io_valid && e->dev_inflight < 1.5 ? " — it had about one at a time" : "",
 		      cap);
+		if (e->io_valid && !e->io_reads && e->io_flushes * 4 >= e->io_ops)
+			LEVER("Sync less often: %" PRIu64 " cache flushes for %" PRIu64 " requests mean "
+			      "an fsync after nearly every write; batch writes per fsync (group commit) "
+			      "and sync only where durability needs it", e->io_flushes, e->io_ops);
 		if (e->io_valid && e->io_req_kib > 0 && e->io_req_kib < 64)
 			LEVER("Batch small requests into larger ones: they average %.0f KiB; "
 			      "fewer, bigger requests amortize the per-request latency",

@@ -98,6 +98,7 @@ struct bp_evidence {
 	uint64_t io_ops;
 	double io_req_kib;		/* typical request size */
 	bool io_reads;			/* mostly reads */
+	uint64_t io_flushes;		/* flush / FUA-only and other non-data requests */
 	double io_p50_ms, io_p99_ms;
 	double dev_busy, dev_inflight;	/* the device's own busy share and mean in flight */
 	/* the hottest function, for the Amdahl lines */

@@ -29,6 +29,8 @@ static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evid
 		} else if (r->op == BP_IO_WRITE) {
 			writes += r->st.ops;
 			wbytes += r->st.bytes;
+		} else {
+			e->io_flushes += r->st.ops;
 		}
 		bp_hist_merge(hist, r->st.hist);
 		for (j = 0; j < p->nr_io_rows; j++)
