@@ -21,6 +21,10 @@ void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* install the agent's log callback (errors always, the rest by -v) */
 void cli_setup_logging(void);
 
+/* root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF: 0, or prints why and -errno */
+int cli_check_environment(void);
+
 int cmd_record(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 #endif /* BP_CLI_H */

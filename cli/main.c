@@ -2,6 +2,7 @@
 /*
  * boundprof: where does the time go, what bounds it, what to change.
  */
+#include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -10,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "loader.h"
 #include "log.h"
 
 #ifndef BP_VERSION
@@ -26,6 +28,7 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "profile the system, some processes, or a command" },
+	{ "top", cmd_top, "live view: busy processes, their waits and verdicts, each second" },
 };
 
 void cli_error(const char *fmt, ...)
@@ -37,6 +40,21 @@ void cli_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
 	fputc('\n', stderr);
+}
+
+int cli_check_environment(void)
+{
+	if (bp_check_privileges()) {
+		cli_error("permission denied: profiling needs root, or CAP_BPF and CAP_PERFMON"
+			  " (try: sudo boundprof ...)");
+		return -EPERM;
+	}
+	if (!bp_kernel_has_btf()) {
+		cli_error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): boundprof"
+			  " needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+		return -ENOTSUP;
+	}
+	return 0;
 }
 
 static void log_to_stderr(enum bp_log_level level, const char *fmt, va_list ap)

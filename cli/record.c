@@ -455,15 +455,7 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_USAGE;
 		goto out;
 	}
-	if (bp_check_privileges()) {
-		cli_error("permission denied: profiling needs root, or CAP_BPF and CAP_PERFMON"
-			  " (try: sudo boundprof record ...)");
-		ret = EXIT_RUNTIME;
-		goto out;
-	}
-	if (!bp_kernel_has_btf()) {
-		cli_error("this kernel has no BTF (/sys/kernel/btf/vmlinux is missing): boundprof"
-			  " needs a kernel built with CONFIG_DEBUG_INFO_BTF=y");
+	if (cli_check_environment()) {
 		ret = EXIT_RUNTIME;
 		goto out;
 	}

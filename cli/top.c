@@ -1,0 +1,359 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * boundprof top: a live view of the whole system, one row per busy process:
+ * CPU use, where its off-CPU time goes, its verdict so far and its hottest
+ * function. On a terminal it redraws each interval and `q` quits; otherwise
+ * it prints one snapshot per interval.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <termios.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "analyze.h"
+#include "cli.h"
+#include "loader.h"
+#include "procinfo.h"
+#include "profile.h"
+#include "session.h"
+#include "verdict.h"
+
+#define MAX_ROWS 64
+
+struct prev {
+	uint32_t pid;
+	double on_s;
+	double off_s[BP_KIND__MAX];
+};
+
+struct top_state {
+	uint64_t busy0, total0;		/* /proc/stat at the previous snapshot */
+	struct prev *prev;
+	uint32_t nr_prev;
+	double last_t;
+	bool tty;
+	int rows;
+};
+
+struct row {
+	const struct bp_proc_summary *ps;
+	double cpu;			/* CPUs used over the interval */
+	double off[BP_KIND__MAX];	/* thread-seconds per second, per class */
+};
+
+static volatile sig_atomic_t top_stop;
+static struct termios saved_tio;
+static bool tio_saved;
+
+static void on_top_signal(int sig)
+{
+	top_stop = sig;
+}
+
+static void restore_terminal(void)
+{
+	if (tio_saved)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved_tio);
+	tio_saved = false;
+	/* back from the alternate screen, cursor visible */
+	fputs("\033[?1049l\033[?25h", stdout);
+	fflush(stdout);
+}
+
+/* keys without Enter, no echo, for `q`; the rest of the terminal stays as it was */
+static void raw_keys(void)
+{
+	struct termios t;
+
+	if (!isatty(STDIN_FILENO) || tcgetattr(STDIN_FILENO, &saved_tio))
+		return;
+	t = saved_tio;
+	t.c_lflag &= ~(ICANON | ECHO);
+	t.c_cc[VMIN] = 0;
+	t.c_cc[VTIME] = 0;
+	if (!tcsetattr(STDIN_FILENO, TCSANOW, &t))
+		tio_saved = true;
+}
+
+static bool quit_pressed(void)
+{
+	struct pollfd pfd = { .fd = STDIN_FILENO, .events = POLLIN };
+	char c;
+
+	if (!tio_saved || poll(&pfd, 1, 0) <= 0)
+		return false;
+	while (read(STDIN_FILENO, &c, 1) == 1)
+		if (c == 'q' || c == 'Q')
+			return true;
+	return false;
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [--no-offcpu]\n"
+		"\n"
+		"  -i, --interval S   refresh every S seconds (default 1)\n"
+		"  -n, --count N      stop after N refreshes (default: until q, Ctrl-C or SIGTERM)\n"
+		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
+		"      --no-offcpu    on-CPU sampling only (no wait classes or verdicts from them)\n"
+		"\n"
+		"On a terminal the view redraws in place and q quits; otherwise one snapshot\n"
+		"per interval is printed.\n");
+}
+
+static struct prev *find_prev(struct top_state *st, uint32_t pid)
+{
+	uint32_t i;
+
+	for (i = 0; i < st->nr_prev; i++)
+		if (st->prev[i].pid == pid)
+			return &st->prev[i];
+	return NULL;
+}
+
+static int cmp_rows(const void *a, const void *b)
+{
+	const struct row *x = a, *y = b;
+	double wx = x->cpu + x->off[BP_KIND_IO] + x->off[BP_KIND_LOCK];
+	double wy = y->cpu + y->off[BP_KIND_IO] + y->off[BP_KIND_LOCK];
+
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
+	return x->ps->proc->pid < y->ps->proc->pid ? -1 : 1;
+}
+
+static void render(struct top_state *st, const struct bp_profile *p, const struct bp_summary *s,
+		   double dt)
+{
+	struct row rows[MAX_ROWS * 4];
+	struct prev *np;
+	char hot[64], wall[32];
+	uint32_t i, n = 0;
+	int k, shown = 0;
+	time_t now = time(NULL);
+
+	np = calloc(s->nr_procs + 1, sizeof(*np));
+	for (i = 0; i < s->nr_procs; i++) {
+		const struct bp_proc_summary *ps = &s->procs[i];
+		struct prev *pv;
+		struct row r = { .ps = ps };
+
+		/* our own drains and redraws are not the user's workload */
+		if (!ps->proc || ps->proc->pid == (uint32_t)getpid())
+			continue;
+		if (np) {
+			np[i].pid = ps->proc->pid;
+			np[i].on_s = ps->on_cpu_s;
+			memcpy(np[i].off_s, ps->off_s, sizeof(np[i].off_s));
+		}
+		pv = find_prev(st, ps->proc->pid);
+		r.cpu = (ps->on_cpu_s - (pv ? pv->on_s : 0)) / dt;
+		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
+			r.off[k] = (ps->off_s[k] - (pv ? pv->off_s[k] : 0)) / dt;
+		if (r.cpu < 0.005 && r.off[BP_KIND_IO] < 0.005 && r.off[BP_KIND_LOCK] < 0.005 &&
+		    r.off[BP_KIND_RUNQUEUE] < 0.005)
+			continue;
+		if (n < sizeof(rows) / sizeof(rows[0]))
+			rows[n++] = r;
+	}
+	free(st->prev);
+	st->prev = np;
+	st->nr_prev = np ? s->nr_procs : 0;
+	qsort(rows, n, sizeof(*rows), cmp_rows);
+
+	strftime(wall, sizeof(wall), "%H:%M:%S", localtime(&now));
+	if (st->tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("boundprof top  %s  every %.1f s  %d CPUs %.0f%% busy  overall: %s (%s)%s\n", wall,
+	       dt, p->ncpus, s->busy_frac * 100,
+	       s->have_overall ? bp_class_name(s->overall.cls) : "-",
+	       s->have_overall ? bp_confidence_name(s->overall.conf) : "-",
+	       st->tty ? "   q quits" : "");
+	printf("%7s %-15s %6s %6s %6s %6s %6s  %-28s %s\n", "PID", "COMM", "CPU%", "RUNQ%", "IO%",
+	       "LOCK%", "SLEEP%", "VERDICT SO FAR", "TOP FUNCTION");
+	for (i = 0; i < n && shown < st->rows; i++, shown++) {
+		const struct bp_proc_summary *ps = rows[i].ps;
+		const struct bp_verdict *v = ps->verdict;
+		char verdict[40];
+
+		if (ps->nr_hot)
+			bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, sizeof(hot));
+		else
+			snprintf(hot, sizeof(hot), "-");
+		snprintf(verdict, sizeof(verdict), "%s%s%s", v ? bp_class_name(v->cls) : "-",
+			 v ? "/" : "", v ? bp_confidence_name(v->conf) : "");
+		printf("%7u %-15.15s %6.1f %6.1f %6.1f %6.1f %6.1f  %-28.28s %.40s\n",
+		       ps->proc->pid, ps->proc->comm, rows[i].cpu * 100,
+		       rows[i].off[BP_KIND_RUNQUEUE] * 100, rows[i].off[BP_KIND_IO] * 100,
+		       rows[i].off[BP_KIND_LOCK] * 100, rows[i].off[BP_KIND_SLEEP] * 100, verdict,
+		       hot);
+	}
+	if (!n)
+		printf("%7s (no busy process in this interval)\n", "");
+	if (!st->tty)
+		putchar('\n');
+	fflush(stdout);
+}
+
+/* visible rows: what the terminal has room for */
+static int term_rows(void)
+{
+	const char *l = getenv("LINES");
+	int n = l ? atoi(l) : 0;
+
+	return n > 4 ? n - 3 : 20;
+}
+
+static int snapshot(struct bp_session *s, struct top_state *st, double dt)
+{
+	struct bp_summary sum;
+	int err;
+
+	uint64_t busy, total;
+
+	/* the profile covers the time so far; the window ends now for the verdicts */
+	s->prof->end_ns = bp_now_ns();
+	/* the header's busy share is this interval's, from the kernel's accounting */
+	if (!bp_cpu_times(NULL, &busy, &total)) {
+		if (st->total0 && total > st->total0)
+			s->prof->machine_busy = (double)(busy - st->busy0) / (total - st->total0);
+		st->busy0 = busy;
+		st->total0 = total;
+	}
+	err = bp_summarize(s->prof, 1, &sum);
+	if (!err)
+		err = bp_verdicts(s->prof, &sum);
+	if (err) {
+		cli_error("out of memory while summarizing");
+		bp_summary_free(&sum);
+		return err;
+	}
+	render(st, s->prof, &sum, dt);
+	bp_summary_free(&sum);
+	return 0;
+}
+
+int cmd_top(int argc, char **argv)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "count", required_argument, NULL, 'n' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2 };
+	struct top_state st = {};
+	struct bp_session *s = NULL;
+	double interval = 1.0, last;
+	long count = 0, done = 0;
+	char *end;
+	int c, err, ret = 0;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":i:n:F:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			errno = 0;
+			interval = strtod(optarg, &end);
+			if (errno || *end || !isfinite(interval) || interval < 0.2 || interval > 3600) {
+				cli_error("invalid interval -i %s: give seconds from 0.2 to 3600", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'n':
+			errno = 0;
+			count = strtol(optarg, &end, 10);
+			if (errno || *end || count < 1) {
+				cli_error("invalid count -n %s: give a number of refreshes, 1 or more",
+					  optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'F':
+			errno = 0;
+			so.hz = strtol(optarg, &end, 10);
+			if (errno || *end || so.hz < 1 || so.hz > bp_max_sample_rate()) {
+				cli_error("invalid frequency -F %s: give a whole number of Hz from 1 to %d",
+					  optarg, bp_max_sample_rate());
+				return EXIT_USAGE;
+			}
+			break;
+		case 'N':
+			so.offcpu = false;
+			break;
+		case 'v':
+			cli_env.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			cli_error("option %s needs a value (see: boundprof top --help)", argv[optind - 1]);
+			return EXIT_USAGE;
+		default:
+			cli_error("unknown option '%s' (see: boundprof top --help)", argv[optind - 1]);
+			return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_error("top takes no arguments: '%s' (see: boundprof top --help)", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (cli_check_environment())
+		return EXIT_RUNTIME;
+
+	signal(SIGINT, on_top_signal);
+	signal(SIGTERM, on_top_signal);
+	so.drain_interval_s = interval;
+	so.verbose_libbpf = cli_env.verbose >= 3;
+	if (bp_session__open(&s, &so) || bp_session__start(s)) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	st.tty = isatty(STDOUT_FILENO);
+	st.rows = st.tty ? term_rows() : MAX_ROWS;
+	if (st.tty) {
+		raw_keys();
+		atexit(restore_terminal);
+		/* the alternate screen: the shell's scrollback is left alone */
+		fputs("\033[?1049h\033[?25l", stdout);
+	}
+	bp_cpu_times(NULL, &st.busy0, &st.total0);
+	last = bp_now_ns() / 1e9;
+	while (!top_stop) {
+		err = bp_session__poll(s, 100);
+		if (err) {
+			ret = EXIT_RUNTIME;
+			break;
+		}
+		if (quit_pressed())
+			break;
+		if (bp_now_ns() / 1e9 - last < interval)
+			continue;
+		if (snapshot(s, &st, bp_now_ns() / 1e9 - last)) {
+			ret = EXIT_RUNTIME;
+			break;
+		}
+		last = bp_now_ns() / 1e9;
+		if (count && ++done >= count)
+			break;
+	}
+out:
+	if (st.tty)
+		restore_terminal();
+	bp_session__stop(s);
+	bp_session__free(s);
+	free(st.prev);
+	return ret;
+}
