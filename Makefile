@@ -125,8 +125,12 @@ include tests/tests.mk
 include bench/bench.mk
 
 install: boundprof
-	install -d $(DESTDIR)$(PREFIX)/bin
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions
 	install -m 0755 boundprof $(DESTDIR)$(PREFIX)/bin/boundprof
+	install -m 0644 docs/boundprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/boundprof.1
+	install -m 0644 docs/boundprof.bash-completion \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/boundprof
 
 clean:
 	rm -rf $(OUT) boundprof
