@@ -24,7 +24,14 @@ void cli_setup_logging(void);
 /* root (or CAP_BPF + CAP_PERFMON) and a kernel with BTF: 0, or prints why and -errno */
 int cli_check_environment(void);
 
+struct bp_profile;
+
+/* load a saved profile (.pb.gz); 0, or prints why and returns -errno */
+int cli_load_profile(const char *path, struct bp_profile **out);
+
 int cmd_record(int argc, char **argv);
+int cmd_report(int argc, char **argv);
+int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 
 #endif /* BP_CLI_H */

@@ -28,6 +28,8 @@ struct cmd {
 
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "profile the system, some processes, or a command" },
+	{ "report", cmd_report, "re-render a saved profile (.pb.gz) into any output" },
+	{ "diff", cmd_diff, "what changed between two saved profiles" },
 	{ "top", cmd_top, "live view: busy processes, their waits and verdicts, each second" },
 };
 

@@ -21,9 +21,9 @@ static const struct {
 	{ ".wall.folded", OUT_FOLDED_WALL, 1 },
 	{ ".folded", OUT_FOLDED, 1 },
 	{ ".json", OUT_JSON, 1 },
-	{ ".pb.gz", OUT_PPROF, 0 },
-	{ ".svg", OUT_SVG, 0 },
-	{ ".html", OUT_HTML, 0 },
+	{ ".pb.gz", OUT_PPROF, 1 },
+	{ ".svg", OUT_SVG, 1 },
+	{ ".html", OUT_HTML, 1 },
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -35,7 +35,7 @@ static int ends_with(const char *s, const char *suffix)
 
 const char *output_extensions(void)
 {
-	return ".folded, .offcpu.folded, .wall.folded, .json";
+	return ".folded, .offcpu.folded, .wall.folded, .json, .pb.gz, .svg, .html";
 }
 
 int output_format(const char *path, enum out_fmt *fmt)
@@ -136,4 +136,24 @@ void output_abort(struct output *o)
 		unlink(o->tmp_path);
 	free(o->tmp_path);
 	o->tmp_path = NULL;
+}
+
+int cli_parse_output(const char *path, struct output *o)
+{
+	int err = output_format(path, &o->fmt);
+
+	if (err == -ENOTSUP) {
+		cli_error("output %s: this format is not available yet (use %s)", path,
+			  output_extensions());
+		return -EINVAL;
+	}
+	if (err) {
+		cli_error("output %s: unknown format; the extension picks it: %s", path,
+			  output_extensions());
+		return -EINVAL;
+	}
+	o->path = path;
+	o->fd = -1;
+	o->tmp_path = NULL;
+	return 0;
 }

@@ -31,6 +31,9 @@ struct output {
 int output_format(const char *path, enum out_fmt *fmt);
 const char *output_extensions(void);
 
+/* the output for a -o argument, its format checked; 0 or -EINVAL (message printed) */
+int cli_parse_output(const char *path, struct output *o);
+
 /* create the temporary file; 0 or -errno (message printed) */
 int output_prepare(struct output *o);
 /* write everything and rename into place; 0 or -errno (message printed) */

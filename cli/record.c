@@ -20,15 +20,12 @@
 #include "analyze.h"
 #include "buf.h"
 #include "cli.h"
-#include "export_folded.h"
-#include "export_json.h"
 #include "loader.h"
 #include "output.h"
 #include "procinfo.h"
 #include "profile.h"
-#include "report_text.h"
+#include "render.h"
 #include "session.h"
-#include "verdict.h"
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)
@@ -168,7 +165,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, err, max_rate;
+	int c, max_rate;
 	double hz;
 
 	o->hz = 99;
@@ -207,19 +204,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 				cli_error("too many -o outputs (at most %d)", MAX_OUTPUTS);
 				return -EINVAL;
 			}
-			err = output_format(optarg, &o->outputs[o->nr_outputs].fmt);
-			if (err == -ENOTSUP) {
-				cli_error("output %s: this format is not available yet (use %s)",
-					  optarg, output_extensions());
+			if (cli_parse_output(optarg, &o->outputs[o->nr_outputs]))
 				return -EINVAL;
-			}
-			if (err) {
-				cli_error("output %s: unknown format; the extension picks it: %s",
-					  optarg, output_extensions());
-				return -EINVAL;
-			}
-			o->outputs[o->nr_outputs].path = optarg;
-			o->outputs[o->nr_outputs].fd = -1;
 			o->nr_outputs++;
 			break;
 		case 'J':
@@ -373,63 +359,6 @@ static void progress(struct bp_session *s, bool tty, bool final)
 		(unsigned long long)bp_session__samples(s));
 }
 
-static int write_outputs(struct record_opts *o, struct bp_profile *p, struct bp_summary *sum)
-{
-	struct bp_buf b = BP_BUF_INIT;
-	int i, err, ret = 0;
-
-	for (i = 0; i < o->nr_outputs; i++) {
-		struct output *out = &o->outputs[i];
-
-		bp_buf_reset(&b);
-		switch (out->fmt) {
-		case OUT_FOLDED:
-			err = bp_export_folded(p, &b);
-			break;
-		case OUT_FOLDED_OFFCPU:
-			err = bp_export_folded_view(p, BP_VIEW_OFFCPU, &b);
-			break;
-		case OUT_FOLDED_WALL:
-			err = bp_export_folded_view(p, BP_VIEW_WALL, &b);
-			break;
-		case OUT_JSON:
-			err = bp_export_json(p, sum, true, &b);
-			break;
-		default:
-			err = -ENOTSUP;
-			break;
-		}
-		if (err) {
-			cli_error("cannot write %s: %s", out->path, strerror(-err));
-			output_abort(out);
-		} else {
-			err = output_commit(out, b.data, b.len);
-		}
-		if (err && !ret)
-			ret = err;
-	}
-	bp_buf_free(&b);
-	return ret;
-}
-
-static int report(struct record_opts *o, struct bp_profile *p, struct bp_summary *sum)
-{
-	struct bp_buf b = BP_BUF_INIT;
-	int err;
-
-	if (o->json)
-		err = bp_export_json(p, sum, true, &b);
-	else
-		err = bp_report_text(p, sum, NULL, &b);
-	if (!err && fwrite(b.data, 1, b.len, stdout) != b.len)
-		err = -EIO;
-	fflush(stdout);
-	bp_buf_free(&b);
-	if (err)
-		cli_error("cannot print the report: %s", strerror(-err));
-	return err;
-}
-
 static bool deadline_passed(struct bp_session *s, double duration_s)
 {
 	return duration_s > 0 && bp_now_ns() - s->prof->start_ns >= duration_s * 1e9;
@@ -550,14 +479,13 @@ int cmd_record(int argc, char **argv)
 
 	if (bp_session__stop(s))
 		ret = EXIT_RUNTIME;
-	if (bp_summarize(s->prof, 20, &sum) || bp_verdicts(s->prof, &sum)) {
-		cli_error("out of memory while summarizing the profile");
+	if (render_summarize(s->prof, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (write_outputs(&o, s->prof, &sum))
+	if (render_outputs(o.outputs, o.nr_outputs, s->prof, &sum))
 		ret = EXIT_RUNTIME;
-	if (report(&o, s->prof, &sum))
+	if (render_report(s->prof, &sum, o.json))
 		ret = EXIT_RUNTIME;
 
 	if (o.cmd && !child.reaped) {

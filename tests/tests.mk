@@ -66,16 +66,29 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA)
 		$$t || fail=1; \
 	done; exit $$fail
 
-# real programs the verdict tests run (issue: stress-ng, fio from Debian)
-TEST_PKGS := stress-ng fio
+# What the integration tests run besides boundprof: real programs for the
+# verdicts (stress-ng, fio), Go's pprof, Chromium for the flame graphs,
+# Prometheus for the agent; and playwright-core from npm to drive Chromium.
+TEST_PKGS := stress-ng fio golang-go chromium prometheus nodejs npm
+define need_test
+for t in stress-ng fio go chromium prometheus promtool node npm; do \
+	command -v $$t >/dev/null || exit 1; done
+endef
+
 test-deps: | $(DEPS_STAMP)
-	$(Q)command -v stress-ng >/dev/null && command -v fio >/dev/null || { \
+	$(Q)if ! ( $(need_test) ); then \
 		echo "  DEPS     apt-get install $(TEST_PKGS)"; \
 		export DEBIAN_FRONTEND=noninteractive; \
 		apt-get install -y -q $(TEST_PKGS) >$(OUT)/apt-test.log 2>&1 || \
 		{ apt-get update -q >>$(OUT)/apt-test.log 2>&1 && \
 		  apt-get install -y -q $(TEST_PKGS) >>$(OUT)/apt-test.log 2>&1; } || \
-		{ tail -20 $(OUT)/apt-test.log >&2; exit 1; }; }
+		{ tail -20 $(OUT)/apt-test.log >&2; exit 1; }; \
+	fi
+	$(Q)if [ ! -d tests/browser/node_modules/playwright-core ]; then \
+		echo "  DEPS     npm ci (tests/browser: playwright-core)"; \
+		cd tests/browser && npm ci --no-audit --no-fund --loglevel=error \
+			>$(OUT)/npm-test.log 2>&1 || { tail -20 $(OUT)/npm-test.log >&2; exit 1; }; \
+	fi
 
 test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 	$(Q)fail=0; for t in $(INTEG_BINS); do \

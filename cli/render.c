@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "buf.h"
+#include "cli.h"
+#include "export_flame.h"
+#include "export_folded.h"
+#include "export_json.h"
+#include "pprof.h"
+#include "render.h"
+#include "report_text.h"
+#include "verdict.h"
+
+int render_summarize(const struct bp_profile *p, struct bp_summary *s)
+{
+	if (bp_summarize(p, 20, s) || bp_verdicts(p, s)) {
+		cli_error("out of memory while summarizing the profile");
+		bp_summary_free(s);
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int render_one(const struct output *out, const struct bp_profile *p,
+		      const struct bp_summary *s, struct bp_buf *b)
+{
+	struct bp_flame_opts fo = { .initial_view = BP_VIEW_WALL };
+
+	switch (out->fmt) {
+	case OUT_FOLDED:
+		return bp_export_folded(p, b);
+	case OUT_FOLDED_OFFCPU:
+		return bp_export_folded_view(p, BP_VIEW_OFFCPU, b);
+	case OUT_FOLDED_WALL:
+		return bp_export_folded_view(p, BP_VIEW_WALL, b);
+	case OUT_JSON:
+		return bp_export_json(p, s, true, b);
+	case OUT_PPROF:
+		return bp_pprof_write(p, b);
+	case OUT_SVG:
+		fo.format = BP_FLAME_SVG;
+		return bp_export_flame(p, s, &fo, b);
+	case OUT_HTML:
+		fo.format = BP_FLAME_HTML;
+		return bp_export_flame(p, s, &fo, b);
+	}
+	return -ENOTSUP;
+}
+
+int render_outputs(struct output *outs, int n, const struct bp_profile *p,
+		   const struct bp_summary *s)
+{
+	struct bp_buf b = BP_BUF_INIT;
+	int i, err, ret = 0;
+
+	for (i = 0; i < n; i++) {
+		bp_buf_reset(&b);
+		err = render_one(&outs[i], p, s, &b);
+		if (err) {
+			cli_error("cannot write %s: %s", outs[i].path, strerror(-err));
+			output_abort(&outs[i]);
+		} else {
+			err = output_commit(&outs[i], b.data, b.len);
+		}
+		if (err && !ret)
+			ret = err;
+	}
+	bp_buf_free(&b);
+	return ret;
+}
+
+int render_report(const struct bp_profile *p, const struct bp_summary *s, bool json)
+{
+	struct bp_buf b = BP_BUF_INIT;
+	int err;
+
+	if (json)
+		err = bp_export_json(p, s, true, &b);
+	else
+		err = bp_report_text(p, s, NULL, &b);
+	if (!err && fwrite(b.data, 1, b.len, stdout) != b.len)
+		err = -EIO;
+	fflush(stdout);
+	bp_buf_free(&b);
+	if (err)
+		cli_error("cannot print the report: %s", strerror(-err));
+	return err;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/* Rendering a summarized profile: the -o files and the report on stdout. */
+#ifndef BP_CLI_RENDER_H
+#define BP_CLI_RENDER_H
+
+#include <stdbool.h>
+
+#include "analyze.h"
+#include "output.h"
+#include "profile.h"
+
+/* write every output (prepared with output_prepare); 0 or the first -errno (printed) */
+int render_outputs(struct output *outs, int n, const struct bp_profile *p,
+		   const struct bp_summary *s);
+
+/* the human report, or the JSON one, on stdout; 0 or -errno (printed) */
+int render_report(const struct bp_profile *p, const struct bp_summary *s, bool json);
+
+/* summary and verdicts for a profile; 0 or -errno (printed) */
+int render_summarize(const struct bp_profile *p, struct bp_summary *s);
+
+#endif /* BP_CLI_RENDER_H */
