@@ -1,0 +1,184 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The pprof save format on a real recording (root, real BPF): Go's pprof
+ * reads it and agrees with boundprof's own hotspots, and reading it back
+ * renders the very JSON report the recording wrote.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "analyze.h"
+#include "export_json.h"
+#include "harness.h"
+#include "pprof.h"
+#include "verdict.h"
+
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+
+static int teardown(void **state)
+{
+	h_cleanup();
+	return 0;
+}
+
+static void print_run(const char *what, const struct run *r)
+{
+	fprintf(stderr, "--- %s: exit %d\n--- stdout:\n%s--- stderr:\n%s---\n", what,
+		r->exit_code, r->out, r->err);
+}
+
+/* `go` on PATH; the test installs nothing (tests.mk lists golang-go) */
+static bool have_go(void)
+{
+	const char *path = getenv("PATH");
+	char dir[4096], exe[4200];
+	const char *s, *e;
+
+	for (s = path ? path : "/usr/bin:/bin"; *s; s = *e ? e + 1 : e) {
+		e = strchrnul(s, ':');
+		snprintf(dir, sizeof(dir), "%.*s", (int)(e - s), s);
+		snprintf(exe, sizeof(exe), "%s/go", dir[0] ? dir : ".");
+		if (!access(exe, X_OK))
+			return true;
+	}
+	return false;
+}
+
+struct top_row {
+	char name[128];
+	double flat_pct;
+};
+
+/*
+ * Rows of `go tool pprof -top`, after its header line:
+ *       flat  flat%   sum%        cum   cum%
+ *    1.50s 74.26% 74.26%      1.50s 74.26%  alpha
+ * Everything before the header (file, comments, totals) is skipped.
+ */
+static int parse_top(const char *out, struct top_row *rows, int max)
+{
+	const char *line = strstr(out, "flat%");
+	int n = 0;
+
+	if (!line)
+		return 0;
+	line = strchr(line, '\n');
+	while (line && *++line && n < max) {
+		char flat[32], fpct[32], spct[32], cum[32], cpct[32];
+		int used = 0;
+
+		if (sscanf(line, "%31s %31s %31s %31s %31s %n", flat, fpct, spct, cum, cpct,
+			   &used) == 5 && used) {
+			const char *name = line + used, *end = strchr(name, '\n');
+
+			if (!end)
+				end = name + strlen(name);
+			snprintf(rows[n].name, sizeof(rows[n].name), "%.*s", (int)(end - name), name);
+			rows[n].flat_pct = atof(fpct);
+			n++;
+		}
+		line = strchr(line, '\n');
+	}
+	return n;
+}
+
+/* split's 3:1 alpha:beta in Go's pprof, against boundprof's own hotspots */
+static void test_go_pprof_reads_split(void **state)
+{
+	const char *pb = h_path("split.pb.gz"), *json = h_path("split.json");
+	char gocache[512], *report_text, *saved;
+	struct top_row rows[8];
+	const struct bp_json *proc;
+	struct bp_profile *p;
+	struct bp_summary sum;
+	struct bp_buf again = BP_BUF_INIT;
+	struct bp_json *rep;
+	char err[256];
+	size_t pb_len, json_len;
+	double a, b;
+	struct run r;
+	int n, i;
+
+	if (!have_go())
+		fail_msg("`go` is not on PATH: install Debian's golang-go (make test-deps) "
+			 "to run this test");
+
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "499", "-o", (char *)pb,
+				    "-o", (char *)json, "--", (char *)h_fixture("split"), "3"),
+			       60, &r), 0);
+	if (r.exit_code)
+		print_run("record -o split.pb.gz", &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	proc = h_find_proc(rep, "split");
+	assert_non_null(proc);
+	a = h_hotspot_self(proc, "alpha");
+	b = h_hotspot_self(proc, "beta");
+	assert_true(a > 0 && b > 0);
+
+	/* Go keeps a build cache under $HOME: keep it in the test's directory */
+	snprintf(gocache, sizeof(gocache), "%s/gocache", h_tmpdir());
+	setenv("HOME", h_tmpdir(), 1);
+	setenv("GOCACHE", gocache, 1);
+	setenv("PPROF_TMPDIR", h_tmpdir(), 1);
+	assert_int_equal(h_run(ARGV("go", "tool", "pprof", "-top", "-nodecount=5", (char *)pb), 120,
+			       &r), 0);
+	if (r.exit_code)
+		print_run("go tool pprof -top", &r);
+	assert_int_equal(r.exit_code, 0);
+	n = parse_top(r.out, rows, 8);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "pprof top %d: %6.2f%% %s\n", i + 1, rows[i].flat_pct, rows[i].name);
+	fprintf(stderr, "boundprof: alpha %.2f%% beta %.2f%%\n", a * 100, b * 100);
+	if (n < 2)
+		print_run("go tool pprof -top", &r);
+	assert_true(n >= 2);
+	assert_string_equal(rows[0].name, "alpha");
+	assert_string_equal(rows[1].name, "beta");
+	assert_true(rows[0].flat_pct >= a * 100 - 5 && rows[0].flat_pct <= a * 100 + 5);
+	assert_true(rows[1].flat_pct >= b * 100 - 5 && rows[1].flat_pct <= b * 100 + 5);
+	h_run_free(&r);
+	bp_json_free(rep);
+
+	/* the saved profile renders the report the recording wrote, byte for byte */
+	saved = h_slurp(pb, &pb_len);
+	report_text = h_slurp(json, &json_len);
+	assert_non_null(saved);
+	assert_non_null(report_text);
+	fprintf(stderr, "split.pb.gz %zu bytes, split.json %zu bytes\n", pb_len, json_len);
+	p = bp_pprof_read(saved, pb_len, err, sizeof(err));
+	if (!p)
+		fail_msg("reading %s: %s", pb, err);
+	assert_int_equal(bp_summarize(p, 20, &sum), 0);
+	assert_int_equal(bp_verdicts(p, &sum), 0);
+	assert_int_equal(bp_export_json(p, &sum, true, &again), 0);
+	assert_string_equal(bp_buf_str(&again), report_text);
+	bp_summary_free(&sum);
+	bp_buf_free(&again);
+	bp_profile__free(p);
+	free(saved);
+	free(report_text);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_go_pprof_reads_split, teardown),
+	};
+
+	if (!h_need_root())
+		return 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	return cmocka_run_group_tests_name("pprof", tests, NULL, NULL);
+}
