@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * A small HTTP/1.1 server for the agent's read-only endpoints, made to live
+ * in a single-threaded epoll loop: no threads, nothing blocks. The caller
+ * adds bp_httpd__fd() to its own epoll set and calls bp_httpd__process()
+ * whenever that fd is readable; the server keeps its own timers.
+ *
+ * Only GET and HEAD, no request bodies, one request per connection
+ * ("Connection: close"). A handler may answer at once or hold the connection
+ * and answer later by its id, so that a request can wait for data that is
+ * still being collected while other requests keep being served.
+ * Limits and status codes: docs/http.md.
+ */
+#ifndef BP_HTTPD_H
+#define BP_HTTPD_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define BP_HTTPD_MAX_HEAD	8192	/* request line + headers, CRLFs included */
+#define BP_HTTPD_MAX_URI	2048	/* request target, raw */
+#define BP_HTTPD_MAX_CONNS	64	/* default; one more is answered 503 */
+#define BP_HTTPD_TIMEOUT_MS	10000	/* default idle/slow-connection timeout */
+
+/* what a handler returns when it keeps the connection to answer later */
+#define BP_HTTPD_HELD		1
+
+struct bp_httpd;
+
+/* valid only during the handler call; copy what must outlive it */
+struct bp_httpd_req {
+	uint64_t id;		/* the connection; ids are never reused */
+	const char *method;	/* "GET" or "HEAD" */
+	const char *path;	/* percent-decoded, starts with '/', never holds a NUL */
+	const char *query;	/* raw, without the '?'; "" when absent; encoding checked */
+	bool head;		/* HEAD: a response's body is measured, not sent */
+};
+
+/*
+ * Called once per complete, valid request. Return 0 after answering with
+ * bp_httpd__respond*(); BP_HTTPD_HELD to answer later by req->id; or a
+ * -errno, which (like returning 0 without an answer) gets a 500. A handler
+ * may answer other held connections too, but must not free the server.
+ */
+typedef int (*bp_httpd_handler_fn)(void *ctx, struct bp_httpd *h,
+				   const struct bp_httpd_req *req);
+
+struct bp_httpd_opts {
+	unsigned int timeout_ms;	/* default BP_HTTPD_TIMEOUT_MS */
+	unsigned int max_conns;		/* default BP_HTTPD_MAX_CONNS */
+};
+
+/*
+ * Listen on "127.0.0.1:9464", "[::1]:9464", or ":9464" for every interface
+ * (IPv6 and IPv4 when the host has IPv6); numeric addresses only, port 0
+ * picks a free port. opts may be NULL. NULL and errno on failure: EINVAL
+ * (malformed address), EADDRINUSE, EACCES, EADDRNOTAVAIL, ENOMEM, ...
+ */
+struct bp_httpd *bp_httpd__new(const char *listen, bp_httpd_handler_fn handler, void *ctx,
+			       const struct bp_httpd_opts *opts);
+/* closes every connection, held ones included; NULL is fine */
+void bp_httpd__free(struct bp_httpd *h);
+
+/* readable (EPOLLIN) when bp_httpd__process() has work; never changes */
+int bp_httpd__fd(const struct bp_httpd *h);
+/* the bound port, in host order */
+int bp_httpd__port(const struct bp_httpd *h);
+/* open connections, held and lingering ones included */
+unsigned int bp_httpd__conns(const struct bp_httpd *h);
+
+/*
+ * Do the accept/read/write/timeout work that is ready, without blocking,
+ * calling the handler for each request completed. 0, or -errno when the
+ * server itself broke (its epoll or timer failed).
+ */
+int bp_httpd__process(struct bp_httpd *h);
+
+/*
+ * Answer connection id: status 200..599 except 204 and 304 (they carry no
+ * body); content_type NULL for none; body copied, so it may be freed at
+ * once; headers NULL or a NULL-terminated list of extra "Name: value" lines
+ * ("Content-Encoding: gzip"). Content-Length, Connection and Date are the
+ * server's own. 0, also when id no longer waits (the client left, or it
+ * was answered already): nothing is done then. -EINVAL for a bad status or
+ * header, -ENOMEM: nothing is sent and the connection keeps waiting.
+ */
+int bp_httpd__respond(struct bp_httpd *h, uint64_t id, int status, const char *content_type,
+		      const void *body, size_t len, const char *const *headers);
+/* a text/plain answer, for errors: "bad seconds\n" */
+int bp_httpd__respond_text(struct bp_httpd *h, uint64_t id, int status, const char *text);
+
+/* true while id waits for its answer; false once answered or gone */
+bool bp_httpd__pending(const struct bp_httpd *h, uint64_t id);
+
+/*
+ * The value of key in a raw query ("seconds=3&debug=1"), percent-decoded
+ * ('+' is a space) into out, NUL-terminated; "" for a bare "debug". Keys are
+ * compared decoded; the first match wins. 0, -ENOENT (absent), -EINVAL (bad
+ * encoding, or a NUL in the value), -ERANGE (does not fit in size bytes).
+ */
+int bp_httpd_query_get(const char *query, const char *key, char *out, size_t size);
+
+#endif /* BP_HTTPD_H */
