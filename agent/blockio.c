@@ -446,6 +446,15 @@ int bp_blockio__finish(struct bp_blockio *b, struct bp_profile *p)
 	return read_devs(b->devs_fd, finish_dev, &f);
 }
 
+int bp_blockio__rebase(struct bp_blockio *b)
+{
+	if (!b || b->devs_fd < 0)
+		return 0;
+	/* the next window's busy time counts from here */
+	b->nr_base = 0;
+	return read_devs(b->devs_fd, base_dev, b);
+}
+
 uint64_t bp_blockio__unseen(const struct bp_blockio *b)
 {
 	return b && b->unseen ? *b->unseen : 0;

@@ -30,6 +30,9 @@ int bp_blockio__drain(struct bp_blockio *b, int idx, struct bp_profile *p);
 /* end of the window: device busy time and peaks since bp_blockio__new() */
 int bp_blockio__finish(struct bp_blockio *b, struct bp_profile *p);
 
+/* start measuring busy time afresh: call after finishing one window, for the next */
+int bp_blockio__rebase(struct bp_blockio *b);
+
 void bp_blockio__free(struct bp_blockio *b);
 
 /*

@@ -29,6 +29,25 @@ struct stack_table {
 	uint32_t len, cap;
 };
 
+/*
+ * The BPF side reports cumulative totals per thread and process; the
+ * profile being filled may be a one-second slice of a continuous recording.
+ * A baseline per thread (and process) turns each report into what happened
+ * since the previous one. Entries of exited threads are dropped.
+ */
+struct base {
+	uint32_t id;		/* tid, or tgid for a process; 0: dropped */
+	uint32_t kind;		/* BP_REC_THREAD or BP_REC_PROC */
+	uint64_t oncpu_ns, switches, wakeups, wake_lat_ns;
+	uint64_t hist[BP_HIST_SLOTS];	/* wakeup latency; for a process: timeline ns */
+};
+
+struct bases {
+	struct bp_htab h;
+	struct base *v;
+	uint32_t len, cap, dead;
+};
+
 struct bp_collect {
 	struct bp_loader *l;
 	struct bp_syms *syms;
@@ -39,6 +58,7 @@ struct bp_collect {
 	struct addr_cache ucache;	/* per drain: user mappings change */
 	struct stack_table kst, ust;
 	uint32_t *frames;		/* scratch for one stack */
+	struct bases base;
 	struct bp_collect_stats st;
 };
 
@@ -83,6 +103,8 @@ void bp_collect__free(struct bp_collect *c)
 {
 	if (!c)
 		return;
+	bp_htab_free(&c->base.h);
+	free(c->base.v);
 	cache_free(&c->kcache);
 	cache_free(&c->ucache);
 	stack_table_free(&c->kst);
@@ -417,12 +439,82 @@ static int off_row(void *ctx, const void *key, const void *val)
 	return bp_profile__add(c->prof, k->tgid, k->tid, kind_of(k->state), id, v->count, v->ns);
 }
 
-/* cumulative totals from the task iterator and the exit maps */
+static uint64_t base_hash(uint32_t kind, uint32_t id)
+{
+	return bp_hash_u64((uint64_t)kind << 32 | id);
+}
+
+static bool base_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct base *b = &((const struct bases *)ctx)->v[idx], *k = key;
+
+	return b->id == k->id && b->kind == k->kind;
+}
+
+/* drop the dead entries once they outnumber the live ones */
+static void bases_compact(struct bases *bs)
+{
+	uint32_t i, n = 0;
+
+	if (bs->dead < 1024 || bs->dead * 2 < bs->len)
+		return;
+	bp_htab_clear(&bs->h);
+	for (i = 0; i < bs->len; i++) {
+		if (!bs->v[i].id)
+			continue;
+		bs->v[n] = bs->v[i];
+		/* the table was cleared and grows back as large: insertion cannot fail */
+		bp_htab_insert(&bs->h, base_hash(bs->v[n].kind, bs->v[n].id), n);
+		n++;
+	}
+	bs->len = n;
+	bs->dead = 0;
+}
+
+static struct base *base_get(struct bases *bs, uint32_t kind, uint32_t id)
+{
+	struct base key = { .id = id, .kind = kind };
+	uint64_t h = base_hash(kind, id);
+	uint32_t idx;
+
+	if (!bp_htab_find(&bs->h, h, base_eq, bs, &key, &idx))
+		return &bs->v[idx];
+	if (bs->len == bs->cap) {
+		uint32_t ncap = bs->cap ? bs->cap * 2 : 256;
+		struct base *nv = realloc(bs->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		bs->v = nv;
+		bs->cap = ncap;
+	}
+	if (bp_htab_insert(&bs->h, h, bs->len))
+		return NULL;
+	bs->v[bs->len] = key;
+	return &bs->v[bs->len++];
+}
+
+static void base_drop(struct bases *bs, struct base *b)
+{
+	b->id = 0;
+	bs->dead++;
+}
+
+static uint64_t since(uint64_t now, uint64_t *then)
+{
+	uint64_t d = now >= *then ? now - *then : 0;
+
+	*then = now;
+	return d;
+}
+
+/* cumulative totals from the task iterator and the exit maps, as increments */
 static void on_record(void *ctx, const void *rec, size_t len)
 {
 	struct bp_collect *c = ctx;
-	uint32_t kind;
+	uint32_t kind, i;
 	struct bp_proc *proc;
+	struct base *b;
 
 	memcpy(&kind, rec, sizeof(kind));
 	if (kind == BP_REC_THREAD && len >= sizeof(struct bp_thr_rec)) {
@@ -431,43 +523,59 @@ static void on_record(void *ctx, const void *rec, size_t len)
 		struct bp_thread *t;
 
 		proc = row_proc(c, r->tgid);
-		if (!proc)
+		b = base_get(&c->base, BP_REC_THREAD, r->tid);
+		if (!proc || !b)
 			return;
 		memcpy(comm, r->comm, sizeof(comm));
 		comm[sizeof(comm) - 1] = '\0';
 		t = bp_proc__thread(proc, r->tid, comm);
 		if (!t)
 			return;
-		/* an exit record is final: a late iterator record must not undo it */
-		if (t->exited && !r->end_ns)
-			return;
+		if (!t->have_totals || r->start_ns < t->start_ns)
+			t->start_ns = r->start_ns;
 		t->have_totals = true;
 		t->state = r->state;
-		t->start_ns = r->start_ns;
 		t->end_ns = r->end_ns;
 		t->exited = r->end_ns != 0;
-		t->oncpu_ns = r->oncpu_ns;
-		t->switches = r->switches;
-		t->wakeups = r->wakeups;
-		t->wake_lat_ns = r->wake_lat_ns;
+		t->oncpu_ns += since(r->oncpu_ns, &b->oncpu_ns);
+		t->switches += since(r->switches, &b->switches);
+		t->wakeups += since(r->wakeups, &b->wakeups);
+		t->wake_lat_ns += since(r->wake_lat_ns, &b->wake_lat_ns);
+		/* a maximum cannot be split: it is the thread's so far */
 		t->wake_lat_max = r->wake_lat_max;
-		memcpy(t->wake_hist, r->wake_hist, sizeof(t->wake_hist));
+		for (i = 0; i < BP_HIST_SLOTS; i++)
+			t->wake_hist[i] += since(r->wake_hist[i], &b->hist[i]);
+		if (r->end_ns)
+			base_drop(&c->base, b);
 		c->st.thread_records++;
 	} else if (kind == BP_REC_PROC && len >= sizeof(struct bp_proc_rec)) {
 		const struct bp_proc_rec *r = rec;
 
 		proc = row_proc(c, r->tgid);
-		if (!proc)
+		b = base_get(&c->base, BP_REC_PROC, r->tgid);
+		if (!proc || !b)
 			return;
 		proc->have_timeline = true;
-		memcpy(proc->tl_ns, r->ns, sizeof(proc->tl_ns));
-		proc->tl_idle_ns = r->idle_ns;
+		for (i = 0; i < BP_TS__MAX; i++)
+			proc->tl_ns[i] += since(r->ns[i], &b->hist[i]);
+		proc->tl_idle_ns += since(r->idle_ns, &b->oncpu_ns);
+		if (r->end_ns)
+			base_drop(&c->base, b);
 	}
 }
 
 int bp_collect__track(struct bp_collect *c)
 {
 	return bp_loader__iterate(c->l, on_record, c);
+}
+
+void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof)
+{
+	c->prof = prof;
+	/* the caches hold frame ids of the old profile */
+	cache_clear(&c->kcache);
+	cache_clear(&c->ucache);
+	bases_compact(&c->base);
 }
 
 int bp_collect__drain(struct bp_collect *c)

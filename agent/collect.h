@@ -40,6 +40,9 @@ void bp_collect__free(struct bp_collect *c);
  */
 int bp_collect__track(struct bp_collect *c);
 
+/* fill another profile from now on (the agent's slices) */
+void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof);
+
 /* flip the buffers and drain the one the programs just left; 0 or -errno */
 int bp_collect__drain(struct bp_collect *c);
 

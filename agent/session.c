@@ -10,27 +10,134 @@
 #include "loader.h"
 #include "log.h"
 #include "memprobe.h"
+#include "merge.h"
 #include "pmu.h"
 #include "procinfo.h"
 #include "profile.h"
 #include "session.h"
 #include "symbols.h"
 
+static bool meta_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct bp_session *)ctx)->meta[idx].pid == *(const uint32_t *)key;
+}
+
+static struct bp_meta *meta_find(struct bp_session *s, uint32_t pid)
+{
+	uint32_t idx;
+
+	if (bp_htab_find(&s->meta_h, bp_hash_u64(pid), meta_eq, s, &pid, &idx))
+		return NULL;
+	return &s->meta[idx];
+}
+
+static struct bp_meta *meta_add(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+
+	if (m)
+		return m;
+	if (s->nr_meta == s->cap_meta) {
+		uint32_t ncap = s->cap_meta ? s->cap_meta * 2 : 256;
+		struct bp_meta *n = realloc(s->meta, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->meta = n;
+		s->cap_meta = ncap;
+	}
+	if (bp_htab_insert(&s->meta_h, bp_hash_u64(pid), s->nr_meta))
+		return NULL;
+	m = &s->meta[s->nr_meta++];
+	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	return m;
+}
+
+/* forgotten entries are compacted away once they are the majority */
+static void meta_compact(struct bp_session *s)
+{
+	uint32_t i, n = 0;
+
+	if (s->dead_meta < 256 || s->dead_meta * 2 < s->nr_meta)
+		return;
+	bp_htab_clear(&s->meta_h);
+	for (i = 0; i < s->nr_meta; i++) {
+		if (!s->meta[i].pid)
+			continue;
+		s->meta[n] = s->meta[i];
+		bp_htab_insert(&s->meta_h, bp_hash_u64(s->meta[n].pid), n);
+		n++;
+	}
+	s->nr_meta = n;
+	s->dead_meta = 0;
+}
+
+/* the facts about a process, read from /proc once and then kept */
+static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+	struct bp_procinfo pi;
+
+	if (m && m->comm[0])
+		return m;
+	if (m && m->exited)
+		return NULL;
+	if (bp_procinfo_read(NULL, pid, &pi))
+		return NULL;
+	m = meta_add(s, pid);
+	if (!m) {
+		bp_procinfo_free(&pi);
+		return NULL;
+	}
+	memcpy(m->comm, pi.comm, sizeof(m->comm));
+	m->ppid = pi.ppid;
+	m->start_ns = pi.start_ns;
+	free(m->cmdline);
+	m->cmdline = pi.cmdline;
+	return m;
+}
+
+/* a process changed image: its facts are read again */
+static void meta_invalidate(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+
+	if (!m)
+		return;
+	m->comm[0] = '\0';
+	free(m->cmdline);
+	m->cmdline = NULL;
+}
+
 static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 {
-	struct bp_procinfo pi;
+	const struct bp_meta *m;
 
 	if (proc->have_meta || proc->exited)
 		return;
-	if (bp_procinfo_read(NULL, proc->pid, &pi))
+	m = meta_get(s, proc->pid);
+	if (!m)
 		return;
-	memcpy(proc->comm, pi.comm, sizeof(proc->comm));
-	proc->ppid = pi.ppid;
-	/* a process already running when we started has no start in the window */
-	proc->start_ns = pi.start_ns > s->prof->start_ns ? pi.start_ns : 0;
-	proc->cmdline = bp_profile__intern(s->prof, pi.cmdline);
+	memcpy(proc->comm, m->comm, sizeof(proc->comm));
+	proc->ppid = m->ppid;
+	/* a process already running when the profile started has no start in it */
+	proc->start_ns = m->start_ns > s->prof->start_ns ? m->start_ns : 0;
+	proc->cmdline = bp_profile__intern(s->prof, m->cmdline);
 	proc->have_meta = true;
-	bp_procinfo_free(&pi);
+}
+
+void bp_session__forget(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+
+	bp_syms__forget(s->syms, pid);
+	if (m) {
+		free(m->cmdline);
+		m->cmdline = NULL;
+		m->pid = 0;
+		s->dead_meta++;
+	}
 }
 
 /* kernel functions whose presence on a blocked thread's stack means a kernel lock wait */
@@ -142,6 +249,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	}
 	switch (ev->kind) {
 	case BP_EV_EXEC:
+		meta_invalidate(s, ev->tgid);
 		proc->have_meta = false;
 		proc->exited = false;
 		if (!proc->start_ns)
@@ -164,13 +272,20 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		fill_meta(s, proc);
 		bp_syms__snapshot(s->syms, ev->tgid);
 		break;
-	case BP_EV_EXIT:
+	case BP_EV_EXIT: {
+		struct bp_meta *m = meta_find(s, ev->tgid);
+
+		if (m) {
+			m->exited = true;
+			m->end_ns = ev->ts_ns;
+		}
 		proc->exited = true;
 		proc->end_ns = ev->ts_ns;
 		bp_syms__exited(s->syms, ev->tgid);
 		if (s->memprobe)
 			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
+	}
 	}
 }
 
@@ -336,13 +451,13 @@ uint64_t bp_session__samples(struct bp_session *s)
 }
 
 /* memory and counter evidence into the processes, for the verdicts */
-static void collect_evidence(struct bp_session *s)
+void bp_session__evidence(struct bp_session *s, struct bp_profile *p)
 {
 	uint64_t now = bp_now_ns();
 	uint32_t i;
 
-	for (i = 0; s->memprobe && i < s->prof->nr_procs; i++) {
-		struct bp_proc *proc = s->prof->procs[i];
+	for (i = 0; s->memprobe && i < p->nr_procs; i++) {
+		struct bp_proc *proc = p->procs[i];
 		struct bp_mem_evidence me;
 
 		if (bp_memprobe__evidence(s->memprobe, proc->pid, now, &me) || !me.valid)
@@ -357,7 +472,7 @@ static void collect_evidence(struct bp_session *s)
 		proc->fault_window_s = me.fault_window_s;
 	}
 	for (i = 0; i < s->nr_pmu_pids; i++) {
-		struct bp_proc *proc = bp_profile__proc(s->prof, s->pmu_pids[i], false);
+		struct bp_proc *proc = bp_profile__proc(p, s->pmu_pids[i], false);
 		struct bp_pmu_counts c;
 
 		if (!proc || bp_pmu__read(s->pmu, s->pmu_pids[i], &c) || !c.valid)
@@ -367,8 +482,45 @@ static void collect_evidence(struct bp_session *s)
 		proc->instructions = c.instructions;
 		proc->cache_misses = c.cache_misses;
 		proc->pmu_running = c.enabled_ns ? (double)c.running_ns / c.enabled_ns : 0;
-		proc->pmu_seconds = (s->prof->end_ns - s->prof->start_ns) / 1e9;
+		proc->pmu_seconds = (p->end_ns - p->start_ns) / 1e9;
 	}
+}
+
+/*
+ * The profile just drained ends now: its share of the machine's busy time,
+ * of the BPF counters and of the devices' busy time; the next one counts
+ * from here.
+ */
+static int finish_profile(struct bp_session *s, struct bp_profile *p)
+{
+	struct bp_stats cur;
+	uint64_t busy, total, cut, unseen = 0;
+	int i, err = 0;
+
+	p->end_ns = bp_now_ns();
+	if (!bp_cpu_times(NULL, &busy, &total)) {
+		if (s->cpu_total0 && total > s->cpu_total0)
+			p->machine_busy = (double)(busy - s->cpu_busy0) / (total - s->cpu_total0);
+		s->cpu_busy0 = busy;
+		s->cpu_total0 = total;
+	}
+	if (s->loader->blockio) {
+		err = bp_blockio__finish(s->loader->blockio, p);
+		if (!err)
+			err = bp_blockio__rebase(s->loader->blockio);
+		unseen = bp_blockio__unseen(s->loader->blockio);
+	}
+	p->io_done_unseen = unseen - s->unseen0;
+	s->unseen0 = unseen;
+	if (!bp_loader__stats(s->loader, &cur)) {
+		for (i = 0; i < BP_STAT__MAX; i++)
+			p->stats.v[i] = cur.v[i] - s->stats0.v[i];
+		s->stats0 = cur;
+	}
+	cut = bp_collect__stats(s->collect)->user_stacks_cut;
+	p->user_stacks_cut = cut - s->cut0;
+	s->cut0 = cut;
+	return err;
 }
 
 int bp_session__stop(struct bp_session *s)
@@ -378,31 +530,49 @@ int bp_session__stop(struct bp_session *s)
 	if (!s->started || s->stopped)
 		return 0;
 	s->stopped = true;
-	s->prof->end_ns = bp_now_ns();
-	if (s->cpu_total0) {
-		uint64_t busy, total;
-
-		if (!bp_cpu_times(NULL, &busy, &total) && total > s->cpu_total0)
-			s->prof->machine_busy = (double)(busy - s->cpu_busy0) /
-						(total - s->cpu_total0);
-	}
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
 	err = drain(s);
-	if (s->loader->blockio && !err) {
-		err = bp_blockio__finish(s->loader->blockio, s->prof);
-		s->prof->io_done_unseen = bp_blockio__unseen(s->loader->blockio);
-	}
-	bp_loader__stats(s->loader, &s->prof->stats);
-	collect_evidence(s);
-	s->prof->user_stacks_cut = bp_collect__stats(s->collect)->user_stacks_cut;
+	if (!err)
+		err = finish_profile(s, s->prof);
+	bp_session__evidence(s, s->prof);
 	return err;
+}
+
+int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
+{
+	struct bp_profile *next;
+	int err;
+
+	*closed = NULL;
+	bp_loader__poll(s->loader, 0);
+	err = drain(s);
+	if (!err)
+		err = finish_profile(s, s->prof);
+	if (err)
+		return err;
+	next = bp_profile__new_like(s->prof, s->prof->end_ns);
+	if (!next)
+		return -ENOMEM;
+	*closed = s->prof;
+	s->prof = next;
+	bp_collect__set_profile(s->collect, next);
+	meta_compact(s);
+	/* the drain that just ran counts for the closed profile */
+	s->next_drain_ns = bp_now_ns() + (uint64_t)(s->opts.drain_interval_s * 1e9);
+	return 0;
 }
 
 void bp_session__free(struct bp_session *s)
 {
+	uint32_t i;
+
 	if (!s)
 		return;
+	for (i = 0; i < s->nr_meta; i++)
+		free(s->meta[i].cmdline);
+	free(s->meta);
+	bp_htab_free(&s->meta_h);
 	bp_memprobe__free(s->memprobe);
 	bp_pmu__free(s->pmu);
 	free(s->pmu_pids);

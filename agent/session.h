@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "boundprof.h"
+#include "htab.h"
 
 struct bp_loader;
 struct bp_syms;
@@ -29,6 +30,17 @@ struct bp_session_opts {
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 };
 
+/* what /proc said about a process, kept across the agent's one-second slices */
+struct bp_meta {
+	uint32_t pid;		/* 0: free */
+	uint32_t ppid;
+	char comm[BP_COMM_LEN];
+	char *cmdline;
+	uint64_t start_ns;	/* CLOCK_MONOTONIC, as /proc/PID/stat says */
+	uint64_t end_ns;
+	bool exited;
+};
+
 struct bp_session {
 	struct bp_session_opts opts;
 	struct bp_loader *loader;
@@ -40,7 +52,13 @@ struct bp_session {
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;
-	uint64_t cpu_busy0, cpu_total0;	/* /proc/stat at the start */
+	uint64_t cpu_busy0, cpu_total0;	/* /proc/stat at the start of the profile */
+	struct bp_stats stats0;		/* BPF counters at the start of the profile */
+	uint64_t cut0, unseen0;		/* collect and blockio counters at the start */
+	/* process facts by pid */
+	struct bp_htab meta_h;
+	struct bp_meta *meta;
+	uint32_t nr_meta, cap_meta, dead_meta;
 	uint64_t next_drain_ns;
 	uint64_t live_ns;		/* when sampling became live */
 	uint64_t events;		/* process events received */
@@ -63,6 +81,20 @@ int bp_session__poll(struct bp_session *s, int timeout_ms);
 
 /* end the window: last drain, counters, end time. The profile stays. */
 int bp_session__stop(struct bp_session *s);
+
+/*
+ * Close the current profile and go on filling a fresh one (the agent's
+ * slices): everything up to now is drained into the closed profile, which
+ * gets its end, its share of the counters and device busy time. The closed
+ * profile belongs to the caller. 0 or -errno.
+ */
+int bp_session__rotate(struct bp_session *s, struct bp_profile **closed);
+
+/* memory probe and hardware counter evidence into the processes of p */
+void bp_session__evidence(struct bp_session *s, struct bp_profile *p);
+
+/* forget a process that exited (after its last window): symbols, facts, probes */
+void bp_session__forget(struct bp_session *s, uint32_t pid);
 
 /* samples so far (cheap: reads the per-CPU counters) */
 uint64_t bp_session__samples(struct bp_session *s);
