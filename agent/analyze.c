@@ -433,8 +433,10 @@ void bp_summary_free(struct bp_summary *s)
 		free(s->procs[i].hot);
 		free(s->procs[i].incl);
 		free(s->procs[i].thr);
+		bp_verdict_free(s->procs[i].verdict);
 		free(s->procs[i].verdict);
 	}
 	free(s->procs);
+	bp_verdict_free(&s->overall);
 	memset(s, 0, sizeof(*s));
 }

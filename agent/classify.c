@@ -2,7 +2,9 @@
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "classify.h"
@@ -66,6 +68,15 @@ double bp_amdahl(double w, double k)
 	return rest > 1e-9 ? 1 / rest : INFINITY;
 }
 
+/* a verdict being decided: its lines at full size until it is packed */
+struct build {
+	struct bp_verdict v;
+	char ev[BP_VERDICT_LINES][BP_VERDICT_LEN];
+	char lv[BP_VERDICT_LINES][BP_VERDICT_LEN];
+};
+
+#define BUILD(vp) ((struct build *)((char *)(vp) - offsetof(struct build, v)))
+
 static void add_line(char (*lines)[BP_VERDICT_LEN], uint32_t *n, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
@@ -81,8 +92,9 @@ static void add_line(char (*lines)[BP_VERDICT_LEN], uint32_t *n, const char *fmt
 	(*n)++;
 }
 
-#define EVIDENCE(...) add_line(v->evidence, &v->nr_evidence, __VA_ARGS__)
-#define LEVER(...) add_line(v->levers, &v->nr_levers, __VA_ARGS__)
+/* only ever used on the v of a struct build (see decide()) */
+#define EVIDENCE(...) add_line(BUILD(v)->ev, &v->nr_evidence, __VA_ARGS__)
+#define LEVER(...) add_line(BUILD(v)->lv, &v->nr_levers, __VA_ARGS__)
 
 static double pct(double f)
 {
@@ -394,7 +406,8 @@ static bool near(double share, double threshold, const struct bp_thresholds *t)
 	return share < threshold + t->borderline;
 }
 
-void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, struct bp_verdict *v)
+static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
+		   struct bp_verdict *v)
 {
 	double busy, on_cpu_wall;
 
@@ -480,4 +493,41 @@ void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, str
 		v->second = runner_up(v, v->cls);
 	if (busy < t->min_busy_s && v->cls != BP_CLASS_IDLE)
 		v->conf = drop(v->conf);
+}
+
+void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, struct bp_verdict *v)
+{
+	struct build b;
+	size_t len = 0;
+	uint32_t i;
+	char *p;
+
+	decide(e, t ? t : &bp_default_thresholds, &b.v);
+	*v = b.v;
+	for (i = 0; i < v->nr_evidence; i++)
+		len += strlen(b.ev[i]) + 1;
+	for (i = 0; i < v->nr_levers; i++)
+		len += strlen(b.lv[i]) + 1;
+	v->text = p = malloc(len ? len : 1);
+	if (!p) {
+		v->nr_evidence = v->nr_levers = 0;
+		return;
+	}
+	for (i = 0; i < v->nr_evidence; i++) {
+		v->evidence[i] = p;
+		p = stpcpy(p, b.ev[i]) + 1;
+	}
+	for (i = 0; i < v->nr_levers; i++) {
+		v->levers[i] = p;
+		p = stpcpy(p, b.lv[i]) + 1;
+	}
+}
+
+void bp_verdict_free(struct bp_verdict *v)
+{
+	if (!v)
+		return;
+	free(v->text);
+	v->text = NULL;
+	v->nr_evidence = v->nr_levers = 0;
 }

@@ -107,16 +107,22 @@ struct bp_evidence {
 };
 
 #define BP_VERDICT_LINES	10
-#define BP_VERDICT_LEN		320
+#define BP_VERDICT_LEN		320	/* longest line, NUL included */
 
 struct bp_verdict {
 	enum bp_class cls;
 	enum bp_class second;		/* the runner-up share (mixed, and context) */
 	enum bp_confidence conf;
-	char evidence[BP_VERDICT_LINES][BP_VERDICT_LEN];
+	/*
+	 * The lines live in one allocation (text) sized to fit: the agent keeps
+	 * a verdict for every active process of a window, thousands of them
+	 * under process churn.
+	 */
+	const char *evidence[BP_VERDICT_LINES];
 	uint32_t nr_evidence;
-	char levers[BP_VERDICT_LINES][BP_VERDICT_LEN];
+	const char *levers[BP_VERDICT_LINES];
 	uint32_t nr_levers;
+	char *text;			/* owns the lines; bp_verdict_free() */
 	/* shares of busy thread-time the decision used */
 	double busy_s;
 	double share_cpu, share_mem, share_io, share_lock, share_rq, share_other;
@@ -129,8 +135,14 @@ struct bp_verdict {
 	double parallelism;		/* CPUs used: on-CPU seconds per wall second */
 };
 
-/* decide; t may be NULL for the defaults */
+/*
+ * Decide; t may be NULL for the defaults. *v is overwritten: free a verdict
+ * it held before. Out of memory, the verdict keeps its class but no lines.
+ */
 void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, struct bp_verdict *v);
+
+/* release the lines; v reads as no lines afterwards. NULL is fine. */
+void bp_verdict_free(struct bp_verdict *v);
 
 /* Amdahl: the whole speedup when a fraction w gets k times faster (k <= 0: removed) */
 double bp_amdahl(double w, double k);

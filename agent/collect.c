@@ -578,19 +578,27 @@ void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof)
 	bases_compact(&c->base);
 }
 
-int bp_collect__drain(struct bp_collect *c)
+int bp_collect__drain(struct bp_collect *c, bool full)
 {
+	uint64_t rows, off_rows;
 	uint32_t i;
 	int idx, err;
 
-	/* close open intervals into the current buffer before leaving it */
-	err = bp_loader__iterate(c->l, on_record, c);
-	if (err)
-		return err;
+	if (full) {
+		/* close open intervals into the current buffer before leaving it */
+		err = bp_loader__iterate(c->l, on_record, c);
+		if (err)
+			return err;
+		/* samples since the last full drain: what the memory probe picks by */
+		for (i = 0; i < c->prof->nr_procs; i++)
+			c->prof->procs[i]->last_drain_samples = 0;
+	} else {
+		c->st.light_drains++;
+	}
 	idx = bp_loader__flip(c->l);
 	c->st.drains++;
-	for (i = 0; i < c->prof->nr_procs; i++)
-		c->prof->procs[i]->last_drain_samples = 0;
+	rows = c->st.rows;
+	off_rows = c->st.off_rows;
 	cache_clear(&c->ucache);
 	err = load_stacks(bp_loader__stacks_fd(c->l, idx, false), &c->kst);
 	if (!err)
@@ -610,6 +618,10 @@ int bp_collect__drain(struct bp_collect *c)
 			return err;
 		}
 	}
+	c->st.last_rows = c->st.rows - rows;
+	c->st.last_off_rows = c->st.off_rows - off_rows;
+	c->st.last_kstacks = c->kst.len;
+	c->st.last_ustacks = c->ust.len;
 	if (c->l->blockio) {
 		err = bp_blockio__drain(c->l->blockio, idx, c->prof);
 		if (err)

@@ -21,12 +21,15 @@ typedef void (*bp_new_proc_fn)(void *ctx, struct bp_proc *proc);
 
 struct bp_collect_stats {
 	uint64_t drains;
+	uint64_t light_drains;		/* of them: for an exec, without the task iterator */
 	uint64_t rows;			/* aggregated rows read */
 	uint64_t missing_stacks;	/* a row referred to a stack the map no longer held */
 	uint64_t frames_resolved;
 	uint64_t frames_unnamed;
 	uint64_t user_stacks_cut;	/* user stacks ended at a non-code return address */
 	uint64_t off_rows;		/* off-CPU rows read */
+	/* the latest drain alone, for how full the maps got */
+	uint64_t last_rows, last_off_rows, last_kstacks, last_ustacks;
 	uint64_t thread_records;	/* thread totals received */
 };
 
@@ -43,8 +46,14 @@ int bp_collect__track(struct bp_collect *c);
 /* fill another profile from now on (the agent's slices) */
 void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof);
 
-/* flip the buffers and drain the one the programs just left; 0 or -errno */
-int bp_collect__drain(struct bp_collect *c);
+/*
+ * Flip the buffers and drain the one the programs just left; 0 or -errno.
+ * A full drain first has every thread's open interval closed into the
+ * buffer (the task iterator, the costly part); a light one only takes the
+ * samples and stacks already there, which is all an exec needs: its old
+ * image's stacks named against the old maps.
+ */
+int bp_collect__drain(struct bp_collect *c, bool full);
 
 const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c);
 

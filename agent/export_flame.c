@@ -488,7 +488,7 @@ out:
 
 /* ------------------------------------------------------------------ output */
 
-static void put_lines(struct bp_json_w *w, const char *key, const char (*lines)[BP_VERDICT_LEN],
+static void put_lines(struct bp_json_w *w, const char *key, const char *const *lines,
 		      uint32_t n)
 {
 	uint32_t i;

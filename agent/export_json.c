@@ -130,7 +130,7 @@ static void write_offcpu(struct bp_json_w *w, const struct bp_proc_summary *ps)
 }
 
 static void write_lines(struct bp_json_w *w, const char *key,
-			const char (*lines)[BP_VERDICT_LEN], uint32_t n)
+			const char *const *lines, uint32_t n)
 {
 	uint32_t i;
 

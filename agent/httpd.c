@@ -88,6 +88,7 @@ struct bp_httpd {
 	unsigned int busy;		/* process() frames on the stack */
 	bool accept_failing;		/* warned already; quiet until an accept works */
 	struct conn *dead;		/* closed while busy, not yet freed */
+	struct bp_httpd_stats stats;
 };
 
 static uint64_t now_ms(void)
@@ -416,6 +417,11 @@ static int conn_respond(struct bp_httpd *h, struct conn *c, int status, const ch
 		return -ENOMEM;
 	}
 	bp_dbg("http: conn %" PRIu64 ": %d, %zu bytes", c->id, status, len);
+	h->stats.responses++;
+	if (status >= 400 && status < 500)
+		h->stats.client_errors++;
+	else if (status >= 500)
+		h->stats.server_errors++;
 
 	c->out = b.data;
 	c->out_len = b.len;
@@ -868,6 +874,7 @@ static void do_accept(struct bp_httpd *h)
 		if (h->nconns >= h->max_conns) {
 			bp_dbg("http: connection limit reached, answering 503");
 			reject_busy(fd);
+			h->stats.rejected_busy++;
 			continue;
 		}
 		conn_new(h, fd);
@@ -1007,6 +1014,11 @@ int bp_httpd__fd(const struct bp_httpd *h)
 int bp_httpd__port(const struct bp_httpd *h)
 {
 	return h->port;
+}
+
+const struct bp_httpd_stats *bp_httpd__stats(const struct bp_httpd *h)
+{
+	return &h->stats;
 }
 
 unsigned int bp_httpd__conns(const struct bp_httpd *h)

@@ -66,6 +66,15 @@ void bp_httpd__free(struct bp_httpd *h);
 int bp_httpd__fd(const struct bp_httpd *h);
 /* the bound port, in host order */
 int bp_httpd__port(const struct bp_httpd *h);
+struct bp_httpd_stats {
+	uint64_t responses;	/* answers built, errors included */
+	uint64_t client_errors;	/* 4xx */
+	uint64_t server_errors;	/* 5xx */
+	uint64_t rejected_busy;	/* refused at accept: too many connections */
+};
+
+const struct bp_httpd_stats *bp_httpd__stats(const struct bp_httpd *h);
+
 /* open connections, held and lingering ones included */
 unsigned int bp_httpd__conns(const struct bp_httpd *h);
 

@@ -466,6 +466,73 @@ int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user)
 	return bpf_map__fd(idx ? l->skel->maps.kstacks1 : l->skel->maps.kstacks0);
 }
 
+int64_t bp_loader__run_ns(struct bp_loader *l)
+{
+	struct bpf_program *prog;
+	int64_t total = 0;
+	FILE *f;
+	int on = 0;
+
+	/* the kernel only counts while someone holds the stats on */
+	if (l->stats_fd > 0)
+		on = 1;
+	else if ((f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r"))) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 0;
+		fclose(f);
+	}
+	if (!on)
+		return -1;
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			total += info.run_time_ns;
+	}
+	return total;
+}
+
+uint64_t bp_loader__map_bytes(struct bp_loader *l)
+{
+	struct bpf_map *map;
+	uint64_t total = 0;
+
+	/* what the kernel charges for each map, as its fdinfo says ("memlock:") */
+	bpf_object__for_each_map(map, l->skel->obj) {
+		char path[64], line[128];
+		unsigned long long v;
+		int fd = bpf_map__fd(map);
+		FILE *f;
+
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "memlock: %llu", &v) == 1)
+				total += v;
+		fclose(f);
+	}
+	return total;
+}
+
+int bp_loader__count_run_time(struct bp_loader *l)
+{
+	int fd;
+
+	if (l->stats_fd > 0)
+		return 0;
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0)
+		return fd;
+	l->stats_fd = fd;
+	return 0;
+}
+
 void bp_loader__free(struct bp_loader *l)
 {
 	int i;
@@ -481,5 +548,7 @@ void bp_loader__free(struct bp_loader *l)
 	ring_buffer__free(l->rb);
 	bp_blockio__free(l->blockio);
 	boundprof_bpf__destroy(l->skel);
+	if (l->stats_fd > 0)
+		close(l->stats_fd);
 	free(l);
 }

@@ -45,6 +45,7 @@ struct bp_loader {
 	bp_event_fn ev_fn;
 	void *ev_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
+	int stats_fd;		/* > 0 while we hold run-time stats on */
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
@@ -88,6 +89,18 @@ int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const ui
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
 int bp_loader__off_fd(struct bp_loader *l, int idx);
 int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
+
+/* kernel memory charged for our maps, in bytes */
+uint64_t bp_loader__map_bytes(struct bp_loader *l);
+
+/*
+ * Have the kernel count the programs' run time for as long as the loader
+ * lives (BPF_ENABLE_STATS: it stops by itself when we exit). 0 or -errno.
+ */
+int bp_loader__count_run_time(struct bp_loader *l);
+
+/* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
+int64_t bp_loader__run_ns(struct bp_loader *l);
 
 void bp_loader__free(struct bp_loader *l);
 

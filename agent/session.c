@@ -2,9 +2,12 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <time.h>
 
 #include "blockio.h"
+#include <bpf/libbpf.h>
+
 #include "collect.h"
 #include "cpus.h"
 #include "loader.h"
@@ -127,17 +130,47 @@ static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 	proc->have_meta = true;
 }
 
-void bp_session__forget(struct bp_session *s, uint32_t pid)
+static void meta_drop(struct bp_session *s, struct bp_meta *m)
 {
-	struct bp_meta *m = meta_find(s, pid);
+	free(m->cmdline);
+	m->cmdline = NULL;
+	m->pid = 0;
+	s->dead_meta++;
+}
 
-	bp_syms__forget(s->syms, pid);
-	if (m) {
-		free(m->cmdline);
-		m->cmdline = NULL;
-		m->pid = 0;
-		s->dead_meta++;
+static bool pid_gone(uint32_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+uint32_t bp_session__retire(struct bp_session *s)
+{
+	uint32_t i, dropped = 0;
+
+	/*
+	 * Two steps, a window apart: records of a process can still arrive
+	 * in the drain after its exit, and must find its facts then.
+	 */
+	for (i = 0; i < s->nr_meta; i++) {
+		struct bp_meta *m = &s->meta[i];
+
+		if (!m->pid)
+			continue;
+		if (m->retiring) {
+			meta_drop(s, m);
+			dropped++;
+		} else if (m->exited || pid_gone(m->pid)) {
+			/* not every exit is reported (unsampled processes), and events can be lost */
+			m->exited = true;
+			m->retiring = true;
+		}
 	}
+	meta_compact(s);
+	bp_syms__retire(s->syms);
+	return dropped;
 }
 
 /* kernel functions whose presence on a blocked thread's stack means a kernel lock wait */
@@ -208,13 +241,13 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
 	}
 }
 
-static int drain(struct bp_session *s)
+static int drain(struct bp_session *s, bool full)
 {
 	int err;
 
 	ensure_ksyms(s);
-	err = bp_collect__drain(s->collect);
-	if (!err)
+	err = bp_collect__drain(s->collect, full);
+	if (!err && full)
 		feed_memprobe(s, bp_now_ns());
 	return err;
 }
@@ -241,7 +274,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	 * before taking a process pointer: new processes move the table.
 	 */
 	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED))
-		set_err(s, drain(s));
+		set_err(s, drain(s, false));
 	proc = bp_profile__proc(s->prof, ev->tgid, true);
 	if (!proc) {
 		set_err(s, -ENOMEM);
@@ -431,7 +464,7 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, now);
 	if (now >= s->next_drain_ns) {
-		err = drain(s);
+		err = drain(s, true);
 		if (err)
 			return err;
 		s->next_drain_ns = now + (uint64_t)(s->opts.drain_interval_s * 1e9);
@@ -439,6 +472,33 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 	err = s->err;
 	s->err = 0;
 	return err;
+}
+
+int bp_session__tick(struct bp_session *s)
+{
+	int n, err;
+
+	n = bp_loader__poll(s->loader, 0);
+	if (n < 0) {
+		bp_err("failed to read process events: %s", strerror(-n));
+		return n;
+	}
+	ensure_ksyms(s);
+	if (s->memprobe)
+		bp_memprobe__tick(s->memprobe, bp_now_ns());
+	err = s->err;
+	s->err = 0;
+	return err;
+}
+
+int bp_session__events_fd(struct bp_session *s)
+{
+	return ring_buffer__epoll_fd(s->loader->rb);
+}
+
+uint32_t bp_session__known(const struct bp_session *s)
+{
+	return s->nr_meta - s->dead_meta;
 }
 
 uint64_t bp_session__samples(struct bp_session *s)
@@ -532,7 +592,7 @@ int bp_session__stop(struct bp_session *s)
 	s->stopped = true;
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
-	err = drain(s);
+	err = drain(s, true);
 	if (!err)
 		err = finish_profile(s, s->prof);
 	bp_session__evidence(s, s->prof);
@@ -546,7 +606,7 @@ int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
 
 	*closed = NULL;
 	bp_loader__poll(s->loader, 0);
-	err = drain(s);
+	err = drain(s, true);
 	if (!err)
 		err = finish_profile(s, s->prof);
 	if (err)

@@ -39,6 +39,7 @@ struct bp_meta {
 	uint64_t start_ns;	/* CLOCK_MONOTONIC, as /proc/PID/stat says */
 	uint64_t end_ns;
 	bool exited;
+	bool retiring;		/* gone: dropped at the next bp_session__retire() */
 };
 
 struct bp_session {
@@ -93,8 +94,24 @@ int bp_session__rotate(struct bp_session *s, struct bp_profile **closed);
 /* memory probe and hardware counter evidence into the processes of p */
 void bp_session__evidence(struct bp_session *s, struct bp_profile *p);
 
-/* forget a process that exited (after its last window): symbols, facts, probes */
-void bp_session__forget(struct bp_session *s, uint32_t pid);
+/*
+ * Bounded memory for continuous recording, called at each window's close:
+ * processes that exited (or were found gone) by the previous call leave the
+ * fact and symbol caches; those gone now leave at the next call. Returns
+ * how many left.
+ */
+uint32_t bp_session__retire(struct bp_session *s);
+
+/*
+ * For a caller that runs its own event loop (the agent): handle pending
+ * process events and memory probes, without draining; the fd becomes
+ * readable when events wait. 0 or -errno.
+ */
+int bp_session__tick(struct bp_session *s);
+int bp_session__events_fd(struct bp_session *s);
+
+/* processes whose facts are kept */
+uint32_t bp_session__known(const struct bp_session *s);
 
 /* samples so far (cheap: reads the per-CPU counters) */
 uint64_t bp_session__samples(struct bp_session *s);

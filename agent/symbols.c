@@ -191,6 +191,7 @@ struct sym_proc {
 	pid_t pid;
 	pid_t nspid;		/* pid inside its own pid namespace */
 	bool exited;
+	bool retiring;		/* gone: dropped at the next bp_syms__retire() */
 	struct sym_map *maps;
 	size_t nr_maps;
 	struct bp_perfmap *pm;
@@ -780,9 +781,17 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 		p->last_pm_check = 0;
 	}
 	maps_release(s, p->maps, p->nr_maps);
+	/* kept for the process's life, possibly thousands of them: no slack */
+	if (c.nr && c.nr < c.cap) {
+		void *np = reallocarray(c.maps, c.nr, sizeof(*c.maps));
+
+		if (np)
+			c.maps = np;
+	}
 	p->maps = c.maps;
 	p->nr_maps = c.nr;
 	p->exited = false;
+	p->retiring = false;
 	p->last_refresh = now_ns();
 	p->nspid = read_nspid(s, pid);
 	s->stats.snapshots++;
@@ -809,6 +818,39 @@ void bp_syms__forget(struct bp_syms *s, pid_t pid)
 
 	if (p)
 		proc_destroy(s, p);
+}
+
+static bool proc_gone(const struct bp_syms *s, pid_t pid)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%d", s->proc_root, pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+uint32_t bp_syms__retire(struct bp_syms *s)
+{
+	uint32_t dropped = 0;
+	size_t i;
+
+	for (i = 0; s->procs.b && i < s->procs.nb; i++) {
+		struct hnode *n = s->procs.b[i], *next;
+
+		for (; n; n = next) {
+			struct sym_proc *p = container_of(n, struct sym_proc, node);
+
+			next = n->next;
+			if (p->retiring) {
+				proc_destroy(s, p);
+				dropped++;
+			} else if (p->exited || proc_gone(s, p->pid)) {
+				/* an exit event can be lost; the pid's absence cannot */
+				p->exited = true;
+				p->retiring = true;
+			}
+		}
+	}
+	return dropped;
 }
 
 /* --- vdso --------------------------------------------------------------- */
@@ -1177,6 +1219,12 @@ void bp_syms__free(struct bp_syms *s)
 
 void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out)
 {
+	const struct chunk *c;
+
 	*out = s->stats;
 	out->processes = s->procs.n;
+	out->files = s->files.n;
+	out->string_bytes = 0;
+	for (c = s->chunks; c; c = c->next)
+		out->string_bytes += c->cap;
 }

@@ -54,6 +54,8 @@ struct bp_frame_info {
 
 struct bp_syms_stats {
 	uint64_t processes;		/* processes known (alive or exited) */
+	uint64_t files;			/* ELF files held (in use or idle) */
+	uint64_t string_bytes;		/* the interned names' arena */
 	uint64_t snapshots;		/* /proc/PID/maps reads */
 	uint64_t files_opened;		/* distinct ELF files opened */
 	uint64_t files_parsed;		/* distinct ELF files whose symbols were loaded */
@@ -79,6 +81,13 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid);
 
 /* the process has exited: keep what we have, never read /proc/PID again */
 void bp_syms__exited(struct bp_syms *s, pid_t pid);
+
+/*
+ * Bounded memory in continuous mode, called once a window: processes that
+ * had exited (or are found gone) at the previous call are dropped, those
+ * gone now are marked to be dropped at the next. Returns how many left.
+ */
+uint32_t bp_syms__retire(struct bp_syms *s);
 
 /* drop everything about a process (bounded memory in continuous mode) */
 void bp_syms__forget(struct bp_syms *s, pid_t pid);

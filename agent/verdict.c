@@ -228,10 +228,13 @@ int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 				return -ENOMEM;
 		}
 		bp_proc_evidence(p, s, ps, &e, hot, sizeof(hot));
+		bp_verdict_free(ps->verdict);
 		bp_classify(&e, NULL, ps->verdict);
 		s->class_count[ps->verdict->cls]++;
 	}
 	overall_evidence(p, s, &e, hot, sizeof(hot));
+	if (s->have_overall)
+		bp_verdict_free(&s->overall);
 	bp_classify(&e, NULL, &s->overall);
 	s->have_overall = true;
 	return 0;

@@ -33,5 +33,6 @@ int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
 int cmd_top(int argc, char **argv);
+int cmd_agent(int argc, char **argv);
 
 #endif /* BP_CLI_H */

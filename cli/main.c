@@ -31,6 +31,7 @@ static const struct cmd cmds[] = {
 	{ "report", cmd_report, "re-render a saved profile (.pb.gz) into any output" },
 	{ "diff", cmd_diff, "what changed between two saved profiles" },
 	{ "top", cmd_top, "live view: busy processes, their waits and verdicts, each second" },
+	{ "agent", cmd_agent, "always on: windows to --dir, Prometheus /metrics and pprof over HTTP" },
 };
 
 void cli_error(const char *fmt, ...)

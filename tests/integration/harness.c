@@ -8,6 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -16,6 +19,8 @@
 #include "harness.h"
 
 #define MAX_BG 32
+
+static void append(char **buf, size_t *len, const char *data, size_t n);
 
 static pid_t bg[MAX_BG];
 static int nr_bg;
@@ -129,6 +134,141 @@ static pid_t spawn_fds(char *const argv[], int *out_fd, int *err_fd)
 pid_t h_spawn(char *const argv[], int *out_fd)
 {
 	return spawn_fds(argv, out_fd, NULL);
+}
+
+pid_t h_spawn2(char *const argv[], int *out_fd, int *err_fd)
+{
+	return spawn_fds(argv, out_fd, err_fd);
+}
+
+bool h_have(const char *cmd)
+{
+	const char *path = getenv("PATH"), *s, *e;
+	char exe[4200];
+
+	for (s = path ? path : "/usr/bin:/bin"; *s; s = *e ? e + 1 : e) {
+		e = strchrnul(s, ':');
+		snprintf(exe, sizeof(exe), "%.*s/%s", (int)(e - s), e > s ? s : ".", cmd);
+		if (!access(exe, X_OK))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Rows of `go tool pprof -top`, after its header line:
+ *       flat  flat%   sum%        cum   cum%
+ *    1.50s 74.26% 74.26%      1.50s 74.26%  alpha
+ * Everything before the header (file, comments, totals) is skipped.
+ */
+int h_pprof_top(const char *out, struct h_top_row *rows, int max)
+{
+	const char *line = strstr(out, "flat%");
+	int n = 0;
+
+	if (!line)
+		return 0;
+	line = strchr(line, '\n');
+	while (line && *++line && n < max) {
+		char flat[32], fpct[32], spct[32], cum[32], cpct[32];
+		int used = 0;
+
+		if (sscanf(line, "%31s %31s %31s %31s %31s %n", flat, fpct, spct, cum, cpct,
+			   &used) == 5 && used) {
+			const char *name = line + used, *end = strchr(name, '\n');
+
+			if (!end)
+				end = name + strlen(name);
+			snprintf(rows[n].name, sizeof(rows[n].name), "%.*s", (int)(end - name), name);
+			rows[n].flat_pct = atof(fpct);
+			n++;
+		}
+		line = strchr(line, '\n');
+	}
+	return n;
+}
+
+int h_http(int port, const char *request, size_t req_len, double timeout_s, int *status,
+	   char **body, size_t *body_len)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	double deadline = now() + timeout_s;
+	char *resp = NULL, chunk[65536], *hdr_end;
+	size_t len = 0, sent = 0;
+	int fd, err = 0;
+
+	*status = -1;
+	if (body)
+		*body = NULL;
+	if (body_len)
+		*body_len = 0;
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (connect(fd, (struct sockaddr *)&sa, sizeof(sa))) {
+		err = -errno;
+		close(fd);
+		return err;
+	}
+	while (sent < req_len) {
+		ssize_t n = send(fd, request + sent, req_len - sent, MSG_NOSIGNAL);
+
+		if (n < 0) {
+			/* the server may answer (414, 400) before reading it all */
+			break;
+		}
+		sent += n;
+	}
+	append(&resp, &len, "", 0);
+	for (;;) {
+		struct pollfd pfd = { .fd = fd, .events = POLLIN };
+		int left = (int)((deadline - now()) * 1000);
+		ssize_t n;
+
+		if (left <= 0) {
+			err = -ETIMEDOUT;
+			break;
+		}
+		if (poll(&pfd, 1, left) <= 0)
+			continue;
+		n = recv(fd, chunk, sizeof(chunk), 0);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			break;	/* closed (or reset after the answer) */
+		append(&resp, &len, chunk, n);
+	}
+	close(fd);
+	if (sscanf(resp, "HTTP/1.%*d %d", status) != 1)
+		*status = -1;
+	hdr_end = strstr(resp, "\r\n\r\n");
+	if (hdr_end && body) {
+		size_t off = hdr_end + 4 - resp;
+
+		*body = malloc(len - off + 1);
+		memcpy(*body, resp + off, len - off);
+		(*body)[len - off] = '\0';
+		if (body_len)
+			*body_len = len - off;
+	}
+	free(resp);
+	return err;
+}
+
+int h_http_get(int port, const char *path, double timeout_s, int *status, char **body,
+	       size_t *body_len)
+{
+	char *req;
+	int n, err;
+
+	n = asprintf(&req, "GET %s HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n",
+		     path);
+	if (n < 0)
+		return -ENOMEM;
+	err = h_http(port, req, n, timeout_s, status, body, body_len);
+	free(req);
+	return err;
 }
 
 static void append(char **buf, size_t *len, const char *data, size_t n)

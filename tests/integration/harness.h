@@ -37,6 +37,8 @@ void h_run_free(struct run *r);
 
 /* start argv in the background with stdout captured on *out_fd (or -1) */
 pid_t h_spawn(char *const argv[], int *out_fd);
+/* the same, with stderr captured on *err_fd too */
+pid_t h_spawn2(char *const argv[], int *out_fd, int *err_fd);
 /* read a line from fd within timeout_s; 0 or -ETIMEDOUT */
 int h_read_line(int fd, char *buf, size_t len, double timeout_s);
 /* wait for a background process (timeout_s, then SIGKILL) and fill r */
@@ -57,6 +59,29 @@ double h_hotspot_self(const struct bp_json *proc, const char *function);
 
 /* count lines in a string */
 int h_lines(const char *s);
+
+/* cmd is an executable on PATH */
+bool h_have(const char *cmd);
+
+/* the rows of `go tool pprof -top` output, after its header */
+struct h_top_row {
+	char name[128];
+	double flat_pct;
+};
+int h_pprof_top(const char *out, struct h_top_row *rows, int max);
+
+/*
+ * One HTTP exchange with 127.0.0.1:port: raw request bytes sent as they are
+ * (so that tests can send malformed ones), the answer read until the server
+ * closes. *status is the status code (-1: no status line); *body (malloc()ed,
+ * NUL-terminated, may be NULL) and *body_len what follows the header. 0 or
+ * -errno (-ETIMEDOUT).
+ */
+int h_http(int port, const char *request, size_t req_len, double timeout_s, int *status,
+	   char **body, size_t *body_len);
+/* GET path with Connection: close; same results */
+int h_http_get(int port, const char *path, double timeout_s, int *status, char **body,
+	       size_t *body_len);
 
 /* skip the whole suite (loudly) unless we are root */
 bool h_need_root(void);

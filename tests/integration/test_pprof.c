@@ -34,67 +34,12 @@ static void print_run(const char *what, const struct run *r)
 		r->exit_code, r->out, r->err);
 }
 
-/* `go` on PATH; the test installs nothing (tests.mk lists golang-go) */
-static bool have_go(void)
-{
-	const char *path = getenv("PATH");
-	char dir[4096], exe[4200];
-	const char *s, *e;
-
-	for (s = path ? path : "/usr/bin:/bin"; *s; s = *e ? e + 1 : e) {
-		e = strchrnul(s, ':');
-		snprintf(dir, sizeof(dir), "%.*s", (int)(e - s), s);
-		snprintf(exe, sizeof(exe), "%s/go", dir[0] ? dir : ".");
-		if (!access(exe, X_OK))
-			return true;
-	}
-	return false;
-}
-
-struct top_row {
-	char name[128];
-	double flat_pct;
-};
-
-/*
- * Rows of `go tool pprof -top`, after its header line:
- *       flat  flat%   sum%        cum   cum%
- *    1.50s 74.26% 74.26%      1.50s 74.26%  alpha
- * Everything before the header (file, comments, totals) is skipped.
- */
-static int parse_top(const char *out, struct top_row *rows, int max)
-{
-	const char *line = strstr(out, "flat%");
-	int n = 0;
-
-	if (!line)
-		return 0;
-	line = strchr(line, '\n');
-	while (line && *++line && n < max) {
-		char flat[32], fpct[32], spct[32], cum[32], cpct[32];
-		int used = 0;
-
-		if (sscanf(line, "%31s %31s %31s %31s %31s %n", flat, fpct, spct, cum, cpct,
-			   &used) == 5 && used) {
-			const char *name = line + used, *end = strchr(name, '\n');
-
-			if (!end)
-				end = name + strlen(name);
-			snprintf(rows[n].name, sizeof(rows[n].name), "%.*s", (int)(end - name), name);
-			rows[n].flat_pct = atof(fpct);
-			n++;
-		}
-		line = strchr(line, '\n');
-	}
-	return n;
-}
-
 /* split's 3:1 alpha:beta in Go's pprof, against boundprof's own hotspots */
 static void test_go_pprof_reads_split(void **state)
 {
 	const char *pb = h_path("split.pb.gz"), *json = h_path("split.json");
 	char gocache[512], *report_text, *saved;
-	struct top_row rows[8];
+	struct h_top_row rows[8];
 	const struct bp_json *proc;
 	struct bp_profile *p;
 	struct bp_summary sum;
@@ -106,7 +51,7 @@ static void test_go_pprof_reads_split(void **state)
 	struct run r;
 	int n, i;
 
-	if (!have_go())
+	if (!h_have("go"))
 		fail_msg("`go` is not on PATH: install Debian's golang-go (make test-deps) "
 			 "to run this test");
 
@@ -136,7 +81,7 @@ static void test_go_pprof_reads_split(void **state)
 	if (r.exit_code)
 		print_run("go tool pprof -top", &r);
 	assert_int_equal(r.exit_code, 0);
-	n = parse_top(r.out, rows, 8);
+	n = h_pprof_top(r.out, rows, 8);
 	for (i = 0; i < n; i++)
 		fprintf(stderr, "pprof top %d: %6.2f%% %s\n", i + 1, rows[i].flat_pct, rows[i].name);
 	fprintf(stderr, "boundprof: alpha %.2f%% beta %.2f%%\n", a * 100, b * 100);

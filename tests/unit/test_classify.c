@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <cmocka.h>
@@ -42,6 +43,26 @@ static struct bp_evidence busy_cpu(double wall)
 
 	e.tl_s[BP_TS_RUNNING] = wall;
 	return e;
+}
+
+/* every verdict a test decides is released when the group ends */
+static char *texts[256];
+static int nr_texts;
+
+static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
+		   struct bp_verdict *v)
+{
+	bp_classify(e, t, v);
+	assert_true(nr_texts < 256);
+	assert_non_null(v->text);
+	texts[nr_texts++] = v->text;
+}
+
+static int release(void **state)
+{
+	while (nr_texts)
+		free(texts[--nr_texts]);
+	return 0;
 }
 
 static bool has_line(const struct bp_verdict *v, bool lever, const char *needle)
@@ -98,7 +119,7 @@ static void cpu__fits_cache__high(void **state)
 	e.rss = 8 * MIB;
 	e.hot_name = "alpha";
 	e.hot_frac = 0.74;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
@@ -116,7 +137,7 @@ static void cpu__memory_unmeasured__medium(void **state)
 	struct bp_evidence e = busy_cpu(5);
 	struct bp_verdict v;
 
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 	assert_true(has_line(&v, false, "memory effects unmeasured"));
@@ -132,7 +153,7 @@ static void cpu__few_samples__one_level_down(void **state)
 	e.wss_max = MIB;
 	e.rss = 4 * MIB;
 	e.samples = 150;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 }
@@ -149,7 +170,7 @@ static void membw__working_set_sweeps_past_the_cache(void **state)
 	e.wss_max = 384 * MIB;
 	e.rss = 386 * MIB;
 	e.samples = 980;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_MEMBW);
 	/* 12x the LLC: medium; no counters, so never high */
@@ -160,14 +181,14 @@ static void membw__working_set_sweeps_past_the_cache(void **state)
 
 	e.wss_max = 160 * MIB;	/* 5x: low */
 	e.rss = 170 * MIB;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_MEMBW);
 	assert_int_equal(v.conf, BP_CONF_LOW);
 
 	/* big resident set, little of it touched: not memory */
 	e.wss_max = 40 * MIB;
 	e.rss = 4096 * MIB;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 }
@@ -180,7 +201,7 @@ static void membw__page_faults(void **state)
 	e.frac_fault = 0.45;
 	e.frac_kernel = 0.05;
 	e.minflt_per_s = 250000;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_MEMBW);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
@@ -197,14 +218,14 @@ static void pmu__ipc_and_mpki_decide(void **state)
 	e.pmu_running = 1;
 	e.ipc = 2.4;
 	e.mpki = 0.125;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
 
 	e.ipc = 0.4;
 	e.mpki = 93.75;
 	e.dram_gbs = 9.6;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_MEMBW);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
 	assert_true(has_line(&v, false, "IPC 0.40"));
@@ -212,7 +233,7 @@ static void pmu__ipc_and_mpki_decide(void **state)
 	/* between the rules: medium */
 	e.ipc = 0.8;
 	e.mpki = 5;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 
@@ -220,7 +241,7 @@ static void pmu__ipc_and_mpki_decide(void **state)
 	e.ipc = 0.4;
 	e.mpki = 93.75;
 	e.pmu_running = 0.3;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_MEMBW);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 }
@@ -246,7 +267,7 @@ static void io__latency_bound_one_request_at_a_time(void **state)
 	e.io_p99_ms = 0.4;
 	e.dev_busy = 0.8;
 	e.dev_inflight = 0.8;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_IO);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
@@ -274,7 +295,7 @@ static void io__device_saturated(void **state)
 	e.io_req_kib = 128;
 	e.dev_busy = 0.99;
 	e.dev_inflight = 31;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_IO);
 	assert_true(has_line(&v, true, "saturated"));
 	assert_false(has_line(&v, true, "Overlap the waits"));
@@ -290,7 +311,7 @@ static void lock__threads_wait_on_one_mutex(void **state)
 	e.lock_s = 18.5;
 	e.rq_s = 2.4;
 	e.sleep_s = 0.1;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_LOCK);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
@@ -311,21 +332,21 @@ static void starved__pinned_spinners(void **state)
 	e.tl_s[BP_TS_RUNQUEUE] = 1.5;
 	e.machine_busy = 0.55;	/* one CPU saturated, the other idle */
 	e.others_cpu_s = 1.5;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_STARVED);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 	assert_true(has_line(&v, false, "50% of busy thread-time waiting for a CPU"));
 
 	e.machine_busy = 1.0;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
 	assert_true(has_line(&v, true, "oversubscribed"));
 
 	/* its own threads outnumber the CPUs and nobody else competes */
 	e.threads = 8;
 	e.others_cpu_s = 0.1;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_true(has_line(&v, true, "use at most 2 worker threads"));
 }
 
@@ -339,7 +360,7 @@ static void idle__sleeps(void **state)
 	e.tl_s[BP_TS_RUNNING] = 0.002;
 	e.tl_s[BP_TS_SLEEP] = 2.998;
 	e.samples = 0;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_IDLE);
 	assert_int_equal(v.conf, BP_CONF_HIGH);
@@ -351,7 +372,7 @@ static void unknown__too_short(void **state)
 	struct bp_evidence e = busy_cpu(0.05);
 	struct bp_verdict v;
 
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_UNKNOWN);
 	assert_int_equal(v.conf, BP_CONF_LOW);
 	assert_true(has_line(&v, true, "Record for longer"));
@@ -367,7 +388,7 @@ static void mixed__no_single_limit(void **state)
 	e.lock_s = 0.6;
 	e.rq_s = 0.4;
 	e.other_s = 0.2;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	dump(&v);
 	assert_int_equal(v.cls, BP_CLASS_MIXED);
 	assert_int_equal(v.second, BP_CLASS_CPU);
@@ -383,7 +404,7 @@ static void confidence__borderline_and_short_runs_drop(void **state)
 	e.threads = 4;
 	e.on_s = 3.4;
 	e.lock_s = 1.6;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_LOCK);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 
@@ -393,7 +414,7 @@ static void confidence__borderline_and_short_runs_drop(void **state)
 	e.io_s = 0.4;
 	e.tl_s[BP_TS_RUNNING] = 0.1;
 	e.tl_s[BP_TS_IO] = 0.4;
-	bp_classify(&e, NULL, &v);
+	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_IO);
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 }
@@ -406,10 +427,10 @@ static void thresholds__one_table_drives_the_decision(void **state)
 
 	e.on_s = 3.0;
 	e.io_s = 2.0;	/* 40% IO: not io-bound by default */
-	bp_classify(&e, &t, &v);
+	decide(&e, &t, &v);
 	assert_int_not_equal(v.cls, BP_CLASS_IO);
 	t.io = 0.35;
-	bp_classify(&e, &t, &v);
+	decide(&e, &t, &v);
 	assert_int_equal(v.cls, BP_CLASS_IO);
 }
 
@@ -435,5 +456,5 @@ int main(void)
 		cmocka_unit_test(thresholds__one_table_drives_the_decision),
 	};
 
-	return cmocka_run_group_tests_name("classify", tests, NULL, NULL);
+	return cmocka_run_group_tests_name("classify", tests, NULL, release);
 }

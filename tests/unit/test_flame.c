@@ -660,8 +660,8 @@ static void header__verdict_and_process_verdicts(void **state)
 	struct flame_tree t;
 	char *doc;
 
-	strcpy(v.evidence[0], "alpha is 72% of wall time </script>");
-	strcpy(v.levers[0], "Tune the hot code first");
+	v.evidence[0] = "alpha is 72% of wall time </script>";
+	v.levers[0] = "Tune the hot code first";
 	v.nr_evidence = 1;
 	v.nr_levers = 1;
 	s.overall = v;

@@ -1,0 +1,827 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * boundprof agent, for real (root, real BPF): a real Prometheus scrapes it
+ * and returns the values its windows recorded; Go's pprof fetches a profile
+ * over HTTP; bad requests change nothing; thousands of short processes leave
+ * memory bounded and every loss exposed; windows rotate, retention holds,
+ * SIGHUP re-creates the directory and SIGTERM writes the partial window.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+#define MIB (1024.0 * 1024)
+/* docs/agent.md: RSS under 150 new processes a second, 5-s windows */
+#define CHURN_RSS_BOUND (40 * MIB)
+
+struct agent {
+	pid_t pid;
+	int port;
+	char dir[512];
+	char log[512];
+};
+
+static int teardown(void **state)
+{
+	h_cleanup();
+	return 0;
+}
+
+static double wall_now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void show_log(const char *what, const char *path)
+{
+	char *text = h_slurp(path, NULL);
+
+	fprintf(stderr, "--- %s (%s):\n%s---\n", what, path, text ? text : "(none)\n");
+	free(text);
+}
+
+/* `sh -c 'exec CMD 2>LOG'`: the log never fills a pipe, and the pid is CMD's */
+static pid_t spawn_logged(const char *cmd, const char *log)
+{
+	char *line;
+	pid_t pid;
+
+	if (asprintf(&line, "exec %s >>%s 2>&1", cmd, log) < 0)
+		return -1;
+	pid = h_spawn(ARGV("sh", "-c", line), NULL);
+	free(line);
+	return pid;
+}
+
+/* start the agent on a free port; its port comes from its log */
+static void agent_start(struct agent *a, const char *name, const char *opts)
+{
+	double deadline = wall_now() + 20;
+	char cmd[2048], *text, *p;
+
+	char log[64];
+
+	snprintf(log, sizeof(log), "%s.log", name);
+	snprintf(a->dir, sizeof(a->dir), "%s", h_path(name));
+	snprintf(a->log, sizeof(a->log), "%s", h_path(log));
+	snprintf(cmd, sizeof(cmd), "%s agent --listen 127.0.0.1:0 --dir %s %s", h_bin(), a->dir,
+		 opts);
+	a->pid = spawn_logged(cmd, a->log);
+	assert_true(a->pid > 0);
+	a->port = 0;
+	while (!a->port && wall_now() < deadline) {
+		h_sleep(0.1);
+		text = h_slurp(a->log, NULL);
+		p = text ? strstr(text, "(port ") : NULL;
+		if (p)
+			a->port = atoi(p + 6);
+		free(text);
+		if (waitpid(a->pid, NULL, WNOHANG) == a->pid)
+			break;
+	}
+	if (!a->port)
+		show_log("agent did not start", a->log);
+	assert_true(a->port > 0);
+}
+
+/* SIGTERM; its exit code, or -1 if it had to be killed */
+static int agent_stop(struct agent *a, double timeout_s)
+{
+	double deadline = wall_now() + timeout_s;
+	int status;
+
+	kill(a->pid, SIGTERM);
+	while (wall_now() < deadline) {
+		if (waitpid(a->pid, &status, WNOHANG) == a->pid)
+			return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+		h_sleep(0.05);
+	}
+	kill(a->pid, SIGKILL);
+	waitpid(a->pid, NULL, 0);
+	return -1;
+}
+
+static char *get(struct agent *a, const char *path, int want_status)
+{
+	char *body = NULL;
+	int status;
+
+	assert_int_equal(h_http_get(a->port, path, 10, &status, &body, NULL), 0);
+	if (status != want_status)
+		fprintf(stderr, "GET %s: %d, wanted %d: %s\n", path, status, want_status,
+			body ? body : "");
+	assert_int_equal(status, want_status);
+	return body;
+}
+
+/* the value of a sample line "name{labels} value" in a Prometheus text page, or NAN */
+static double metric(const char *page, const char *series)
+{
+	size_t n = strlen(series);
+	const char *p;
+
+	for (p = page; (p = strstr(p, series)); p += n) {
+		if ((p == page || p[-1] == '\n') && p[n] == ' ')
+			return strtod(p + n + 1, NULL);
+	}
+	return NAN;
+}
+
+/* the sum of every sample of a family (all label sets) */
+static double metric_sum(const char *page, const char *family, int *count)
+{
+	size_t n = strlen(family);
+	const char *p, *sp;
+	double sum = 0;
+
+	*count = 0;
+	for (p = page; (p = strstr(p, family)); p += n) {
+		if ((p != page && p[-1] != '\n') || (p[n] != '{' && p[n] != ' '))
+			continue;
+		sp = strchr(p, ' ');
+		if (p[n] == '{')
+			sp = strstr(p, "} ") ? strstr(p, "} ") + 1 : NULL;
+		if (!sp)
+			continue;
+		sum += strtod(sp + 1, NULL);
+		(*count)++;
+	}
+	return sum;
+}
+
+/* ------------------------------------------------------------- windows */
+
+struct window {
+	char stem[128];
+	unsigned long seq;
+};
+
+static int cmp_window(const void *a, const void *b)
+{
+	const struct window *x = a, *y = b;
+
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/*
+ * The windows in dir, oldest first. Also counts .pb.gz files, the total
+ * bytes of our files, and anything else (temporary files left behind).
+ */
+static int list_windows(const char *dir, struct window *w, int max, int *pbs, long *bytes,
+			int *strays)
+{
+	struct dirent *de;
+	int n = 0;
+	DIR *d = opendir(dir);
+
+	*pbs = 0;
+	*bytes = 0;
+	*strays = 0;
+	if (!d)
+		return 0;
+	while ((de = readdir(d))) {
+		const char *name = de->d_name, *dash;
+		size_t len = strlen(name);
+		char path[4096];
+		struct stat st;
+
+		if (!strcmp(name, ".") || !strcmp(name, ".."))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, name);
+		if (!stat(path, &st))
+			*bytes += st.st_size;
+		if (strncmp(name, "boundprof-", 10)) {
+			(*strays)++;
+			continue;
+		}
+		if (len > 6 && !strcmp(name + len - 6, ".pb.gz")) {
+			(*pbs)++;
+			continue;
+		}
+		if (len < 5 || strcmp(name + len - 5, ".json")) {
+			(*strays)++;
+			continue;
+		}
+		if (n == max)
+			continue;
+		snprintf(w[n].stem, sizeof(w[n].stem), "%.*s", (int)(len - 5), name);
+		dash = strrchr(w[n].stem, '-');
+		w[n].seq = dash ? strtoul(dash + 1, NULL, 10) : 0;
+		n++;
+	}
+	closedir(d);
+	qsort(w, n, sizeof(*w), cmp_window);
+	return n;
+}
+
+static struct bp_json *window_json(const char *dir, const struct window *w)
+{
+	char path[4096];
+
+	snprintf(path, sizeof(path), "%s/%s.json", dir, w->stem);
+	return h_json_file(path);
+}
+
+static const struct bp_json *find_pid(const struct bp_json *rep, int pid)
+{
+	const struct bp_json *procs = bp_json_get(rep, "processes");
+	size_t i;
+
+	for (i = 0; i < bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+
+		if ((int)bp_json_num(bp_json_get(p, "pid")) == pid)
+			return p;
+	}
+	return NULL;
+}
+
+static double num(const struct bp_json *obj, const char *path)
+{
+	const struct bp_json *v = bp_json_path(obj, path);
+
+	assert_non_null(v);
+	return bp_json_num(v);
+}
+
+/* wait until the newest window's sequence number reaches seq */
+static void wait_windows(struct agent *a, unsigned long seq, double timeout_s)
+{
+	double deadline = wall_now() + timeout_s;
+	struct window w[256];
+	int n, pbs, strays;
+	long bytes;
+
+	for (;;) {
+		n = list_windows(a->dir, w, 256, &pbs, &bytes, &strays);
+		if (n && w[n - 1].seq >= seq)
+			return;
+		if (wall_now() > deadline) {
+			show_log("agent", a->log);
+			fail_msg("window %lu not written within %.0f s (newest: %lu)", seq,
+				 timeout_s, n ? w[n - 1].seq : 0);
+		}
+		h_sleep(0.2);
+	}
+}
+
+/* -------------------------------------------------------------- Prometheus */
+
+/* a port nobody listens on now: bind port 0, read it back, let it go */
+static int free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), port = -1;
+
+	assert_true(fd >= 0);
+	if (!bind(fd, (struct sockaddr *)&sa, sizeof(sa)) &&
+	    !getsockname(fd, (struct sockaddr *)&sa, &len))
+		port = ntohs(sa.sin_port);
+	close(fd);
+	assert_true(port > 0);
+	return port;
+}
+
+static char *prom_query(int port, const char *query, double at)
+{
+	char path[2048], enc[1024], *o = enc, *body;
+	const char *q;
+	int status;
+
+	for (q = query; *q && o < enc + sizeof(enc) - 4; q++) {
+		if ((*q >= 'a' && *q <= 'z') || (*q >= 'A' && *q <= 'Z') ||
+		    (*q >= '0' && *q <= '9') || *q == '_')
+			*o++ = *q;
+		else
+			o += sprintf(o, "%%%02X", (unsigned char)*q);
+	}
+	*o = '\0';
+	snprintf(path, sizeof(path), "/api/v1/query?query=%s&time=%.3f", enc, at);
+	assert_int_equal(h_http_get(port, path, 10, &status, &body, NULL), 0);
+	if (status != 200)
+		fprintf(stderr, "prometheus %s: %d %s\n", path, status, body ? body : "");
+	assert_int_equal(status, 200);
+	return body;
+}
+
+/* the single value of an instant query, or NAN when the vector is empty */
+static double prom_value(int port, const char *query, double at)
+{
+	char *body = prom_query(port, query, at), err[256];
+	struct bp_json *j = bp_json_parse(body, strlen(body), err, sizeof(err));
+	const struct bp_json *res, *v;
+	double val = NAN;
+
+	if (!j)
+		fail_msg("prometheus answered invalid JSON: %s: %s", err, body);
+	assert_string_equal(bp_json_str(bp_json_get(j, "status")), "success");
+	res = bp_json_path(j, "data.result");
+	if (bp_json_len(res) > 1)
+		fail_msg("query %s returned %zu series: %s", query, bp_json_len(res), body);
+	if (bp_json_len(res) == 1) {
+		v = bp_json_path(bp_json_at(res, 0), "value[1]");
+		val = strtod(bp_json_str(v), NULL);
+	}
+	bp_json_free(j);
+	free(body);
+	return val;
+}
+
+static void test_prometheus_scrapes_agent(void **state)
+{
+	struct agent a;
+	const char *cfg = h_path("prometheus.yml"), *plog = h_path("prometheus.log");
+	char cmd[2048], q[256], *body;
+	double spin_start, spin_end, deadline;
+	struct window w[64];
+	int prom_port, status, n, i, pbs, strays, checked = 0;
+	pid_t spin;
+	long bytes;
+	FILE *f;
+
+	if (!h_have("prometheus"))
+		fail_msg("`prometheus` is not on PATH: install Debian's prometheus package "
+			 "(make test-deps) to run this test");
+	agent_start(&a, "win", "--interval 5 --keep 100");
+
+	spin_start = wall_now();
+	spin = h_spawn(ARGV((char *)h_fixture("spin"), "17", "1"), NULL);
+	assert_true(spin > 0);
+
+	prom_port = free_port();
+	f = fopen(cfg, "w");
+	assert_non_null(f);
+	fprintf(f, "global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+		   "scrape_configs:\n  - job_name: boundprof\n    static_configs:\n"
+		   "      - targets: ['127.0.0.1:%d']\n", a.port);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "prometheus --config.file=%s --storage.tsdb.path=%s "
+		 "--web.listen-address=127.0.0.1:%d --log.level=warn",
+		 cfg, h_path("tsdb"), prom_port);
+	assert_true(spawn_logged(cmd, plog) > 0);
+	deadline = wall_now() + 30;
+	for (status = -1; status != 200 && wall_now() < deadline; h_sleep(0.25)) {
+		body = NULL;
+		h_http_get(prom_port, "/-/ready", 2, &status, &body, NULL);
+		free(body);
+	}
+	if (status != 200)
+		show_log("prometheus", plog);
+	assert_int_equal(status, 200);
+
+	/* the spinner's life, then one more window and a few scrapes */
+	waitpid(spin, NULL, 0);
+	spin_end = wall_now();
+	wait_windows(&a, 5, 15);
+	h_sleep(4);
+
+	n = list_windows(a.dir, w, 64, &pbs, &bytes, &strays);
+	for (i = 0; i < n; i++) {
+		struct bp_json *rep = window_json(a.dir, &w[i]);
+		const struct bp_json *p;
+		double start, dur, end, json_cpu, prom_cpu, prom_end, at;
+
+		assert_non_null(rep);
+		start = num(rep, "start_unix_ns") / 1e9;
+		dur = num(rep, "duration_s");
+		end = start + dur;
+		p = find_pid(rep, spin);
+		/* whole windows inside the spinner's life, late enough to be scraped */
+		if (!p || start < spin_start || end > spin_end || end + 3 > wall_now() ||
+		    end < spin_start + 3) {
+			bp_json_free(rep);
+			continue;
+		}
+		json_cpu = num(p, "on_cpu_s");
+		at = end + 3;
+		snprintf(q, sizeof(q), "boundprof_process_cpu_seconds{pid=\"%d\"}", spin);
+		prom_cpu = prom_value(prom_port, q, at);
+		prom_end = prom_value(prom_port, "boundprof_window_end_timestamp_seconds", at);
+		fprintf(stderr,
+			"window %lu: %.3f s ending %.3f; spin on-CPU: JSON %.4f s, Prometheus %.4f s "
+			"(window end there %.3f)\n",
+			w[i].seq, dur, end, json_cpu, prom_cpu, prom_end);
+		if (isnan(prom_cpu) || isnan(prom_end))
+			show_log("prometheus", plog);
+		assert_false(isnan(prom_cpu));
+		/* the same window, as Prometheus saw it */
+		assert_true(fabs(prom_end - end) < 0.01);
+		assert_true(fabs(prom_cpu - json_cpu) <= 0.10 * json_cpu);
+		/* and the window itself is right: one spinning thread, 2 CPUs */
+		assert_true(json_cpu >= 0.8 * dur && json_cpu <= 1.02 * dur);
+		checked++;
+		bp_json_free(rep);
+	}
+	fprintf(stderr, "%d windows checked against Prometheus\n", checked);
+	if (!checked)
+		show_log("agent", a.log);
+	assert_true(checked >= 1);
+	/* Prometheus itself reports the target healthy */
+	assert_true(prom_value(prom_port, "up{job=\"boundprof\"}", wall_now()) == 1);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
+/* --------------------------------------------------------------- pprof */
+
+static void test_go_pprof_over_http(void **state)
+{
+	struct h_top_row rows[8];
+	char url[256], gocache[512];
+	const char *dur;
+	struct agent a;
+	struct run r;
+	pid_t spin;
+	int n, i;
+
+	if (!h_have("go"))
+		fail_msg("`go` is not on PATH: install Debian's golang-go (make test-deps) "
+			 "to run this test");
+	agent_start(&a, "win", "--interval 10");
+	spin = h_spawn(ARGV((char *)h_fixture("spin"), "8", "1"), NULL);
+	assert_true(spin > 0);
+	h_sleep(1);
+
+	snprintf(gocache, sizeof(gocache), "%s/gocache", h_tmpdir());
+	setenv("HOME", h_tmpdir(), 1);
+	setenv("GOCACHE", gocache, 1);
+	setenv("PPROF_TMPDIR", h_tmpdir(), 1);
+	snprintf(url, sizeof(url), "http://127.0.0.1:%d/debug/pprof/profile?seconds=3", a.port);
+	assert_int_equal(h_run(ARGV("go", "tool", "pprof", "-top", "-nodecount=5", url), 120, &r),
+			 0);
+	fprintf(stderr, "%s", r.out);
+	if (r.exit_code)
+		fprintf(stderr, "go tool pprof: exit %d\n%s", r.exit_code, r.err);
+	assert_int_equal(r.exit_code, 0);
+	n = h_pprof_top(r.out, rows, 8);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "pprof top %d: %6.2f%% %s\n", i + 1, rows[i].flat_pct, rows[i].name);
+	assert_true(n >= 1);
+	assert_string_equal(rows[0].name, "spin_hot");
+	assert_true(rows[0].flat_pct >= 80);
+	/* N seconds asked, N seconds given */
+	dur = strstr(r.out, "Duration: ");
+	assert_non_null(dur);
+	assert_true(fabs(atof(dur + 10) - 3) <= 0.5);
+	h_run_free(&r);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
+/* ---------------------------------------------------------- bad requests */
+
+static void test_bad_requests(void **state)
+{
+	static const struct {
+		const char *req;
+		int status;
+	} bad[] = {
+		{ "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n", 404 },
+		{ "GET /debug/pprof/profile?seconds=0 HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /debug/pprof/profile?seconds=301 HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /debug/pprof/profile?seconds=-5 HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /debug/pprof/profile?seconds=1e9 HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /debug/pprof/profile?seconds=abc HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "GET /debug/pprof/profile?seconds=%zz HTTP/1.1\r\nHost: x\r\n\r\n", 400 },
+		{ "POST /metrics HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 405 },
+		{ "DELETE /report HTTP/1.1\r\nHost: x\r\n\r\n", 405 },
+		{ "garbage\r\n\r\n", 400 },
+		{ "GET /metrics HTTP/9.9\r\nHost: x\r\n\r\n", 400 },
+	};
+	char huge[12000], *before, *after, *body;
+	struct window w[16];
+	int i, status, pbs, strays, nb, na;
+	struct agent a;
+	long bytes;
+	double errs;
+
+	agent_start(&a, "win", "--interval 2");
+	wait_windows(&a, 1, 10);
+	before = get(&a, "/metrics", 200);
+	nb = list_windows(a.dir, w, 16, &pbs, &bytes, &strays);
+	errs = metric(before, "boundprof_agent_http_errors_total");
+
+	for (i = 0; i < (int)(sizeof(bad) / sizeof(bad[0])); i++) {
+		body = NULL;
+		assert_int_equal(h_http(a.port, bad[i].req, strlen(bad[i].req), 10, &status, &body,
+					NULL), 0);
+		fprintf(stderr, "%-60.*s -> %d %s", (int)strcspn(bad[i].req, "\r"), bad[i].req,
+			status, body ? body : "\n");
+		assert_int_equal(status, bad[i].status);
+		free(body);
+	}
+	/* a request line longer than any the server accepts */
+	snprintf(huge, sizeof(huge), "GET /metrics?%0*d HTTP/1.1\r\nHost: x\r\n\r\n", 10000, 0);
+	assert_int_equal(h_http(a.port, huge, strlen(huge), 10, &status, NULL, NULL), 0);
+	fprintf(stderr, "GET /metrics?000...(10000) -> %d\n", status);
+	assert_int_equal(status, 414);
+
+	/* nothing changed: no capture started, no file written, still serving */
+	after = get(&a, "/metrics", 200);
+	fprintf(stderr, "http errors: %.0f before, %.0f after\n", errs,
+		metric(after, "boundprof_agent_http_errors_total"));
+	assert_true(metric(after, "boundprof_agent_http_errors_total") ==
+		    errs + (double)(sizeof(bad) / sizeof(bad[0])) + 1);
+	na = list_windows(a.dir, w, 16, &pbs, &bytes, &strays);
+	assert_int_equal(strays, 0);
+	assert_true(na >= nb);
+	free(get(&a, "/healthz", 200));
+	body = get(&a, "/report", 200);
+	assert_non_null(strstr(body, "\"processes\""));
+	free(body);
+	free(before);
+	free(after);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
+/* --------------------------------------------------------------- churn */
+
+static double vm_kb(pid_t pid, const char *field)
+{
+	char path[64], *text, *p;
+	double v = NAN;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	text = h_slurp(path, NULL);
+	p = text ? strstr(text, field) : NULL;
+	if (p)
+		v = atof(p + strlen(field) + 1);
+	free(text);
+	return v;
+}
+
+/* the JSON drop counters behind each /metrics loss reason, summed */
+static double window_losses(const struct bp_json *rep)
+{
+	static const char *const keys[] = {
+		"samples_map_full", "offcpu_map_full", "stack_map_full", "kernel_stack_errors",
+		"user_stack_errors", "events_lost", "seen_map_full", "thread_state_failures",
+		"process_state_failures", "io_requests_untracked", "io_map_full",
+		"io_completions_unmatched",
+	};
+	const struct bp_json *d = bp_json_get(rep, "drops_detail");
+	double sum = 0;
+	size_t i;
+
+	assert_non_null(d);
+	for (i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+		const struct bp_json *v = bp_json_get(d, keys[i]);
+
+		if (!v)
+			fail_msg("drops_detail has no %s", keys[i]);
+		sum += bp_json_num(v);
+	}
+	return sum;
+}
+
+static void test_churn_bounded(void **state)
+{
+	double known0, syms0, known, syms, hwm, rss, lost, json_lost = 0, peak_rss = 0;
+	int nlost, n, i, out, pbs, strays, churn_seen = 0;
+	struct window w[64];
+	char *page, line[256];
+	struct agent a;
+	pid_t churn;
+	long bytes;
+
+	agent_start(&a, "win", "--interval 5 --keep 100");
+	wait_windows(&a, 1, 10);
+	page = get(&a, "/metrics", 200);
+	known0 = metric(page, "boundprof_agent_processes_known");
+	syms0 = metric(page, "boundprof_agent_symbolizer_processes");
+	free(page);
+
+	/* 150 processes a second for 30 s, each burning ~2 ms of CPU */
+	churn = h_spawn2(ARGV((char *)h_fixture("churn"), "30", "150",
+			      (char *)h_fixture("shortlived"), "0.002"), &out, NULL);
+	assert_true(churn > 0);
+	while (waitpid(churn, NULL, WNOHANG) == 0) {
+		rss = vm_kb(a.pid, "VmRSS:");
+		assert_false(isnan(rss));	/* the agent is alive */
+		if (rss > peak_rss)
+			peak_rss = rss;
+		h_sleep(1);
+	}
+	assert_int_equal(h_read_line(out, line, sizeof(line), 5), 0);
+	fprintf(stderr, "churn: %s\n", line);
+	assert_true(atol(line + 8) >= 2000);	/* "started N ok M" */
+	close(out);
+
+	/* two windows later every gone process has left the caches */
+	h_sleep(11);
+	hwm = vm_kb(a.pid, "VmHWM:");
+	page = get(&a, "/metrics", 200);
+	known = metric(page, "boundprof_agent_processes_known");
+	syms = metric(page, "boundprof_agent_symbolizer_processes");
+	lost = metric_sum(page, "boundprof_agent_lost_total", &nlost);
+	fprintf(stderr,
+		"agent RSS: peak %.1f MiB (VmHWM), %.1f MiB sampled; processes known %.0f -> %.0f, "
+		"symbolizer %.0f -> %.0f; losses %.0f over %d reasons\n",
+		hwm / 1024, peak_rss / 1024, known0, known, syms0, syms, lost, nlost);
+	assert_true(hwm * 1024 < CHURN_RSS_BOUND);
+	assert_true(known <= known0 + 50);
+	assert_true(syms <= syms0 + 50);
+	assert_int_equal(nlost, 12);
+
+	/* every loss of the windows closed so far is in /metrics, and no more */
+	n = list_windows(a.dir, w, 64, &pbs, &bytes, &strays);
+	for (i = 0; i < n; i++) {
+		struct bp_json *rep;
+		const struct bp_json *procs;
+		size_t j;
+
+		if (w[i].seq > metric(page, "boundprof_agent_windows_total"))
+			continue;
+		rep = window_json(a.dir, &w[i]);
+		assert_non_null(rep);
+		json_lost += window_losses(rep);
+		procs = bp_json_get(rep, "processes");
+		for (j = 0; j < bp_json_len(procs); j++)
+			churn_seen += !strcmp(bp_json_str(bp_json_get(bp_json_at(procs, j), "comm")),
+					      "shortlived");
+		bp_json_free(rep);
+	}
+	fprintf(stderr, "losses in the windows: %.0f; short-lived processes in them: %d\n",
+		json_lost, churn_seen);
+	assert_true(lost == json_lost);
+	assert_true(churn_seen >= 100);
+	free(page);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
+/* --------------------------------------------- rotation, retention, signals */
+
+static void test_rotation_retention_signals(void **state)
+{
+	struct window w[256];
+	int n, i, pbs, strays, status;
+	struct agent a, b;
+	char cmd[4096], *rep1, *rep2, *body;
+	const char *again = h_path("again.json");
+	struct bp_json *j;
+	struct run r;
+	long bytes;
+
+	/* --keep 3: six windows in, three are left, the newest */
+	agent_start(&a, "win", "--interval 1 --keep 3");
+	wait_windows(&a, 6, 20);
+	n = list_windows(a.dir, w, 256, &pbs, &bytes, &strays);
+	fprintf(stderr, "--keep 3: %d windows (%d .pb.gz), newest %lu, %d strays\n", n, pbs,
+		w[n - 1].seq, strays);
+	assert_true(n == 3 || n == 4);	/* a fourth may land between list and retain */
+	assert_int_equal(pbs, n);
+	assert_int_equal(strays, 0);
+	for (i = 1; i < n; i++)
+		assert_int_equal(w[i].seq, w[i - 1].seq + 1);
+	j = window_json(a.dir, &w[n - 2]);
+	assert_non_null(j);
+	assert_true(num(j, "duration_s") > 0.9 && num(j, "duration_s") < 1.1);
+	bp_json_free(j);
+
+	/* a window's .pb.gz renders the very JSON written beside it */
+	snprintf(cmd, sizeof(cmd), "%s/%s.pb.gz", a.dir, w[n - 2].stem);
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", "-o", (char *)again, cmd), 30, &r),
+			 0);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	snprintf(cmd, sizeof(cmd), "%s/%s.json", a.dir, w[n - 2].stem);
+	rep1 = h_slurp(cmd, NULL);
+	rep2 = h_slurp(again, NULL);
+	assert_non_null(rep1);
+	assert_non_null(rep2);
+	assert_string_equal(rep1, rep2);
+	free(rep1);
+	free(rep2);
+
+	/* SIGHUP brings back a removed directory */
+	snprintf(cmd, sizeof(cmd), "rm -rf %s", a.dir);
+	assert_int_equal(system(cmd), 0);
+	kill(a.pid, SIGHUP);
+	h_sleep(2.5);
+	n = list_windows(a.dir, w, 256, &pbs, &bytes, &strays);
+	fprintf(stderr, "after rm -rf and SIGHUP: %d windows\n", n);
+	assert_true(n >= 1);
+	assert_int_equal(agent_stop(&a, 10), 0);
+
+	/* --keep-bytes: the newest windows that fit (the newest one always stays) */
+	agent_start(&b, "win2", "--interval 1 --keep 1000 --keep-bytes 100K");
+	wait_windows(&b, 8, 25);
+	for (i = 0; i < 2; i++) {
+		n = list_windows(b.dir, w, 256, &pbs, &bytes, &strays);
+		fprintf(stderr, "--keep-bytes 100K%s: %d windows, %ld bytes\n",
+			i ? ", after SIGTERM" : "", n, bytes);
+		assert_true(n >= 1 && n < 8);
+		assert_int_equal(pbs, n);
+		/* listing may race one write: a window more than the budget allows */
+		if (!i)
+			assert_true(bytes <= 100 * 1024 + bytes / n + 1);
+		else
+			assert_true(bytes <= 100 * 1024 || n == 1);
+		if (!i)
+			assert_int_equal(agent_stop(&b, 10), 0);
+	}
+
+	/* SIGTERM mid-window: the partial window is written, a capture is answered */
+	{
+		struct agent c;
+		const char *req = "GET /debug/pprof/profile?seconds=60 HTTP/1.1\r\nHost: x\r\n"
+				  "Connection: close\r\n\r\n";
+		char *text;
+		pid_t spin, cap;
+		int fds[2], rc;
+		double dur, cpu;
+		size_t len;
+
+		agent_start(&c, "win3", "--interval 5");
+		spin = h_spawn(ARGV((char *)h_fixture("spin"), "20", "1"), NULL);
+		assert_true(spin > 0);
+		wait_windows(&c, 1, 10);
+		h_sleep(0.5);
+		/* the capture runs in a child: it blocks until the agent answers */
+		assert_int_equal(pipe(fds), 0);
+		cap = fork();
+		if (cap == 0) {
+			size_t blen = 0;
+
+			close(fds[0]);
+			body = NULL;
+			h_http(c.port, req, strlen(req), 30, &status, &body, &blen);
+			dprintf(fds[1], "%d %zu %d\n", status, blen,
+				blen >= 2 && (unsigned char)body[0] == 0x1f &&
+					(unsigned char)body[1] == 0x8b);
+			_exit(0);
+		}
+		close(fds[1]);
+		h_sleep(2);
+		rc = agent_stop(&c, 15);
+		text = h_slurp(c.log, &len);
+		fprintf(stderr, "agent exit %d; log:\n%s", rc, text);
+		assert_int_equal(rc, 0);
+		assert_non_null(strstr(text, "stopped by"));
+		free(text);
+		{
+			char line[128];
+			int st = 0, gz = 0;
+			size_t blen = 0;
+
+			assert_int_equal(h_read_line(fds[0], line, sizeof(line), 10), 0);
+			sscanf(line, "%d %zu %d", &st, &blen, &gz);
+			fprintf(stderr, "capture in progress at SIGTERM: %d, %zu bytes, gzip %d\n", st,
+				blen, gz);
+			assert_int_equal(st, 200);
+			assert_true(blen > 100);
+			assert_int_equal(gz, 1);
+		}
+		close(fds[0]);
+		waitpid(cap, NULL, 0);
+		n = list_windows(c.dir, w, 256, &pbs, &bytes, &strays);
+		assert_true(n >= 2);
+		assert_int_equal(strays, 0);
+		j = window_json(c.dir, &w[n - 1]);
+		assert_non_null(j);
+		dur = num(j, "duration_s");
+		cpu = find_pid(j, spin) ? num(find_pid(j, spin), "on_cpu_s") : 0;
+		fprintf(stderr, "last window: %.3f s, spin on-CPU %.3f s\n", dur, cpu);
+		assert_true(dur > 1.0 && dur < 4.5);
+		assert_true(cpu >= 0.8 * dur);
+		bp_json_free(j);
+		kill(spin, SIGKILL);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_prometheus_scrapes_agent, teardown),
+		cmocka_unit_test_teardown(test_go_pprof_over_http, teardown),
+		cmocka_unit_test_teardown(test_bad_requests, teardown),
+		cmocka_unit_test_teardown(test_churn_bounded, teardown),
+		cmocka_unit_test_teardown(test_rotation_retention_signals, teardown),
+	};
+
+	if (!h_need_root())
+		return 0;
+	return cmocka_run_group_tests_name("agent", tests, NULL, NULL);
+}
