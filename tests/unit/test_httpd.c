@@ -834,6 +834,131 @@ static void new__bad_addresses__einval_and_eaddrinuse(void **state)
 	bp_httpd__free(NULL);
 }
 
+static void expect_stats(const struct srv *s, uint64_t responses, uint64_t client_errors,
+			 uint64_t server_errors, uint64_t rejected_busy)
+{
+	const struct bp_httpd_stats *st = bp_httpd__stats(s->h);
+
+	assert_non_null(st);
+	assert_int_equal(st->responses, responses);
+	assert_int_equal(st->client_errors, client_errors);
+	assert_int_equal(st->server_errors, server_errors);
+	assert_int_equal(st->rejected_busy, rejected_busy);
+}
+
+static void stats__handler_answers__counted_by_class(void **state)
+{
+	struct srv s;
+
+	srv_start(&s, NULL);
+	expect_stats(&s, 0, 0, 0, 0);
+	assert_int_equal(fetch_status(&s, "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n"), 200);
+	expect_stats(&s, 1, 0, 0, 0);
+	assert_int_equal(fetch_status(&s, "HEAD /hello HTTP/1.1\r\nHost: x\r\n\r\n"), 200);
+	expect_stats(&s, 2, 0, 0, 0);
+	/* the handler's own 4xx */
+	assert_int_equal(fetch_status(&s, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n"), 404);
+	expect_stats(&s, 3, 1, 0, 0);
+	assert_int_equal(fetch_status(&s, "GET /query?seconds=123456789 HTTP/1.1\r\n"
+					  "Host: x\r\n\r\n"), 400);
+	expect_stats(&s, 4, 2, 0, 0);
+	/* a handler that fails, or does not answer: the server's 500 */
+	assert_int_equal(fetch_status(&s, "GET /fail HTTP/1.1\r\nHost: x\r\n\r\n"), 500);
+	expect_stats(&s, 5, 2, 1, 0);
+	assert_int_equal(fetch_status(&s, "GET /noanswer HTTP/1.1\r\nHost: x\r\n\r\n"), 500);
+	expect_stats(&s, 6, 2, 2, 0);
+	/* refused answers count for nothing, a second answer neither: one 299 */
+	assert_int_equal(fetch_status(&s, "GET /misuse HTTP/1.1\r\nHost: x\r\n\r\n"), 299);
+	expect_stats(&s, 7, 2, 2, 0);
+	assert_int_equal(s.calls, 7);
+	srv_stop(&s);
+}
+
+static void stats__protocol_errors__counted_as_client_errors(void **state)
+{
+	struct bp_httpd_opts opts = { .timeout_ms = 200 };
+	static const char part[] = "GET /hello HTTP/1.1\r\nHo";
+	struct srv s;
+	struct client c;
+	char *req;
+
+	srv_start(&s, &opts);
+	assert_int_equal(fetch_status(&s, "GET /hello HTTP/2.0\r\nHost: x\r\n\r\n"), 400);
+	expect_stats(&s, 1, 1, 0, 0);
+	assert_int_equal(fetch_status(&s, "PUT /hello HTTP/1.1\r\nHost: x\r\n\r\n"), 405);
+	expect_stats(&s, 2, 2, 0, 0);
+	req = repeat("GET /", 'a', BP_HTTPD_MAX_URI, " HTTP/1.1\r\nHost: x\r\n\r\n");
+	assert_int_equal(fetch_status(&s, req), 414);
+	free(req);
+	expect_stats(&s, 3, 3, 0, 0);
+	/* a request that never ends: 408 when the timer fires */
+	client_open(&c, &s, part, strlen(part));
+	assert_true(run(&s, &c, 1, 5000));
+	assert_int_equal(parse_resp(&c, false).status, 408);
+	client_close(&c);
+	expect_stats(&s, 4, 4, 0, 0);
+	/* an idle connection is closed without a word: nothing answered */
+	client_open(&c, &s, "", 0);
+	assert_true(run(&s, &c, 1, 5000));
+	assert_int_equal(c.resp.len, 0);
+	client_close(&c);
+	expect_stats(&s, 4, 4, 0, 0);
+	assert_int_equal(s.calls, 0);
+	srv_stop(&s);
+}
+
+static void stats__over_max_conns__rejected_busy(void **state)
+{
+	static const char hold[] = "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct bp_httpd_opts opts = { .max_conns = 2 };
+	struct client c[3];
+	struct srv s;
+	struct resp r;
+	unsigned int i;
+	uint64_t t0;
+
+	srv_start(&s, &opts);
+	for (i = 0; i < 2; i++)
+		client_open(&c[i], &s, hold, strlen(hold));
+	assert_false(run(&s, c, 2, 100));
+	assert_int_equal(s.nheld, 2);
+	expect_stats(&s, 0, 0, 0, 0);
+
+	/* the third is answered 503 at accept, outside the handler and the answer count */
+	client_open(&c[2], &s, hello, strlen(hello));
+	assert_true(run(&s, &c[2], 1, 5000));
+	r = parse_resp(&c[2], false);
+	assert_int_equal(r.status, 503);
+	client_close(&c[2]);
+	expect_stats(&s, 0, 0, 0, 1);
+	client_open(&c[2], &s, hello, strlen(hello));
+	assert_true(run(&s, &c[2], 1, 5000));
+	assert_int_equal(parse_resp(&c[2], false).status, 503);
+	client_close(&c[2]);
+	expect_stats(&s, 0, 0, 0, 2);
+	assert_int_equal(s.calls, 2);
+
+	/* one held answer given, the other client gone first: one response */
+	assert_int_equal(bp_httpd__respond_text(s.h, s.held[0], 200, "done\n"), 0);
+	assert_true(run(&s, c, 1, 5000));
+	assert_int_equal(parse_resp(&c[0], false).status, 200);
+	client_close(&c[0]);
+	client_close(&c[1]);
+	t0 = now_ms();
+	while (bp_httpd__conns(s.h) && now_ms() - t0 < 5000)
+		pump(&s, 10);
+	assert_int_equal(bp_httpd__conns(s.h), 0);
+	assert_false(bp_httpd__pending(s.h, s.held[1]));
+	assert_int_equal(bp_httpd__respond_text(s.h, s.held[1], 503, "late\n"), 0);
+	expect_stats(&s, 1, 0, 0, 2);
+
+	/* room again: served, not rejected */
+	assert_int_equal(fetch_status(&s, hello), 200);
+	expect_stats(&s, 2, 0, 0, 2);
+	srv_stop(&s);
+}
+
 static void query_get__cases(void **state)
 {
 	char v[8];
@@ -886,6 +1011,9 @@ int main(void)
 		cmocka_unit_test(fds__all_cloexec),
 		cmocka_unit_test(new__bad_addresses__einval_and_eaddrinuse),
 		cmocka_unit_test(query_get__cases),
+		cmocka_unit_test(stats__handler_answers__counted_by_class),
+		cmocka_unit_test(stats__protocol_errors__counted_as_client_errors),
+		cmocka_unit_test(stats__over_max_conns__rejected_busy),
 	};
 
 	/* the server must survive clients that vanish without SIGPIPE being ignored */

@@ -441,6 +441,190 @@ static void user__own_process__function_vdso_stack(void **state)
 	(void)symtest_own_function(1);
 }
 
+/* --- retiring gone processes ---------------------------------------------- */
+
+#define RETIRE_HEAP	0x55550000ULL
+
+/* a fake /proc/PID with just enough in its maps for a snapshot */
+static void fake_pid(const char *root, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	assert_int_equal(mkdir(path, 0755), 0);
+	snprintf(path, sizeof(path), "%s/%d/maps", root, pid);
+	sf_write_file(path,
+		      "55550000-55560000 rw-p 00000000 00:00 0                          [heap]\n"
+		      "7ffd0000-7ffd1000 rw-p 00000000 00:00 0                          [stack]\n",
+		      "w");
+}
+
+static void fake_pid_gone(const char *root, pid_t pid)
+{
+	char path[PATH_MAX];
+
+	snprintf(path, sizeof(path), "%s/%d", root, pid);
+	assert_int_equal(nftw(path, sf_rm_cb, 16, FTW_DEPTH | FTW_PHYS), 0);
+	assert_int_equal(access(path, F_OK), -1);
+}
+
+/* a symbolizer over a fake procfs with pids 101..103 snapshotted */
+static struct bp_syms *retire_setup(const char **root)
+{
+	struct bp_syms_opts o = { .proc_root = sf_tmpdir() };
+	struct bp_syms *s;
+	pid_t pid;
+
+	*root = o.proc_root;
+	for (pid = 101; pid <= 103; pid++)
+		fake_pid(*root, pid);
+	s = new_syms(&o);
+	for (pid = 101; pid <= 103; pid++)
+		assert_int_equal(bp_syms__snapshot(s, pid), 0);
+	return s;
+}
+
+static uint64_t sym_procs(const struct bp_syms *s)
+{
+	struct bp_syms_stats st;
+
+	bp_syms__stats(s, &st);
+	return st.processes;
+}
+
+static uint64_t sym_snapshots(const struct bp_syms *s)
+{
+	struct bp_syms_stats st;
+
+	bp_syms__stats(s, &st);
+	return st.snapshots;
+}
+
+/* known: resolved from the snapshot, no read of its maps */
+static void expect_known(struct bp_syms *s, pid_t pid)
+{
+	uint64_t snaps = sym_snapshots(s);
+	struct bp_frame_info fi;
+
+	assert_int_equal(bp_syms__resolve_user(s, pid, RETIRE_HEAP + 0x10, &fi), -ENOENT);
+	assert_string_equal(fi.module, "[heap]");
+	assert_int_equal(sym_snapshots(s), snaps);
+}
+
+static void retire__exited__dropped_at_the_second_call(void **state)
+{
+	const char *root;
+	struct bp_syms *s = retire_setup(&root);
+	struct bp_frame_info fi;
+	uint64_t snaps;
+
+	assert_int_equal(sym_procs(s), 3);
+	bp_syms__exited(s, 102);
+	/* marked, still there: its last samples may still need it */
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 3);
+	expect_known(s, 102);
+	assert_int_equal(bp_syms__retire(s), 1);
+	assert_int_equal(sym_procs(s), 2);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 2);
+
+	/* the others are kept; 102 is forgotten: resolving it reads its maps again */
+	expect_known(s, 101);
+	expect_known(s, 103);
+	snaps = sym_snapshots(s);
+	bp_syms__exited(s, 102);	/* unknown pid: nothing to do */
+	assert_int_equal(sym_procs(s), 2);
+	expect_known(s, 101);
+	assert_int_equal(bp_syms__resolve_user(s, 102, RETIRE_HEAP, &fi), -ENOENT);
+	assert_string_equal(fi.module, "[heap]");
+	assert_int_equal(sym_snapshots(s), snaps + 1);
+	assert_int_equal(sym_procs(s), 3);
+}
+
+static void retire__proc_dir_removed__dropped_at_the_second_call(void **state)
+{
+	const char *root;
+	struct bp_syms *s = retire_setup(&root);
+	struct bp_frame_info fi;
+
+	/* no exit event (lost), but /proc/103 is gone */
+	fake_pid_gone(root, 103);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 3);
+	/* from now on it counts as exited: no attempt to read it again */
+	expect_known(s, 103);
+	assert_int_equal(bp_syms__retire(s), 1);
+	assert_int_equal(sym_procs(s), 2);
+	expect_known(s, 101);
+	expect_known(s, 102);
+
+	/* gone before ever seen: remembered as gone, then retired the same way */
+	assert_int_equal(bp_syms__resolve_user(s, 104, RETIRE_HEAP, &fi), -ENOENT);
+	assert_string_equal(fi.module, "[unknown]");
+	assert_int_equal(sym_procs(s), 3);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 3);
+	assert_int_equal(bp_syms__retire(s), 1);
+	assert_int_equal(sym_procs(s), 2);
+}
+
+static void retire__live__never_dropped(void **state)
+{
+	const char *root;
+	struct bp_syms *s = retire_setup(&root);
+	int i;
+
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(bp_syms__retire(s), 0);
+		assert_int_equal(sym_procs(s), 3);
+	}
+	expect_known(s, 101);
+	expect_known(s, 102);
+	expect_known(s, 103);
+	/* nothing is dropped twice either: two gone, each counted once */
+	bp_syms__exited(s, 101);
+	fake_pid_gone(root, 102);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(bp_syms__retire(s), 2);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 1);
+	expect_known(s, 103);
+}
+
+static void retire__resnapshot_between_calls__kept(void **state)
+{
+	const char *root;
+	struct bp_syms *s = retire_setup(&root);
+
+	/* an exit, then the pid is alive again (reused, or the event was wrong) */
+	bp_syms__exited(s, 101);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(bp_syms__snapshot(s, 101), 0);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 3);
+
+	/* /proc/102 vanished, and is back by the time of the snapshot */
+	fake_pid_gone(root, 102);
+	assert_int_equal(bp_syms__retire(s), 0);
+	fake_pid(root, 102);
+	assert_int_equal(bp_syms__snapshot(s, 102), 0);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(bp_syms__retire(s), 0);
+	assert_int_equal(sym_procs(s), 3);
+	expect_known(s, 101);
+	expect_known(s, 102);
+
+	/* a snapshot that fails (the process is gone) does not unmark it */
+	bp_syms__exited(s, 103);
+	assert_int_equal(bp_syms__retire(s), 0);
+	fake_pid_gone(root, 103);
+	assert_int_equal(bp_syms__snapshot(s, 103), -ESRCH);
+	assert_int_equal(bp_syms__retire(s), 1);
+	assert_int_equal(sym_procs(s), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -455,6 +639,11 @@ int main(void)
 		cmocka_unit_test_teardown(user__fake_proc__every_kind_of_frame, teardown),
 		cmocka_unit_test_teardown(user__perf_map__grows_and_survives, teardown),
 		cmocka_unit_test_teardown(user__own_process__function_vdso_stack, teardown),
+		cmocka_unit_test_teardown(retire__exited__dropped_at_the_second_call, teardown),
+		cmocka_unit_test_teardown(retire__proc_dir_removed__dropped_at_the_second_call,
+					  teardown),
+		cmocka_unit_test_teardown(retire__live__never_dropped, teardown),
+		cmocka_unit_test_teardown(retire__resnapshot_between_calls__kept, teardown),
 	};
 
 	return cmocka_run_group_tests_name("symbols", tests, NULL, sf_cleanup);
