@@ -270,11 +270,22 @@ static void on_event(void *ctx, const struct bp_event *ev)
 
 	s->events++;
 	/*
-	 * Samples of the old image must resolve against the old maps. Drain
-	 * before taking a process pointer: new processes move the table.
+	 * Samples of the old image must resolve against the old maps, so
+	 * they are drained now, while we hold those maps. When the maps we
+	 * hold were read after the exec (a forked child sampled inside
+	 * execve, whose first-sample event was handled too late), they are
+	 * the new image's already and a drain would buy nothing: under
+	 * process churn that is nearly every exec. Drain before taking a
+	 * process pointer: new processes move the table.
 	 */
-	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED))
-		set_err(s, drain(s, false));
+	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED)) {
+		uint64_t snap = bp_syms__snapshot_ns(s->syms, ev->tgid);
+
+		if (snap && snap < ev->ts_ns)
+			set_err(s, drain(s, false));
+		else
+			s->exec_drains_skipped++;
+	}
 	proc = bp_profile__proc(s->prof, ev->tgid, true);
 	if (!proc) {
 		set_err(s, -ENOMEM);

@@ -63,6 +63,7 @@ struct bp_session {
 	uint64_t next_drain_ns;
 	uint64_t live_ns;		/* when sampling became live */
 	uint64_t events;		/* process events received */
+	uint64_t exec_drains_skipped;	/* execs whose old image we no longer held */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;
 	bool ksyms_tried;

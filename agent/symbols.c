@@ -804,6 +804,13 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 	return 0;
 }
 
+uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid)
+{
+	struct sym_proc *p = proc_find(s, pid);
+
+	return p && p->nr_maps ? p->last_refresh : 0;
+}
+
 void bp_syms__exited(struct bp_syms *s, pid_t pid)
 {
 	struct sym_proc *p = proc_find(s, pid);

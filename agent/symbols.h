@@ -79,6 +79,9 @@ int bp_syms__load_kernel(struct bp_syms *s);
  */
 int bp_syms__snapshot(struct bp_syms *s, pid_t pid);
 
+/* when the maps held for pid were read (CLOCK_MONOTONIC ns), 0 if none are */
+uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid);
+
 /* the process has exited: keep what we have, never read /proc/PID again */
 void bp_syms__exited(struct bp_syms *s, pid_t pid);
 

@@ -1,0 +1,172 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+#
+# What `boundprof agent` costs when it runs all the time: its CPU (userspace,
+# from schedstat, plus its BPF programs' run time, from the kernel's own
+# counters) and memory (RSS sampled every second, and the peak), over DUR
+# seconds idle and DUR seconds under a mixed load, at the default 99 Hz with
+# 10-s windows written to disk and Prometheus scraping /metrics every 5 s.
+#
+# The peer measured in the same run is `perf record -a -g -F 99
+# --switch-output=10s`, perf's own continuous mode (it writes raw samples;
+# it neither symbolizes nor traces waits, and its kernel-side sampling cost
+# is not in its figures). The published budgets of the continuous eBPF
+# profilers (../shared/notes/anchors.md) are printed beside ours.
+#
+# Mixed load: one CPU-bound process (stress-ng), random 4 KiB reads at
+# 200 IOPS (fio, psync, O_DIRECT), and 20 short-lived processes a second.
+#
+# usage: bench/agent.sh BUILD_DIR     (run by `make bench`, as root)
+# env:   DUR (seconds per phase, default 120)
+set -u
+
+OUT=${1:-.output}
+BP=${BP:-./boundprof}
+DUR=${DUR:-120}
+CHURN=$OUT/tests/fixtures/churn
+SHORT=$OUT/tests/fixtures/shortlived
+T=$(mktemp -d /var/tmp/bp-bench-agent.XXXXXX)
+PIDS=()
+
+cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+	done
+	sleep 0.5
+	for p in "${PIDS[@]}"; do
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	rm -rf "$T"
+}
+trap cleanup EXIT INT TERM
+
+die() { echo "bench: $*" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"
+for c in perf stress-ng fio curl; do
+	command -v $c >/dev/null || die "$c not found (make bench-deps / make test-deps)"
+done
+[ -x "$CHURN" ] && [ -x "$SHORT" ] || die "fixtures missing: make $CHURN $SHORT"
+
+# ns on CPU of a process, all its threads (schedstat: exact, unlike ticks)
+cpu_ns() {
+	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
+}
+rss_kb() { awk '/^VmRSS:/ {print $2}' /proc/"$1"/status 2>/dev/null; }
+hwm_kb() { awk '/^VmHWM:/ {print $2}' /proc/"$1"/status 2>/dev/null; }
+metric() { # port name
+	curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n {print $2}'
+}
+
+load_start() {
+	stress-ng --cpu 1 --timeout "$((DUR + 5))s" --quiet &
+	PIDS+=($!)
+	fio --name=bench --filename="$T/fio.dat" --size=256M --rw=randread --bs=4k \
+		--direct=1 --ioengine=psync --rate_iops=200 --time_based \
+		--runtime="$((DUR + 5))" --output=/dev/null &
+	PIDS+=($!)
+	"$CHURN" "$((DUR + 5))" 20 "$SHORT" 0.002 > /dev/null &
+	PIDS+=($!)
+	sleep 3	# fio lays out its file first
+}
+
+load_stop() {
+	local p
+	for p in "${PIDS[@]}"; do
+		kill -TERM "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	PIDS=()
+}
+
+# run one tool for DUR seconds; prints "cpu_s bpf_s rss_mean_kb rss_max_kb hwm_kb"
+measure() { # tool
+	local pid port=0 c0 c1 b0=0 b1=0 n=0 sum=0 max=0 r i hwm
+	case $1 in
+	bp)
+		"$BP" agent --dir "$T/windows" --listen 127.0.0.1:0 > "$T/agent.log" 2>&1 &
+		pid=$!
+		for i in $(seq 1 100); do
+			port=$(sed -n 's/.*(port \([0-9]*\)).*/\1/p' "$T/agent.log" | head -1)
+			[ -n "$port" ] && break
+			sleep 0.1
+		done
+		[ -n "$port" ] || die "the agent did not start: $(cat "$T/agent.log")"
+		;;
+	perf)
+		perf record -a -g -F 99 --switch-output=10s -o "$T/perf.data" \
+			> "$T/perf.log" 2>&1 &
+		pid=$!
+		;;
+	esac
+	# a bench stopped half-way leaves no profiler behind (this runs in a subshell)
+	trap "kill -KILL $pid 2>/dev/null" EXIT
+	sleep 5	# past startup (kernel symbols, first window)
+	c0=$(cpu_ns $pid)
+	[ "$1" = bp ] && b0=$(metric "$port" boundprof_agent_bpf_seconds_total)
+	for i in $(seq 1 "$DUR"); do
+		sleep 1
+		r=$(rss_kb $pid)
+		[ -n "$r" ] || die "$1 exited early: $(cat "$T"/*.log)"
+		sum=$((sum + r)); n=$((n + 1))
+		[ "$r" -gt "$max" ] && max=$r
+		# the agent is scraped like Prometheus would, every 5 s
+		[ "$1" = bp ] && [ $((i % 5)) = 0 ] && curl -s -o /dev/null \
+			"http://127.0.0.1:$port/metrics"
+	done
+	c1=$(cpu_ns $pid)
+	if [ "$1" = bp ]; then
+		b1=$(metric "$port" boundprof_agent_bpf_seconds_total)
+		metric "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes"
+		metric "$port" boundprof_agent_drains_total > /dev/null
+	fi
+	hwm=$(hwm_kb $pid)
+	kill -INT $pid
+	wait $pid 2>/dev/null
+	rm -rf "$T"/perf.data* "$T/windows"
+	awk -v c0="$c0" -v c1="$c1" -v b0="${b0:-0}" -v b1="${b1:-0}" -v s="$sum" -v n="$n" \
+		-v m="$max" -v h="$hwm" \
+		'BEGIN {printf "%.3f %.3f %.0f %d %d\n", (c1 - c0) / 1e9, b1 - b0, s / n, m, h}'
+}
+
+row() { # phase tool "cpu bpf mean max hwm"
+	set -- "$1" "$2" $3
+	awk -v ph="$1" -v t="$2" -v c="$3" -v b="$4" -v mean="$5" -v max="$6" -v h="$7" \
+		-v d="$DUR" 'BEGIN {
+		printf "  %-6s %-12s %8.3f s %8.3f s  %6.3f%%   %6.1f MiB %6.1f MiB %6.1f MiB\n",
+			ph, t, c, b, (c + b) / d * 100, mean / 1024, max / 1024, h / 1024 }'
+}
+
+echo "agent overhead: $DUR s per phase at 99 Hz, 10-s windows to disk, /metrics every 5 s," \
+	"$(nproc) CPUs"
+echo "mixed load: stress-ng --cpu 1 + fio 4 KiB randread 200 IOPS + 20 new processes/s"
+echo
+bp_idle=$(measure bp)
+perf_idle=$(measure perf)
+load_start
+bp_load=$(measure bp)
+load_stop
+load_start
+perf_load=$(measure perf)
+load_stop
+
+printf "  %-6s %-12s %10s %10s  %8s  %10s %10s %10s\n" phase tool "user+sys" "BPF" \
+	"1-CPU %" "RSS mean" "RSS max" "peak"
+row idle boundprof "$bp_idle"
+row idle "perf record" "$perf_idle"
+row mixed boundprof "$bp_load"
+row mixed "perf record" "$perf_load"
+echo
+awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d="$DUR" \
+	-v maps="$(cat "$T/map_bytes" 2>/dev/null || echo 0)" 'BEGIN {
+	split(bi, a); split(pi, b); split(bl, c); split(pl, e)
+	printf "boundprof / perf record, mixed load: CPU %.2fx (userspace only %.2fx), peak RSS %.2fx\n",
+		(c[1] + c[2]) / e[1], c[1] / e[1], c[5] / e[5]
+	printf "boundprof, mixed load: %.3f%% of one CPU (budget: 0.5%%), peak RSS %.1f MiB " \
+		"(budget: 30 MB), BPF maps %.1f MiB of kernel memory\n",
+		(c[1] + c[2]) / d * 100, c[5] / 1024, maps / 1048576
+	print "published budgets: OpenTelemetry eBPF profiler \"1% CPU and 250MB memory are our"
+	print "  upper limits\"; Parca Agent 300-400 MiB steady, 550-750 MiB at startup (#3083);"
+	print "  Grafana Alloy pyroscope.ebpf ~130 MiB after fixes (anchors.md)"
+}'
