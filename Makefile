@@ -5,7 +5,8 @@
 #   make test       unit tests (ASan+UBSan) and integration tests (root, real BPF)
 #   make bench      benchmarks; print ratios against peers measured in the same run
 #   make deps       install the Debian packages the build needs
-#   make install    PREFIX=/usr/local
+#   make install    PREFIX=/usr/local (binary, man page, bash completion, systemd unit)
+#   make uninstall  remove what make install installed
 #   V=1             show full commands; O=DIR puts objects in DIR (default .output)
 
 O		?= .output
@@ -51,7 +52,7 @@ DEPS_STAMP	:= $(OUT)/.deps-ok
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration test-deps bench install clean
+.PHONY: all deps test test-unit test-integration test-deps bench install uninstall clean
 
 all: boundprof
 
@@ -132,6 +133,15 @@ install: boundprof
 	install -m 0644 docs/boundprof.1 $(DESTDIR)$(PREFIX)/share/man/man1/boundprof.1
 	install -m 0644 docs/boundprof.bash-completion \
 		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/boundprof
+	install -d $(DESTDIR)$(PREFIX)/lib/systemd/system
+	sed 's|/usr/local/bin/boundprof|$(PREFIX)/bin/boundprof|' docs/boundprof-agent.service \
+		> $(DESTDIR)$(PREFIX)/lib/systemd/system/boundprof-agent.service
+	chmod 0644 $(DESTDIR)$(PREFIX)/lib/systemd/system/boundprof-agent.service
+
+uninstall:
+	rm -f $(DESTDIR)$(PREFIX)/bin/boundprof $(DESTDIR)$(PREFIX)/share/man/man1/boundprof.1 \
+		$(DESTDIR)$(PREFIX)/share/bash-completion/completions/boundprof \
+		$(DESTDIR)$(PREFIX)/lib/systemd/system/boundprof-agent.service
 
 clean:
 	rm -rf $(OUT) boundprof
