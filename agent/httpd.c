@@ -1098,8 +1098,8 @@ static int open_listener(const char *listen_addr, int *port)
 
 	err = parse_listen(listen_addr, &ss, &sslen, &any);
 	if (err) {
-		bp_err("http: bad listen address '%s': want 127.0.0.1:PORT, [::1]:PORT or :PORT",
-		       listen_addr ? listen_addr : "(null)");
+		/* the caller says it once, in its own words (as for what follows) */
+		bp_dbg("http: bad listen address '%s'", listen_addr ? listen_addr : "(null)");
 		return err;
 	}
 	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
@@ -1117,7 +1117,7 @@ static int open_listener(const char *listen_addr, int *port)
 	}
 	if (fd < 0) {
 		err = -errno;
-		bp_err("http: failed to create socket: %s", strerror(-err));
+		bp_dbg("http: failed to create socket: %s", strerror(-err));
 		return err;
 	}
 	/* a restarted agent must not wait for the old one's TIME_WAIT sockets */
@@ -1128,18 +1128,18 @@ static int open_listener(const char *listen_addr, int *port)
 		bp_dbg("http: IPV6_V6ONLY failed: %s", strerror(errno));
 	if (bind(fd, (struct sockaddr *)&ss, sslen)) {
 		err = -errno;
-		bp_err("http: failed to bind %s: %s", listen_addr, strerror(-err));
+		bp_dbg("http: failed to bind %s: %s", listen_addr, strerror(-err));
 		goto err_out;
 	}
 	if (listen(fd, LISTEN_BACKLOG)) {
 		err = -errno;
-		bp_err("http: failed to listen on %s: %s", listen_addr, strerror(-err));
+		bp_dbg("http: failed to listen on %s: %s", listen_addr, strerror(-err));
 		goto err_out;
 	}
 	sslen = sizeof(ss);
 	if (getsockname(fd, (struct sockaddr *)&ss, &sslen)) {
 		err = -errno;
-		bp_err("http: getsockname failed: %s", strerror(-err));
+		bp_dbg("http: getsockname failed: %s", strerror(-err));
 		goto err_out;
 	}
 	*port = ntohs(ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
@@ -1187,25 +1187,25 @@ struct bp_httpd *bp_httpd__new(const char *listen_addr, bp_httpd_handler_fn hand
 	h->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (h->epfd < 0) {
 		err = -errno;
-		bp_err("http: epoll_create1 failed: %s", strerror(-err));
+		bp_dbg("http: epoll_create1 failed: %s", strerror(-err));
 		goto err_out;
 	}
 	h->tfd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
 	if (h->tfd < 0) {
 		err = -errno;
-		bp_err("http: timerfd_create failed: %s", strerror(-err));
+		bp_dbg("http: timerfd_create failed: %s", strerror(-err));
 		goto err_out;
 	}
 	ev.data.u64 = ID_LISTEN;
 	if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->lfd, &ev)) {
 		err = -errno;
-		bp_err("http: epoll_ctl failed: %s", strerror(-err));
+		bp_dbg("http: epoll_ctl failed: %s", strerror(-err));
 		goto err_out;
 	}
 	ev.data.u64 = ID_TIMER;
 	if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, h->tfd, &ev)) {
 		err = -errno;
-		bp_err("http: epoll_ctl failed: %s", strerror(-err));
+		bp_dbg("http: epoll_ctl failed: %s", strerror(-err));
 		goto err_out;
 	}
 	bp_info("http: listening on %s (port %d)", listen_addr, h->port);

@@ -178,6 +178,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		bpf_program__set_autoload(l->skel->progs.bp_thread_exit, true);
 		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);
 		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
+		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
 	}
 
 	first_cpu = bp_online_cpu_first();

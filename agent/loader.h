@@ -24,6 +24,7 @@ struct bp_loader_opts {
 	bool no_blockio;	/* leave the block IO programs out */
 	bool offcpu;		/* trace context switches: off-CPU and wall-clock time */
 	int offcpu_ustacks;	/* user stacks at switch-out: 0 never, 1 targets, 2 always */
+	bool no_preempt_stacks;	/* runqueue waits after preemption carry no stacks */
 };
 
 /* called for every process event the BPF side reports */

@@ -893,6 +893,22 @@ void bp_memprobe__tick(struct bp_memprobe *m, uint64_t now_ns)
 	}
 }
 
+bool bp_memprobe__busy(const struct bp_memprobe *m, uint64_t now_ns)
+{
+	const struct mp_proc *p;
+	uint32_t i;
+
+	for (i = 0; i < m->nr; i++) {
+		p = &m->procs[i];
+		if (p->gone || !p->have_id)
+			continue;
+		if (p->state == MP_CLEARED ||
+		    (!p->no_probe && now_ns >= p->next_ns && candidate(m, p, now_ns)))
+			return true;
+	}
+	return false;
+}
+
 void bp_memprobe__exited(struct bp_memprobe *m, pid_t pid)
 {
 	struct mp_proc *p = find(m, pid);

@@ -65,6 +65,12 @@ void bp_memprobe__seen(struct bp_memprobe *m, pid_t pid, double cpus, uint64_t n
 /* advance probes: clear, and read back after the window; call every ~100 ms */
 void bp_memprobe__tick(struct bp_memprobe *m, uint64_t now_ns);
 
+/*
+ * A probe is under way or due: the caller should tick every ~100 ms. When
+ * false, ticking once a second (as processes are seen) loses nothing.
+ */
+bool bp_memprobe__busy(const struct bp_memprobe *m, uint64_t now_ns);
+
 /* the process is gone: keep its evidence, stop touching /proc/PID */
 void bp_memprobe__exited(struct bp_memprobe *m, pid_t pid);
 

@@ -61,119 +61,115 @@ static void proc_io(const struct bp_profile *p, uint32_t pid, uint64_t *ops, uin
 	}
 }
 
-struct folded {
-	double on, off[BP_KIND__MAX];
-	uint64_t ops, bytes;
-	uint32_t n;
-};
-
-static void processes(struct bp_prom *m, const struct bp_profile *p, const struct bp_summary *s,
-		      uint32_t top)
+/*
+ * How much a process did in the window: on-CPU time plus the waits that
+ * held it back (run queue, IO, locks, other). Sleep is left out: a pool
+ * of idle threads waiting for work is not activity.
+ */
+static double activity(const struct bp_proc_summary *ps)
 {
-	struct folded rest = {};
+	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
+	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
+}
+
+static int by_activity(const void *a, const void *b)
+{
+	const struct bp_proc_summary *x = *(const struct bp_proc_summary *const *)a;
+	const struct bp_proc_summary *y = *(const struct bp_proc_summary *const *)b;
+	double ax = activity(x), ay = activity(y);
+
+	if (ax != ay)
+		return ax > ay ? -1 : 1;
+	return x->proc->pid < y->proc->pid ? -1 : x->proc->pid > y->proc->pid;
+}
+
+static void sample_proc(struct bp_prom *m, const struct bp_proc_summary *ps, const char *cls,
+			double v)
+{
 	char pid[16];
-	uint32_t i, shown = 0;
+	struct bp_prom_label l[3] = { { "pid", pid }, { "comm", ps ? ps->proc->comm : "other" },
+				      { "class", cls } };
+
+	if (ps)
+		snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
+	else
+		pid[0] = '\0';
+	bp_prom_sample(m, l, cls ? 3 : 2, v);
+}
+
+/*
+ * The `top` most active processes get series of their own, the same ones
+ * in every family; the rest are summed into one pid="" comm="other" series
+ * so that cardinality stays bounded however many processes come and go.
+ */
+static int processes(struct bp_prom *m, const struct bp_profile *p, const struct bp_summary *s,
+		     uint32_t top)
+{
+	const struct bp_proc_summary **act;
+	uint32_t i, n = 0, own;
+	double rest;
 	int k;
 
-	/* summaries come most active first: the first `top` get their own series */
+	act = calloc(s->nr_procs ? s->nr_procs : 1, sizeof(*act));
+	if (!act)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_procs; i++)
+		if (s->procs[i].proc && s->procs[i].active)
+			act[n++] = &s->procs[i];
+	qsort(act, n, sizeof(*act), by_activity);
+	own = n < top ? n : top;
+
 	bp_prom_family(m, "boundprof_process_cpu_seconds", BP_PROM_GAUGE,
 		       "On-CPU seconds of the process in the last window (pid=\"\": the rest, folded)");
-	for (i = 0; i < s->nr_procs; i++) {
-		const struct bp_proc_summary *ps = &s->procs[i];
-
-		if (!ps->proc || !ps->active)
-			continue;
-		if (shown < top) {
-			struct bp_prom_label l[2] = { { "pid", pid }, { "comm", ps->proc->comm } };
-
-			snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
-			bp_prom_sample(m, l, 2, ps->on_cpu_s);
-			shown++;
-		} else {
-			rest.on += ps->on_cpu_s;
-			rest.n++;
-		}
+	for (i = 0, rest = 0; i < n; i++) {
+		if (i < own)
+			sample_proc(m, act[i], NULL, act[i]->on_cpu_s);
+		else
+			rest += act[i]->on_cpu_s;
 	}
-	if (rest.n) {
-		struct bp_prom_label l[2] = { { "pid", "" }, { "comm", "other" } };
-
-		bp_prom_sample(m, l, 2, rest.on);
-	}
+	if (n > own)
+		sample_proc(m, NULL, NULL, rest);
 
 	bp_prom_family(m, "boundprof_process_offcpu_seconds", BP_PROM_GAUGE,
 		       "Thread-seconds the process spent off-CPU in the last window, by wait class");
-	for (i = 0, shown = 0; i < s->nr_procs; i++) {
-		const struct bp_proc_summary *ps = &s->procs[i];
-
-		if (!ps->proc || !ps->active)
-			continue;
-		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
-			struct bp_prom_label l[3] = { { "pid", pid }, { "comm", ps->proc->comm },
-						      { "class", bp_kind_name(k) } };
-
-			if (shown >= top) {
-				rest.off[k] += ps->off_s[k];
-				continue;
-			}
-			snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
-			bp_prom_sample(m, l, 3, ps->off_s[k]);
+	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
+		for (i = 0, rest = 0; i < n; i++) {
+			if (i < own)
+				sample_proc(m, act[i], bp_kind_name(k), act[i]->off_s[k]);
+			else
+				rest += act[i]->off_s[k];
 		}
-		shown++;
-	}
-	for (k = BP_KIND_RUNQUEUE; rest.n && k < BP_KIND__MAX; k++) {
-		struct bp_prom_label l[3] = { { "pid", "" }, { "comm", "other" },
-					      { "class", bp_kind_name(k) } };
-
-		bp_prom_sample(m, l, 3, rest.off[k]);
+		if (n > own)
+			sample_proc(m, NULL, bp_kind_name(k), rest);
 	}
 
-	bp_prom_family(m, "boundprof_process_io_bytes", BP_PROM_GAUGE,
-		       "Block IO bytes the process submitted in the last window");
-	for (i = 0, shown = 0; i < s->nr_procs; i++) {
-		const struct bp_proc_summary *ps = &s->procs[i];
-		uint64_t ops, bytes;
+	for (k = 0; k < 2; k++) {
+		uint64_t ops, bytes, rest_v = 0;
 
-		if (!ps->proc || !ps->active)
-			continue;
-		proc_io(p, ps->proc->pid, &ops, &bytes);
-		if (shown++ >= top) {
-			rest.ops += ops;
-			rest.bytes += bytes;
-			continue;
+		if (k == 0)
+			bp_prom_family(m, "boundprof_process_io_bytes", BP_PROM_GAUGE,
+				       "Block IO bytes the process submitted in the last window");
+		else
+			bp_prom_family(m, "boundprof_process_io_ops", BP_PROM_GAUGE,
+				       "Block IO requests the process submitted in the last window");
+		for (i = 0; i < n; i++) {
+			proc_io(p, act[i]->proc->pid, &ops, &bytes);
+			if (i < own)
+				sample_proc(m, act[i], NULL, (double)(k ? ops : bytes));
+			else
+				rest_v += k ? ops : bytes;
 		}
-		snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
-		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "pid", pid },
-								 { "comm", ps->proc->comm } },
-				   2, bytes);
+		if (n > own)
+			sample_proc(m, NULL, NULL, (double)rest_v);
 	}
-	if (rest.n)
-		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "pid", "" }, { "comm", "other" } },
-				   2, rest.bytes);
-
-	bp_prom_family(m, "boundprof_process_io_ops", BP_PROM_GAUGE,
-		       "Block IO requests the process submitted in the last window");
-	for (i = 0, shown = 0; i < s->nr_procs; i++) {
-		const struct bp_proc_summary *ps = &s->procs[i];
-		uint64_t ops, bytes;
-
-		if (!ps->proc || !ps->active || shown++ >= top)
-			continue;
-		proc_io(p, ps->proc->pid, &ops, &bytes);
-		snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
-		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "pid", pid },
-								 { "comm", ps->proc->comm } },
-				   2, ops);
-	}
-	if (rest.n)
-		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "pid", "" }, { "comm", "other" } },
-				   2, rest.ops);
 
 	bp_prom_family(m, "boundprof_process_verdict", BP_PROM_GAUGE,
 		       "1 for the verdict of the process in the last window");
-	for (i = 0, shown = 0; i < s->nr_procs; i++) {
-		const struct bp_proc_summary *ps = &s->procs[i];
+	for (i = 0; i < own; i++) {
+		const struct bp_proc_summary *ps = act[i];
+		char pid[16];
 
-		if (!ps->proc || !ps->active || !ps->verdict || shown++ >= top)
+		if (!ps->verdict)
 			continue;
 		snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
 		bp_prom_sample(m, (struct bp_prom_label[]){
@@ -184,7 +180,9 @@ static void processes(struct bp_prom *m, const struct bp_profile *p, const struc
 	}
 	bp_prom_family(m, "boundprof_processes_folded", BP_PROM_GAUGE,
 		       "Active processes of the last window folded into the pid=\"\" series");
-	bp_prom_sample(m, NULL, 0, rest.n);
+	bp_prom_sample(m, NULL, 0, n - own);
+	free(act);
+	return 0;
 }
 
 static void devices(struct bp_prom *m, const struct bp_dev_totals *d, uint32_t n)
@@ -325,7 +323,8 @@ int bp_metrics_write(struct bp_buf *out, const struct bp_profile *win, const str
 		bp_prom_family(&m, "boundprof_cpu_busy_ratio", BP_PROM_GAUGE,
 			       "Share of all CPU time busy in the last window");
 		bp_prom_sample(&m, NULL, 0, s->busy_frac);
-		processes(&m, win, s, top);
+		if (processes(&m, win, s, top))
+			return -ENOMEM;
 	}
 	devices(&m, devs, nr_devs);
 	self_metrics(&m, self);

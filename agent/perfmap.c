@@ -33,11 +33,21 @@ struct bp_perfmap {
 	off_t size;
 	struct timespec mtime;
 	off_t consumed;
+
+	/* whose process it is: a map owned by anyone else (bar root) is refused */
+	bool uid_known;
+	uid_t uid;
 };
 
 struct bp_perfmap *bp_perfmap__new(void)
 {
 	return calloc(1, sizeof(struct bp_perfmap));
+}
+
+void bp_perfmap__set_owner(struct bp_perfmap *pm, uid_t uid)
+{
+	pm->uid_known = true;
+	pm->uid = uid;
 }
 
 void bp_perfmap__free(struct bp_perfmap *pm)
@@ -198,13 +208,23 @@ int bp_perfmap__update(struct bp_perfmap *pm, const char *path)
 	size_t i;
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * /tmp is everyone's: a FIFO or device planted under the name would
+	 * block or feed us forever. Open without blocking, read regular files
+	 * only, and only those owned by root or by the process's owner (what
+	 * perf checks too); path is /tmp/perf-PID.map, or under /proc/PID/root.
+	 */
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st)) {
 		err = -errno;
 		close(fd);
 		return err;
+	}
+	if (!S_ISREG(st.st_mode) || (pm->uid_known && st.st_uid && st.st_uid != pm->uid)) {
+		close(fd);
+		return -EPERM;
 	}
 	if (pm->have && pm->dev == st.st_dev && pm->ino == st.st_ino &&
 	    pm->size == st.st_size && pm->mtime.tv_sec == st.st_mtim.tv_sec &&

@@ -12,6 +12,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct bp_perfmap;
 
@@ -31,6 +32,12 @@ void bp_perfmap__free(struct bp_perfmap *pm);
  * so a map survives its process and its file.
  */
 int bp_perfmap__update(struct bp_perfmap *pm, const char *path);
+
+/*
+ * The process's owner: from then on a map file owned by another user (not
+ * root) is refused with -EPERM. Non-regular files always are.
+ */
+void bp_perfmap__set_owner(struct bp_perfmap *pm, uid_t uid);
 
 const struct bp_perfmap_sym *bp_perfmap__find(const struct bp_perfmap *pm, uint64_t addr);
 size_t bp_perfmap__count(const struct bp_perfmap *pm);

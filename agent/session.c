@@ -359,6 +359,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.verbose_libbpf = opts->verbose_libbpf;
 	lo.offcpu = opts->offcpu;
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
+	lo.no_preempt_stacks = opts->no_preempt_stacks;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
@@ -500,6 +501,11 @@ int bp_session__tick(struct bp_session *s)
 	err = s->err;
 	s->err = 0;
 	return err;
+}
+
+bool bp_session__wants_ticks(struct bp_session *s)
+{
+	return s->memprobe && bp_memprobe__busy(s->memprobe, bp_now_ns());
 }
 
 int bp_session__events_fd(struct bp_session *s)

@@ -28,6 +28,7 @@ struct bp_session_opts {
 	bool verbose_libbpf;
 	bool offcpu;			/* off-CPU and wall-clock accounting */
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
+	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
@@ -109,6 +110,8 @@ uint32_t bp_session__retire(struct bp_session *s);
  * readable when events wait. 0 or -errno.
  */
 int bp_session__tick(struct bp_session *s);
+/* memory probes are under way: tick every ~100 ms rather than once a slice */
+bool bp_session__wants_ticks(struct bp_session *s);
 int bp_session__events_fd(struct bp_session *s);
 
 /* processes whose facts are kept */

@@ -554,9 +554,15 @@ static void perfmap_refresh(struct bp_syms *s, struct sym_proc *p, bool force)
 		return;
 	p->last_pm_check = now;
 	if (!p->pm) {
+		struct stat st;
+
 		p->pm = bp_perfmap__new();
 		if (!p->pm)
 			return;
+		/* /proc/PID belongs to the process's effective user */
+		snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
+		if (!p->exited && !stat(path, &st))
+			bp_perfmap__set_owner(p->pm, st.st_uid);
 	}
 	/* the JIT wrote it inside its own mount and pid namespace */
 	if (!p->exited) {

@@ -49,7 +49,7 @@ struct bp_tls {
 	__u32 kc_state;		/* task state it was taken in */
 	__u32 kc_valid;
 	__u32 k_lock;		/* the kernel stack is in a kernel lock slow path */
-	__u32 pad2;
+	__u32 nostack;		/* this off-CPU piece is charged without stacks */
 	__u32 off_class;	/* class of the current off-CPU interval */
 	__u32 state;		/* state counted in the process timeline */
 	__u32 known;		/* state is valid and counted */
@@ -155,6 +155,14 @@ static __always_inline void scratch_exit(struct bp_rec_scratch *sc)
 
 /* user stacks at switch-out: 0 never, 1 for targeted processes only, 2 always */
 const volatile __u8 offcpu_ustacks = 2;
+
+/*
+ * Stacks for preemptions too. A preempted thread was running: where it
+ * stood is what the on-CPU samples already show, and a busy thread is
+ * preempted at a new place each time, so every such switch misses the
+ * same-site cache and pays both walks. The agent turns this off.
+ */
+const volatile __u8 offcpu_preempt_stacks = 1;
 
 /*
  * Kernel lock slow paths (mutex, rwsem, semaphore) from kallsyms. Written
@@ -274,11 +282,13 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 	bp_split_off(a, b, st->wake_ts, st->off_class, &blocked, &runq);
 	if (!blocked && !runq)
 		return;
-	store_stacks(st, idx);
 	k.tgid = st->tgid;
 	k.tid = tid;
-	k.kstack = st->kstack;
-	k.ustack = st->ustack;
+	if (!st->nostack) {
+		store_stacks(st, idx);
+		k.kstack = st->kstack;
+		k.ustack = st->ustack;
+	}
 	if (blocked) {
 		k.state = st->off_class;
 		off_add(map, &k, blocked);
@@ -320,6 +330,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	bool same_site;
 	long n;
 
+	st->nostack = 0;
 	/*
 	 * A thread that blocks again from the same user call site (same ip,
 	 * stack pointer and frame pointer), in the same syscall and state,
@@ -402,7 +413,12 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->switches++;
 			if (!(prev->flags & PF_KTHREAD))
 				regs = (struct pt_regs *)bpf_task_pt_regs(prev);
-			take_stacks(ctx, prev, st, regs, prev_state, user);
+			if (prev_state || offcpu_preempt_stacks) {
+				take_stacks(ctx, prev, st, regs, prev_state, user);
+			} else {
+				/* the cached stacks stay valid for the next block */
+				st->nostack = 1;
+			}
 			st->off_class = classify(prev, preempt, prev_state, st, regs);
 			st->wake_ts = 0;
 			st->off_ts = now;
@@ -616,6 +632,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		st->kc_valid = 0;
 		st->ustack = 0;
 		st->stored = 0;
+		st->nostack = 0;
 		s = current_state(t, st);
 		if (s == BP_TS_RUNNING) {
 			st->on_ts = now;

@@ -48,6 +48,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	__u32 idx = buf_idx & 1, zero = 0;
 	void *counts = idx ? (void *)&oncpu1 : (void *)&oncpu0;
 	__u8 one = BP_SEEN_SAMPLED, *seen_state;
+	bool in_exec;
 	long err;
 
 	stat_inc(BP_STAT_SAMPLES);
@@ -67,7 +68,14 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	key.tgid = tgid;
 	key.tid = tid;
 	key.kstack = store_stack(ctx, scratch, idx, 0);
-	if (!(task->flags & PF_KTHREAD))
+	/*
+	 * Inside execve the user stack belongs to an image about to vanish
+	 * (or to one just born); such a sample marking the process sampled
+	 * would make userspace drain every map to resolve one frame, which
+	 * under process churn is most execs. The kernel stack tells the story.
+	 */
+	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
+	if (!(task->flags & PF_KTHREAD) && !in_exec)
 		key.ustack = store_stack(ctx, scratch, idx, BPF_F_USER_STACK);
 
 	val = bpf_map_lookup_elem(counts, &key);
@@ -88,6 +96,8 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	if (period_is_ns)
 		__sync_fetch_and_add(&val->ns, ctx->sample_period);
 	stat_inc(BP_STAT_COUNTED);
+	if (in_exec)
+		return 0;
 
 	seen_state = bpf_map_lookup_elem(&seen, &tgid);
 	if (!seen_state) {

@@ -183,6 +183,33 @@ static size_t stem_len(const char *name)
 }
 
 /*
+ * A window being written lives under ".NAME.XXXXXX" until it is renamed;
+ * an agent killed with SIGKILL (or a machine losing power) leaves it behind,
+ * and retention, which counts finished windows only, would never see it.
+ * Run at start-up, before this agent writes anything.
+ */
+static void sweep_temps(const char *dir)
+{
+	char path[4096];
+	struct dirent *de;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return;
+	while ((de = readdir(d))) {
+		if (de->d_name[0] != '.' ||
+		    strncmp(de->d_name + 1, FILE_PREFIX, strlen(FILE_PREFIX)))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		if (unlink(path) && errno != ENOENT)
+			bp_warn("cannot remove %s: %s", path, strerror(errno));
+		else
+			bp_info("removed %s, left by an agent that was killed mid-write", path);
+	}
+	closedir(d);
+}
+
+/*
  * Keep the newest --keep windows and at most --keep-bytes of them; a
  * window's .pb.gz and .json (same stem) stay or go together.
  */
@@ -643,6 +670,7 @@ int cmd_agent(int argc, char **argv)
 	struct agent a = { .interval = 10, .dir = DEFAULT_DIR, .keep = 60, .top = 20,
 			   .bpf_stats = true, .listen = DEFAULT_LISTEN };
 	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2,
+				      .no_preempt_stacks = true,
 				      .drain_interval_s = 1.0 };
 	struct epoll_event evs[8];
 	struct sigaction sa = {};
@@ -658,12 +686,17 @@ int cmd_agent(int argc, char **argv)
 		cli_error("cannot write to --dir %s: %s", a.dir, strerror(-err));
 		return EXIT_USAGE;
 	}
+	sweep_temps(a.dir);
 	if (cli_check_environment())
 		return EXIT_RUNTIME;
 	if (a.listen) {
 		a.http = bp_httpd__new(a.listen, handle, &a, NULL);
 		if (!a.http) {
-			cli_error("cannot listen on %s: %s", a.listen, strerror(errno));
+			if (errno == EINVAL)
+				cli_error("bad --listen address '%s': want 127.0.0.1:PORT, "
+					  "[::1]:PORT, :PORT (every interface) or off", a.listen);
+			else
+				cli_error("cannot listen on %s: %s", a.listen, strerror(errno));
 			return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
 		}
 	}
@@ -701,8 +734,9 @@ int cmd_agent(int argc, char **argv)
 		uint64_t now = bp_now_ns();
 		int timeout = now >= next_slice ? 0 : (int)((next_slice - now) / 1000000) + 1;
 
-		if (timeout > 100)
-			timeout = 100;	/* memory probes tick at 100 ms */
+		/* each wake-up costs; only a memory probe under way needs 100 ms */
+		if (timeout > 100 && bp_session__wants_ticks(a.s))
+			timeout = 100;
 		if (epoll_wait(ep, evs, 8, timeout) < 0 && errno != EINTR) {
 			cli_error("event loop failed: %s", strerror(errno));
 			ret = EXIT_RUNTIME;

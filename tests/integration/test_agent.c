@@ -726,8 +726,20 @@ static void test_rotation_retention_signals(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 
 	/* --keep-bytes: the newest windows that fit (the newest one always stays) */
+	/* and a half-written window of an agent killed with SIGKILL is swept at start */
+	assert_true(mkdir(h_path("win2"), 0755) == 0 || errno == EEXIST);
+	snprintf(cmd, sizeof(cmd), "%s/.boundprof-20260101T000000Z-00000007.pb.gz.Xy12Zq",
+		 h_path("win2"));
+	{
+		FILE *f = fopen(cmd, "w");
+
+		assert_non_null(f);
+		fputs("partial", f);
+		assert_int_equal(fclose(f), 0);
+	}
 	agent_start(&b, "win2", "--interval 1 --keep 1000 --keep-bytes 100K");
 	wait_windows(&b, 8, 25);
+	assert_int_equal(access(cmd, F_OK), -1);
 	for (i = 0; i < 2; i++) {
 		n = list_windows(b.dir, w, 256, &pbs, &bytes, &strays);
 		fprintf(stderr, "--keep-bytes 100K%s: %d windows, %ld bytes\n",

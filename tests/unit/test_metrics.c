@@ -931,6 +931,58 @@ static void processes__top_n_and_folded__sums_preserved(void **state)
 	bp_profile__free(p);
 }
 
+/*
+ * Ranking is by activity (on-CPU plus the waits that hold a process back),
+ * not by samples: an IO-bound process that barely runs must not be folded
+ * away behind busier CPU users, and a sleeper's sleep earns it nothing.
+ */
+static void processes__io_waiter__ranked_by_activity(void **state)
+{
+	struct bp_profile *p = window();
+	struct spec io = { .pid = 4242, .comm = "ioworker", .samples = 1 };
+	struct spec dozer = { .pid = 4343, .comm = "dozer", .samples = 2 };
+	struct bp_agent_self self;
+	struct bp_frame f = { .name = "work", .module = "m" };
+	struct bp_summary s;
+	struct expo e;
+	int64_t fid, stack;
+	uint32_t id;
+	char *text;
+
+	(void)state;
+	fid = bp_profile__frame(p, &f);
+	id = fid;
+	stack = bp_profile__stack(p, &id, 1);
+	/* 1.5 s of IO wait beats every spec process (at most 1.2 s on-CPU + waits) */
+	io.off_ns[BP_KIND_IO] = 1500000000ULL;
+	add_proc(p, &io, stack);
+	/* 1.9 s asleep but only 20 ms on-CPU: stays folded */
+	dozer.off_ns[BP_KIND_SLEEP] = 1900000000ULL;
+	add_proc(p, &dozer, stack);
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	assert_int_equal(bp_verdicts(p, &s), 0);
+	/* the summary still lists them after every spec process */
+	assert_int_equal(s.procs[0].proc->pid, spec[0].pid);
+	self_fill(&self);
+	text = write_metrics(p, &s, TOP, NULL, 0, &self);
+	parse(&e, text);
+
+	assert_int_equal(count_series(&e, "boundprof_process_cpu_seconds"), TOP + 1);
+	assert_near(VAL(&e, "boundprof_process_cpu_seconds", "pid", "4242", "comm", "ioworker"),
+		    PERIOD / 1e9, 1e-12);
+	assert_near(VAL(&e, "boundprof_process_offcpu_seconds", "pid", "4242", "comm", "ioworker",
+			"class", "io"), 1.5, 1e-12);
+	assert_null(find(&e, "boundprof_process_cpu_seconds", "pid", "4343", NULL));
+	/* the least active of the old top five is folded now */
+	assert_null(find(&e, "boundprof_process_cpu_seconds", "pid",
+			 pid_str(spec[TOP - 1].pid), NULL));
+	assert_int_equal(VAL(&e, "boundprof_processes_folded"), NPROC + 2 - TOP);
+	expo_free(&e);
+	free(text);
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
 static void processes__top_covers_all_or_none__folding_exact(void **state)
 {
 	struct bp_profile *p = window();
@@ -1324,6 +1376,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(parser__invalid_text__refused),
 		cmocka_unit_test(processes__top_n_and_folded__sums_preserved),
+		cmocka_unit_test(processes__io_waiter__ranked_by_activity),
 		cmocka_unit_test(processes__top_covers_all_or_none__folding_exact),
 		cmocka_unit_test(devices__two_windows__counters_and_histogram_accumulate),
 		cmocka_unit_test(self__losses_drains_symbolizer__as_given),

@@ -2,6 +2,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <cmocka.h>
 
 #include "perfmap.h"
@@ -87,6 +89,44 @@ static void update__sample_file__overlap_newest_wins(void **state)
 	bp_perfmap__free(pm);
 }
 
+/*
+ * /tmp is writable by anyone: a FIFO under the map's name must not hang the
+ * agent (open would block until a writer came), and a map planted by another
+ * user must not name a root process's frames.
+ */
+static void update__fifo_or_foreign_owner__refused(void **state)
+{
+	struct bp_perfmap *pm = bp_perfmap__new();
+	char path[PATH_MAX];
+
+	assert_non_null(pm);
+	snprintf(path, sizeof(path), "%s/perf-77.map", sf_tmpdir());
+	assert_int_equal(mkfifo(path, 0600), 0);
+	assert_int_equal(bp_perfmap__update(pm, path), -EPERM);
+	assert_int_equal(unlink(path), 0);
+
+	/* owned by root (we run the tests as whoever; the file is ours) */
+	sf_write_file(path, "1000 100 jitted\n", "w");
+	bp_perfmap__set_owner(pm, getuid() + 1);
+	if (getuid() == 0) {
+		/* root's files are trusted whoever the process belongs to */
+		assert_int_equal(bp_perfmap__update(pm, path), 0);
+		assert_int_equal(bp_perfmap__count(pm), 1);
+		/* a file of uid 4242 for a process of uid 4243 is not */
+		assert_int_equal(chown(path, 4242, 4242), 0);
+		bp_perfmap__set_owner(pm, 4243);
+		assert_int_equal(bp_perfmap__update(pm, path), -EPERM);
+		bp_perfmap__set_owner(pm, 4242);
+		assert_int_equal(bp_perfmap__update(pm, path), 0);
+	} else {
+		assert_int_equal(bp_perfmap__update(pm, path), -EPERM);
+		bp_perfmap__set_owner(pm, getuid());
+		assert_int_equal(bp_perfmap__update(pm, path), 0);
+		assert_int_equal(bp_perfmap__count(pm), 1);
+	}
+	bp_perfmap__free(pm);
+}
+
 static void update__growth__reads_new_lines(void **state)
 {
 	struct bp_perfmap *pm = bp_perfmap__new();
@@ -163,6 +203,7 @@ int main(void)
 		cmocka_unit_test(parse_line__forms),
 		cmocka_unit_test(parse_line__bad__einval),
 		cmocka_unit_test(update__sample_file__overlap_newest_wins),
+		cmocka_unit_test_teardown(update__fifo_or_foreign_owner__refused, sf_cleanup),
 		cmocka_unit_test_teardown(update__growth__reads_new_lines, sf_cleanup),
 		cmocka_unit_test_teardown(update__replaced_file__reread, sf_cleanup),
 	};
