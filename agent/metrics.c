@@ -61,6 +61,21 @@ static void proc_io(const struct bp_profile *p, uint32_t pid, uint64_t *ops, uin
 	}
 }
 
+/* a family with one unlabelled sample */
+static void scalar(struct bp_prom *m, const char *name, enum bp_prom_type type, const char *help,
+		   double v)
+{
+	bp_prom_family(m, name, type, help);
+	bp_prom_sample(m, NULL, 0, v);
+}
+
+static void scalar_u64(struct bp_prom *m, const char *name, enum bp_prom_type type,
+		       const char *help, uint64_t v)
+{
+	bp_prom_family(m, name, type, help);
+	bp_prom_sample_u64(m, NULL, 0, v);
+}
+
 /*
  * How much a process did in the window: on-CPU time plus the waits that
  * held it back (run queue, IO, locks, other). Sleep is left out: a pool
@@ -178,9 +193,8 @@ static int processes(struct bp_prom *m, const struct bp_profile *p, const struct
 				       { "confidence", bp_confidence_name(ps->verdict->conf) } },
 			       4, 1);
 	}
-	bp_prom_family(m, "boundprof_processes_folded", BP_PROM_GAUGE,
-		       "Active processes of the last window folded into the pid=\"\" series");
-	bp_prom_sample(m, NULL, 0, n - own);
+	scalar(m, "boundprof_processes_folded", BP_PROM_GAUGE,
+	       "Active processes of the last window folded into the pid=\"\" series", n - own);
 	free(act);
 	return 0;
 }
@@ -243,66 +257,53 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	static const char *const maps[4] = { "oncpu", "offcpu", "kernel_stacks", "user_stacks" };
 	unsigned int i;
 
-	bp_prom_family(m, "boundprof_agent_samples_total", BP_PROM_COUNTER,
-		       "On-CPU samples taken (all CPUs, idle included)");
-	bp_prom_sample_u64(m, NULL, 0, a->bpf.v[BP_STAT_SAMPLES]);
-	bp_prom_family(m, "boundprof_agent_switches_total", BP_PROM_COUNTER,
-		       "Context switches of tracked threads seen");
-	bp_prom_sample_u64(m, NULL, 0, a->bpf.v[BP_STAT_SWITCHES]);
+	scalar_u64(m, "boundprof_agent_samples_total", BP_PROM_COUNTER,
+	       "On-CPU samples taken (all CPUs, idle included)", a->bpf.v[BP_STAT_SAMPLES]);
+	scalar_u64(m, "boundprof_agent_switches_total", BP_PROM_COUNTER,
+	       "Context switches of tracked threads seen", a->bpf.v[BP_STAT_SWITCHES]);
 	bp_prom_family(m, "boundprof_agent_lost_total", BP_PROM_COUNTER,
 		       "Samples, intervals, stacks or events lost, by reason");
 	for (i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
 		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", losses[i].reason } }, 1,
 				   a->bpf.v[losses[i].stat]);
-	bp_prom_family(m, "boundprof_agent_user_stacks_cut_total", BP_PROM_COUNTER,
-		       "User stacks ended where frame pointers ran out (not a loss)");
-	bp_prom_sample_u64(m, NULL, 0, a->user_stacks_cut);
+	scalar_u64(m, "boundprof_agent_user_stacks_cut_total", BP_PROM_COUNTER,
+	       "User stacks ended where frame pointers ran out (not a loss)", a->user_stacks_cut);
 	bp_prom_family(m, "boundprof_agent_map_fill_ratio", BP_PROM_GAUGE,
 		       "Peak share of a BPF map used between two drains in the last window");
 	for (i = 0; i < 4; i++)
 		bp_prom_sample(m, (struct bp_prom_label[]){ { "map", maps[i] } }, 1, a->map_fill[i]);
-	bp_prom_family(m, "boundprof_agent_cpu_seconds_total", BP_PROM_COUNTER,
-		       "CPU time of the agent process (user + system)");
-	bp_prom_sample(m, NULL, 0, a->cpu_s);
+	scalar(m, "boundprof_agent_cpu_seconds_total", BP_PROM_COUNTER,
+	       "CPU time of the agent process (user + system)", a->cpu_s);
 	if (a->bpf_run_s >= 0) {
 		bp_prom_family(m, "boundprof_agent_bpf_seconds_total", BP_PROM_COUNTER,
 			       "Run time of the agent's BPF programs (kernel.bpf_stats_enabled)");
 		bp_prom_sample(m, NULL, 0, a->bpf_run_s);
 	}
-	bp_prom_family(m, "boundprof_agent_resident_bytes", BP_PROM_GAUGE,
-		       "Resident memory of the agent process");
-	bp_prom_sample_u64(m, NULL, 0, a->rss_bytes);
-	bp_prom_family(m, "boundprof_agent_windows_total", BP_PROM_COUNTER, "Windows closed");
-	bp_prom_sample_u64(m, NULL, 0, a->windows);
-	bp_prom_family(m, "boundprof_agent_write_errors_total", BP_PROM_COUNTER,
-		       "Windows that could not be written to --dir");
-	bp_prom_sample_u64(m, NULL, 0, a->write_errors);
-	bp_prom_family(m, "boundprof_agent_processes_known", BP_PROM_GAUGE,
-		       "Processes whose facts the agent keeps");
-	bp_prom_sample_u64(m, NULL, 0, a->processes_known);
-	bp_prom_family(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
-		       "Processes whose memory maps the symbolizer holds");
-	bp_prom_sample_u64(m, NULL, 0, a->sym_processes);
-	bp_prom_family(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,
-		       "ELF files the symbolizer holds (in use, or idle and capped)");
-	bp_prom_sample_u64(m, NULL, 0, a->sym_files);
-	bp_prom_family(m, "boundprof_agent_symbolizer_name_bytes", BP_PROM_GAUGE,
-		       "Memory of the symbolizer's interned function names");
-	bp_prom_sample_u64(m, NULL, 0, a->sym_string_bytes);
-	bp_prom_family(m, "boundprof_agent_bpf_map_bytes", BP_PROM_GAUGE,
-		       "Kernel memory charged for the agent's BPF maps");
-	bp_prom_sample_u64(m, NULL, 0, a->map_bytes);
+	scalar_u64(m, "boundprof_agent_resident_bytes", BP_PROM_GAUGE,
+	       "Resident memory of the agent process", a->rss_bytes);
+	scalar_u64(m, "boundprof_agent_windows_total", BP_PROM_COUNTER,
+	       "Windows closed", a->windows);
+	scalar_u64(m, "boundprof_agent_write_errors_total", BP_PROM_COUNTER,
+	       "Windows that could not be written to --dir", a->write_errors);
+	scalar_u64(m, "boundprof_agent_processes_known", BP_PROM_GAUGE,
+	       "Processes whose facts the agent keeps", a->processes_known);
+	scalar_u64(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
+	       "Processes whose memory maps the symbolizer holds", a->sym_processes);
+	scalar_u64(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,
+	       "ELF files the symbolizer holds (in use, or idle and capped)", a->sym_files);
+	scalar_u64(m, "boundprof_agent_symbolizer_name_bytes", BP_PROM_GAUGE,
+	       "Memory of the symbolizer's interned function names", a->sym_string_bytes);
+	scalar_u64(m, "boundprof_agent_bpf_map_bytes", BP_PROM_GAUGE,
+	       "Kernel memory charged for the agent's BPF maps", a->map_bytes);
 	bp_prom_family(m, "boundprof_agent_drains_total", BP_PROM_COUNTER,
 		       "Drains of the BPF maps: each second, and early when a sampled process execs");
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "interval" } }, 1,
 			   a->drains - a->exec_drains);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "exec" } }, 1, a->exec_drains);
-	bp_prom_family(m, "boundprof_agent_http_requests_total", BP_PROM_COUNTER,
-		       "HTTP requests answered");
-	bp_prom_sample_u64(m, NULL, 0, a->http_requests);
-	bp_prom_family(m, "boundprof_agent_http_errors_total", BP_PROM_COUNTER,
-		       "HTTP requests answered with an error status");
-	bp_prom_sample_u64(m, NULL, 0, a->http_errors);
+	scalar_u64(m, "boundprof_agent_http_requests_total", BP_PROM_COUNTER,
+	       "HTTP requests answered", a->http_requests);
+	scalar_u64(m, "boundprof_agent_http_errors_total", BP_PROM_COUNTER,
+	       "HTTP requests answered with an error status", a->http_errors);
 }
 
 int bp_metrics_write(struct bp_buf *out, const struct bp_profile *win, const struct bp_summary *s,

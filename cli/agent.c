@@ -641,12 +641,8 @@ static int parse(int argc, char **argv, struct agent *a, struct bp_session_opts 
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			cli_error("option %s needs a value (see: boundprof agent --help)",
-				  argv[optind - 1]);
-			return -EINVAL;
 		default:
-			cli_error("unknown option '%s' (see: boundprof agent --help)", argv[optind - 1]);
+			cli_bad_option("agent", c, argv);
 			return -EINVAL;
 		}
 	}

@@ -18,6 +18,8 @@ extern struct cli_env cli_env;
 
 /* print "boundprof: MESSAGE" on stderr; the one way the CLI reports errors */
 void cli_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* getopt_long returned ':' or '?' for COMMAND: say which option and how */
+void cli_bad_option(const char *command, int c, char **argv);
 /* install the agent's log callback (errors always, the rest by -v) */
 void cli_setup_logging(void);
 

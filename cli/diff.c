@@ -279,12 +279,8 @@ int cmd_diff(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			cli_error("option %s needs a value (see: boundprof diff --help)",
-				  argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			cli_error("unknown option '%s' (see: boundprof diff --help)", argv[optind - 1]);
+			cli_bad_option("diff", c, argv);
 			return EXIT_USAGE;
 		}
 	}

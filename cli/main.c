@@ -45,6 +45,16 @@ void cli_error(const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void cli_bad_option(const char *command, int c, char **argv)
+{
+	if (c == ':')
+		cli_error("option %s needs a value (see: boundprof %s --help)", argv[optind - 1],
+			  command);
+	else
+		cli_error("unknown option '%s' (see: boundprof %s --help)", argv[optind - 1],
+			  command);
+}
+
 int cli_check_environment(void)
 {
 	if (bp_check_privileges()) {

@@ -220,13 +220,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'h':
 			usage(stdout);
 			exit(0);
-		case ':':
-			cli_error("option %s needs a value (see: boundprof record --help)",
-				  argv[optind - 1]);
-			return -EINVAL;
 		default:
-			cli_error("unknown option '%s' (see: boundprof record --help)",
-				  argv[optind - 1]);
+			cli_bad_option("record", c, argv);
 			return -EINVAL;
 		}
 	}

@@ -128,13 +128,8 @@ int cmd_report(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			cli_error("option %s needs a value (see: boundprof report --help)",
-				  argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			cli_error("unknown option '%s' (see: boundprof report --help)",
-				  argv[optind - 1]);
+			cli_bad_option("report", c, argv);
 			return EXIT_USAGE;
 		}
 	}

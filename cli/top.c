@@ -298,11 +298,8 @@ int cmd_top(int argc, char **argv)
 		case 'h':
 			usage(stdout);
 			return 0;
-		case ':':
-			cli_error("option %s needs a value (see: boundprof top --help)", argv[optind - 1]);
-			return EXIT_USAGE;
 		default:
-			cli_error("unknown option '%s' (see: boundprof top --help)", argv[optind - 1]);
+			cli_bad_option("top", c, argv);
 			return EXIT_USAGE;
 		}
 	}
