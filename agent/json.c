@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 
 #include "json.h"
+#include "utf8.h"
 
 /* ------------------------------------------------------------------ common */
 
@@ -33,48 +34,6 @@ static locale_t json_locale(void)
 {
 	pthread_once(&c_locale_once, c_locale_init);
 	return c_locale;
-}
-
-/*
- * Length (1..4) of the well-formed UTF-8 sequence at s, or 0 when it is
- * ill-formed; then *bad is the length of its maximal subpart, the bytes one
- * U+FFFD stands for (Unicode ch. 3, "U+FFFD Substitution of Maximal Subparts").
- * Overlongs, surrogates and code points past U+10FFFF are ill-formed.
- */
-static size_t utf8_seq(const unsigned char *s, size_t n, size_t *bad)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t need, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 1;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		if (c == 0xe0)
-			lo = 0xa0;
-		else if (c == 0xed)
-			hi = 0x9f;
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		if (c == 0xf0)
-			lo = 0x90;
-		else if (c == 0xf4)
-			hi = 0x8f;
-	} else {
-		*bad = 1;
-		return 0;
-	}
-	for (i = 1; i <= need; i++) {
-		if (i >= n || s[i] < lo || s[i] > hi) {
-			*bad = i;
-			return 0;
-		}
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return need + 1;
 }
 
 /* ------------------------------------------------------------------ writer */
@@ -242,7 +201,7 @@ static void w_quoted(struct bp_json_w *w, const char *str, size_t len)
 				s++;
 				continue;
 			}
-			n = utf8_seq(s, end - s, &bad);
+			n = bp_utf8_seq(s, end - s, &bad);
 			if (n) {
 				s += n;
 				continue;
@@ -787,7 +746,7 @@ static int parse_string(struct parser *ps, const char **out, size_t *out_len)
 		} else if (c < 0x20) {
 			return perr(ps, s, "unescaped control character in string");
 		} else {
-			n = utf8_seq(s, close - s, &bad);
+			n = bp_utf8_seq(s, close - s, &bad);
 			if (!n)
 				return perr(ps, s, "invalid UTF-8 in string");
 			memcpy(d, s, n);

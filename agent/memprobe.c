@@ -20,6 +20,7 @@
 
 #include "log.h"
 #include "memprobe.h"
+#include "readfile.h"
 
 #define KiB		1024ULL
 #define MiB		(1024ULL * KiB)
@@ -150,32 +151,6 @@ int bp_memprobe_parse_rollup(const char *text, uint64_t *rss, uint64_t *referenc
 	return got_rss && got_ref ? 0 : -EINVAL;
 }
 
-/* read a whole small file; bytes read or -errno */
-static ssize_t read_small(const char *path, char *buf, size_t len)
-{
-	ssize_t n, total = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		total += n;
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
-}
-
 /* ------------------------------------------------------------ LLC size */
 
 static void fmt_size(char *buf, size_t len, uint64_t bytes)
@@ -242,7 +217,7 @@ static ssize_t cache_attr(const char *root, unsigned int idx, const char *name, 
 
 	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu0/cache/index%u/%s", root, idx,
 		 name);
-	n = read_small(path, buf, len);
+	n = bp_read_small(path, buf, len);
 	if (n >= 0)
 		chomp(buf);
 	return n;
@@ -585,7 +560,7 @@ static int refresh(struct bp_memprobe *m, struct mp_proc *p, uint64_t now,
 	ssize_t n;
 
 	proc_path(m, path, sizeof(path), p->pid, "stat");
-	n = read_small(path, buf, sizeof(buf));
+	n = bp_read_small(path, buf, sizeof(buf));
 	if (n < 0 || bp_memprobe_parse_stat(buf, st)) {
 		if (n < 0 && is_gone_err((int)n)) {
 			p->gone = true;
@@ -659,7 +634,7 @@ static void switch_target_cpus(const struct bp_memprobe *m, pid_t pid)
 			continue;
 		tasks++;
 		snprintf(path, sizeof(path), "%s/%d/task/%s/stat", m->proc_root, pid, de->d_name);
-		if (read_small(path, buf, sizeof(buf)) <= 0 || bp_memprobe_parse_stat(buf, &st) ||
+		if (bp_read_small(path, buf, sizeof(buf)) <= 0 || bp_memprobe_parse_stat(buf, &st) ||
 		    st.cpu < 0 || st.cpu >= CPU_SETSIZE)
 			continue;
 		CPU_SET(st.cpu, &want);
@@ -737,7 +712,7 @@ static void finish_probe(struct bp_memprobe *m, struct mp_proc *p, uint64_t now)
 	if (refresh(m, p, now, &st))
 		return;
 	proc_path(m, path, sizeof(path), p->pid, "smaps_rollup");
-	n = read_small(path, buf, sizeof(buf));
+	n = bp_read_small(path, buf, sizeof(buf));
 	if (n < 0) {
 		probe_failed(p, "smaps_rollup", (int)n);
 		return;
@@ -848,7 +823,7 @@ void bp_memprobe__seen(struct bp_memprobe *m, pid_t pid, double cpus, uint64_t n
 		return;
 	}
 	proc_path(m, path, sizeof(path), pid, "stat");
-	n = read_small(path, buf, sizeof(buf));
+	n = bp_read_small(path, buf, sizeof(buf));
 	if (n < 0 || bp_memprobe_parse_stat(buf, &st))
 		return;
 	if (p->have_id) {

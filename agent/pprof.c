@@ -20,6 +20,7 @@
 #include "log.h"
 #include "pb.h"
 #include "pprof.h"
+#include "utf8.h"
 
 #define STATE_PREFIX	"boundprof-state v1 "
 /* a decompression bomb stops here; real profiles are megabytes */
@@ -417,38 +418,12 @@ static int write_samples(struct writer *w)
 
 static bool utf8_valid(const unsigned char *s)
 {
-	while (*s) {
-		unsigned char c = *s, lo = 0x80, hi = 0xbf;
-		int need, i;
+	size_t n;
 
-		if (c < 0x80) {
-			s++;
-			continue;
-		}
-		if (c >= 0xc2 && c <= 0xdf) {
-			need = 1;
-		} else if (c >= 0xe0 && c <= 0xef) {
-			need = 2;
-			if (c == 0xe0)
-				lo = 0xa0;
-			else if (c == 0xed)
-				hi = 0x9f;
-		} else if (c >= 0xf0 && c <= 0xf4) {
-			need = 3;
-			if (c == 0xf0)
-				lo = 0x90;
-			else if (c == 0xf4)
-				hi = 0x8f;
-		} else {
+	for (; *s; s += n) {
+		n = bp_utf8_seq(s, SIZE_MAX, NULL);
+		if (!n)
 			return false;
-		}
-		for (i = 1; i <= need; i++) {
-			if (s[i] < lo || s[i] > hi)
-				return false;
-			lo = 0x80;
-			hi = 0xbf;
-		}
-		s += need + 1;
 	}
 	return true;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "procinfo.h"
+#include "readfile.h"
 
 uint64_t bp_now_ns(void)
 {
@@ -23,32 +24,6 @@ static uint64_t boottime_ns(void)
 
 	clock_gettime(CLOCK_BOOTTIME, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
-
-/* read a whole small file; returns bytes read or -errno */
-static ssize_t read_file(const char *path, char *buf, size_t len)
-{
-	ssize_t n, total = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-
-	if (fd < 0)
-		return -errno;
-	while ((size_t)total < len - 1) {
-		n = read(fd, buf + total, len - 1 - total);
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			n = -errno;
-			close(fd);
-			return n;
-		}
-		if (n == 0)
-			break;
-		total += n;
-	}
-	close(fd);
-	buf[total] = '\0';
-	return total;
 }
 
 int bp_procinfo_parse_stat(const char *text, char *comm, size_t comm_len, uint32_t *ppid,
@@ -88,7 +63,7 @@ int bp_procinfo_read(const char *proc_root, pid_t pid, struct bp_procinfo *out)
 	if (!proc_root)
 		proc_root = "/proc";
 	snprintf(path, sizeof(path), "%s/%d/stat", proc_root, pid);
-	n = read_file(path, buf, sizeof(buf));
+	n = bp_read_small(path, buf, sizeof(buf));
 	if (n < 0)
 		return n == -ENOENT ? -ESRCH : (int)n;
 	err = bp_procinfo_parse_stat(buf, out->comm, sizeof(out->comm), &out->ppid, &ticks);
@@ -103,7 +78,7 @@ int bp_procinfo_read(const char *proc_root, pid_t pid, struct bp_procinfo *out)
 	out->start_ns = start_boot > now_boot - now_mono ? start_boot - (now_boot - now_mono) : 0;
 
 	snprintf(path, sizeof(path), "%s/%d/cmdline", proc_root, pid);
-	n = read_file(path, buf, sizeof(buf));
+	n = bp_read_small(path, buf, sizeof(buf));
 	if (n > 0) {
 		while (n > 0 && buf[n - 1] == '\0')
 			n--;
@@ -131,7 +106,7 @@ int bp_cpu_times(const char *proc_root, uint64_t *busy, uint64_t *total)
 	int i;
 
 	snprintf(path, sizeof(path), "%s/stat", proc_root ? proc_root : "/proc");
-	n = read_file(path, buf, sizeof(buf));
+	n = bp_read_small(path, buf, sizeof(buf));
 	if (n < 0)
 		return n;
 	/* cpu  user nice system idle iowait irq softirq steal guest guest_nice */

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "prom.h"
+#include "utf8.h"
 
 static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
 static locale_t c_locale;
@@ -82,41 +83,6 @@ bool bp_prom_label_name_ok(const char *name)
 	return name_ok(name, false) && strncmp(name, "__", 2);
 }
 
-/* length of the well-formed UTF-8 sequence at s (1..4), or 0 when ill-formed */
-static size_t utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0], lo = 0x80, hi = 0xbf;
-	size_t need, i;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf) {
-		need = 1;
-	} else if (c >= 0xe0 && c <= 0xef) {
-		need = 2;
-		if (c == 0xe0)
-			lo = 0xa0;	/* overlong */
-		else if (c == 0xed)
-			hi = 0x9f;	/* surrogates */
-	} else if (c >= 0xf0 && c <= 0xf4) {
-		need = 3;
-		if (c == 0xf0)
-			lo = 0x90;	/* overlong */
-		else if (c == 0xf4)
-			hi = 0x8f;	/* past U+10FFFF */
-	} else {
-		return 0;
-	}
-	/* the NUL terminator fails the range check, so this never reads past it */
-	for (i = 1; i <= need; i++) {
-		if (s[i] < lo || s[i] > hi)
-			return 0;
-		lo = 0x80;
-		hi = 0xbf;
-	}
-	return need + 1;
-}
-
 /*
  * The format is UTF-8 and a reader may refuse a whole scrape over one bad
  * byte, so each ill-formed byte becomes U+FFFD. Label values escape '\',
@@ -138,7 +104,7 @@ static void put_escaped(struct bp_buf *b, const char *s, bool quote)
 			bp_buf_puts(b, "\\\"");
 			p++;
 		} else {
-			n = utf8_len(p);
+			n = bp_utf8_seq(p, SIZE_MAX, NULL);
 			if (n) {
 				bp_buf_append(b, p, n);
 				p += n;
