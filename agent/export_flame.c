@@ -883,6 +883,18 @@ static int finish(struct bp_json_w *w, struct bp_buf *data, struct bp_buf *out,
 	return out->err;
 }
 
+/* the page's data document opens the same way for a profile and a diff */
+static void begin_data(struct bp_json_w *w, struct bp_buf *data, const char *kind,
+		       const char *title, const char *initial)
+{
+	bp_json_w_init(w, data, false);
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_int64(w, "version", FLAME_DATA_VERSION);
+	bp_json_w_kv_string(w, "kind", kind);
+	bp_json_w_kv_string(w, "title", title);
+	bp_json_w_kv_string(w, "initial", initial);
+}
+
 int bp_export_flame(const struct bp_profile *p, const struct bp_summary *s,
 		    const struct bp_flame_opts *o, struct bp_buf *out)
 {
@@ -908,12 +920,7 @@ int bp_export_flame(const struct bp_profile *p, const struct bp_summary *s,
 	if (err)
 		goto out;
 
-	bp_json_w_init(&w, &data, false);
-	bp_json_w_begin_object(&w);
-	bp_json_w_kv_int64(&w, "version", FLAME_DATA_VERSION);
-	bp_json_w_kv_string(&w, "kind", "profile");
-	bp_json_w_kv_string(&w, "title", title);
-	bp_json_w_kv_string(&w, "initial", view_name[view]);
+	begin_data(&w, &data, "profile", title, view_name[view]);
 	put_header(&w, p, s);
 	err = put_names(&w, &fl);
 	if (!err)
@@ -957,12 +964,7 @@ int bp_export_flame_diff(const struct bp_profile *before, const struct bp_profil
 	if (err)
 		goto out;
 
-	bp_json_w_init(&w, &data, false);
-	bp_json_w_begin_object(&w);
-	bp_json_w_kv_int64(&w, "version", FLAME_DATA_VERSION);
-	bp_json_w_kv_string(&w, "kind", "diff");
-	bp_json_w_kv_string(&w, "title", title);
-	bp_json_w_kv_string(&w, "initial", "wall");
+	begin_data(&w, &data, "diff", title, "wall");
 	bp_json_w_key(&w, "before");
 	bp_json_w_begin_object(&w);
 	bp_json_w_kv_double(&w, "duration_s", before->end_ns > before->start_ns ?

@@ -249,18 +249,13 @@ int cmd_diff(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:n:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (n == MAX_OUTPUTS) {
-				cli_error("too many -o outputs (at most %d)", MAX_OUTPUTS);
+			if (cli_add_output(outs, &n, MAX_OUTPUTS, optarg))
 				return EXIT_USAGE;
-			}
-			if (cli_parse_output(optarg, &outs[n]))
-				return EXIT_USAGE;
-			if (outs[n].fmt != OUT_SVG && outs[n].fmt != OUT_HTML &&
-			    outs[n].fmt != OUT_JSON) {
+			if (outs[n - 1].fmt != OUT_SVG && outs[n - 1].fmt != OUT_HTML &&
+			    outs[n - 1].fmt != OUT_JSON) {
 				cli_error("diff writes .svg, .html or .json, not %s", optarg);
 				return EXIT_USAGE;
 			}
-			n++;
 			break;
 		case 'n':
 			errno = 0;

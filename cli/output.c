@@ -157,3 +157,15 @@ int cli_parse_output(const char *path, struct output *o)
 	o->tmp_path = NULL;
 	return 0;
 }
+
+int cli_add_output(struct output *outs, int *n, int max, const char *path)
+{
+	if (*n == max) {
+		cli_error("too many -o outputs (at most %d)", max);
+		return -EINVAL;
+	}
+	if (cli_parse_output(path, &outs[*n]))
+		return -EINVAL;
+	(*n)++;
+	return 0;
+}

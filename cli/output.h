@@ -34,6 +34,9 @@ const char *output_extensions(void);
 /* the output for a -o argument, its format checked; 0 or -EINVAL (message printed) */
 int cli_parse_output(const char *path, struct output *o);
 
+/* append the output for a -o argument to outs[*n] (room for max); 0 or -EINVAL (printed) */
+int cli_add_output(struct output *outs, int *n, int max, const char *path);
+
 /* create the temporary file; 0 or -errno (message printed) */
 int output_prepare(struct output *o);
 /* write everything and rename into place; 0 or -errno (message printed) */

@@ -200,13 +200,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->hz = (int)hz;
 			break;
 		case 'o':
-			if (o->nr_outputs == MAX_OUTPUTS) {
-				cli_error("too many -o outputs (at most %d)", MAX_OUTPUTS);
+			if (cli_add_output(o->outputs, &o->nr_outputs, MAX_OUTPUTS, optarg))
 				return -EINVAL;
-			}
-			if (cli_parse_output(optarg, &o->outputs[o->nr_outputs]))
-				return -EINVAL;
-			o->nr_outputs++;
 			break;
 		case 'J':
 			o->json = true;

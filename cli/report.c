@@ -111,13 +111,8 @@ int cmd_report(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
-			if (n == MAX_OUTPUTS) {
-				cli_error("too many -o outputs (at most %d)", MAX_OUTPUTS);
+			if (cli_add_output(outs, &n, MAX_OUTPUTS, optarg))
 				return EXIT_USAGE;
-			}
-			if (cli_parse_output(optarg, &outs[n]))
-				return EXIT_USAGE;
-			n++;
 			break;
 		case 'J':
 			json = true;

@@ -440,6 +440,30 @@ struct bp_json *h_json_file(const char *path)
 	return j;
 }
 
+struct bp_json *h_record_json(const char *name, char *const cmd[])
+{
+	char *argv[40] = { (char *)h_bin(), "record", "-o", NULL };
+	struct run r;
+	int i, n = 3;
+
+	argv[n++] = (char *)h_path(name);
+	argv[n++] = "--";
+	for (i = 0; cmd[i] && n < 39; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	if (h_run(argv, 120, &r)) {
+		fprintf(stderr, "harness: cannot run %s\n", h_bin());
+		return NULL;
+	}
+	if (r.exit_code) {
+		fprintf(stderr, "--- exit %d\n%s\n%s\n", r.exit_code, r.out, r.err);
+		h_run_free(&r);
+		return NULL;
+	}
+	h_run_free(&r);
+	return h_json_file(h_path(name));
+}
+
 const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm)
 {
 	const struct bp_json *procs = bp_json_get(report, "processes");

@@ -52,6 +52,13 @@ char *h_slurp(const char *path, size_t *len);
 /* parse a JSON file; NULL (and a printed reason) on failure */
 struct bp_json *h_json_file(const char *path);
 
+/*
+ * `boundprof record -o NAME -- COMMAND...` (NAME under the test directory,
+ * a .json), which must exit 0; the parsed report, or NULL with the reason
+ * (and the run's output) printed.
+ */
+struct bp_json *h_record_json(const char *name, char *const cmd[]);
+
 /* the process object in a report with this comm, or NULL */
 const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm);
 /* the "self" fraction of a function among a process's hotspots, or -1 */

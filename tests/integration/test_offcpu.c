@@ -31,25 +31,11 @@ static double num(const struct bp_json *v, const char *path)
 	return bp_json_num(bp_json_path(v, path));
 }
 
-/* record COMMAND... into NAME.json; returns the parsed report */
+/* record COMMAND... into NAME.json; the parsed report */
 static struct bp_json *record(const char *name, char *const cmd[])
 {
-	char *argv[32] = { (char *)h_bin(), "record", "-o", NULL };
-	struct bp_json *rep;
-	struct run r;
-	int i, n = 3;
+	struct bp_json *rep = h_record_json(name, cmd);
 
-	argv[n++] = (char *)h_path(name);
-	argv[n++] = "--";
-	for (i = 0; cmd[i] && n < 31; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	assert_int_equal(h_run(argv, 120, &r), 0);
-	if (r.exit_code)
-		fprintf(stderr, "--- exit %d\n%s\n%s\n", r.exit_code, r.out, r.err);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
-	rep = h_json_file(h_path(name));
 	assert_non_null(rep);
 	return rep;
 }

@@ -24,24 +24,11 @@ static int teardown(void **state)
 	return 0;
 }
 
+/* record COMMAND... into NAME.json; the parsed report */
 static struct bp_json *record(const char *name, char *const cmd[])
 {
-	char *argv[40] = { (char *)h_bin(), "record", "-o", NULL };
-	struct bp_json *rep;
-	struct run r;
-	int i, n = 3;
+	struct bp_json *rep = h_record_json(name, cmd);
 
-	argv[n++] = (char *)h_path(name);
-	argv[n++] = "--";
-	for (i = 0; cmd[i] && n < 39; i++)
-		argv[n++] = cmd[i];
-	argv[n] = NULL;
-	assert_int_equal(h_run(argv, 120, &r), 0);
-	if (r.exit_code)
-		fprintf(stderr, "--- exit %d\n%s\n%s\n", r.exit_code, r.out, r.err);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
-	rep = h_json_file(h_path(name));
 	assert_non_null(rep);
 	return rep;
 }
