@@ -43,8 +43,12 @@ BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra 
 BPF_SRCS	:= bpf/proc.bpf.c $(filter-out bpf/proc.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKEL		:= $(OUT)/boundprof.skel.h
-AGENT_SRCS	:= $(sort $(wildcard agent/*.c))
-AGENT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(AGENT_SRCS))
+# the library, one folder per pipeline stage (docs/architecture.md); the
+# flame graph renderer is embedded from a C file generated into $(OUT)
+STAGES		:= util model proc symbolize collect analyze export serve
+AGENT_SRCS	:= $(sort $(foreach d,$(STAGES),$(wildcard agent/$(d)/*.c)))
+GEN_SRCS	:= $(OUT)/agent/export/flame_assets.c
+AGENT_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(AGENT_SRCS)) $(GEN_SRCS:.c=.o)
 CLI_SRCS	:= $(sort $(wildcard cli/*.c))
 CLI_OBJS	:= $(patsubst %.c,$(OUT)/%.o,$(CLI_SRCS))
 LIBAGENT	:= $(OUT)/libagent.a
@@ -108,6 +112,16 @@ $(OUT)/agent/%.o: agent/%.c | $(SKEL)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
 
+$(OUT)/agent/export/flame_assets.c: agent/export/gen_flame_assets.sh agent/export/flame.js \
+				    agent/export/flame.css | $(DEPS_STAMP)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)sh $< $@
+
+$(OUT)/agent/export/flame_assets.o: $(OUT)/agent/export/flame_assets.c | $(SKEL)
+	$(call msg,CC,$@)
+	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@
+
 $(OUT)/cli/%.o: cli/%.c | $(SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
@@ -146,4 +160,4 @@ uninstall:
 clean:
 	rm -rf $(OUT) boundprof
 
--include $(wildcard $(OUT)/bpf/*.d $(OUT)/agent/*.d $(OUT)/cli/*.d)
+-include $(wildcard $(OUT)/bpf/*.d $(OUT)/agent/*/*.d $(OUT)/cli/*.d)

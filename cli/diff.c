@@ -12,14 +12,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "buf.h"
+#include "util/buf.h"
 #include "cli.h"
-#include "export_flame.h"
-#include "export_folded.h"
-#include "htab.h"
-#include "json.h"
+#include "export/flame.h"
+#include "export/folded.h"
+#include "util/htab.h"
+#include "util/json.h"
 #include "output.h"
-#include "profile.h"
+#include "model/profile.h"
 
 #define MAX_OUTPUTS	8
 

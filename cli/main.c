@@ -11,8 +11,8 @@
 #include <unistd.h>
 
 #include "cli.h"
-#include "loader.h"
-#include "log.h"
+#include "collect/loader.h"
+#include "util/log.h"
 
 #ifndef BP_VERSION
 #define BP_VERSION "0.1.0"

@@ -17,15 +17,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "analyze.h"
-#include "buf.h"
+#include "analyze/analyze.h"
+#include "util/buf.h"
 #include "cli.h"
-#include "loader.h"
+#include "collect/loader.h"
 #include "output.h"
-#include "procinfo.h"
-#include "profile.h"
+#include "proc/procinfo.h"
+#include "model/profile.h"
 #include "render.h"
-#include "session.h"
+#include "collect/session.h"
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)

@@ -3,15 +3,15 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "buf.h"
+#include "util/buf.h"
 #include "cli.h"
-#include "export_flame.h"
-#include "export_folded.h"
-#include "export_json.h"
-#include "pprof.h"
+#include "export/flame.h"
+#include "export/folded.h"
+#include "export/report_json.h"
+#include "export/pprof.h"
 #include "render.h"
-#include "report_text.h"
-#include "verdict.h"
+#include "export/report_text.h"
+#include "analyze/verdict.h"
 
 int render_summarize(const struct bp_profile *p, struct bp_summary *s)
 {

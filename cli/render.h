@@ -5,9 +5,9 @@
 
 #include <stdbool.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 #include "output.h"
-#include "profile.h"
+#include "model/profile.h"
 
 /* write every output (prepared with output_prepare); 0 or the first -errno (printed) */
 int render_outputs(struct output *outs, int n, const struct bp_profile *p,

@@ -14,7 +14,7 @@
 
 #include "cli.h"
 #include "output.h"
-#include "pprof.h"
+#include "export/pprof.h"
 #include "render.h"
 
 #define MAX_OUTPUTS	16

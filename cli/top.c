@@ -17,13 +17,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "analyze.h"
+#include "analyze/analyze.h"
 #include "cli.h"
-#include "loader.h"
-#include "procinfo.h"
-#include "profile.h"
-#include "session.h"
-#include "verdict.h"
+#include "collect/loader.h"
+#include "proc/procinfo.h"
+#include "model/profile.h"
+#include "collect/session.h"
+#include "analyze/verdict.h"
 
 #define MAX_ROWS 64
 

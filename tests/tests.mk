@@ -9,7 +9,7 @@ SAN_FLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
 SAN_CFLAGS	:= -g -O1 $(SAN_FLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
 		   -I$(OUT) -Ibpf -Iagent -Itests
-SAN_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(AGENT_SRCS))
+SAN_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(AGENT_SRCS)) $(OUT)/san/flame_assets.o
 LIBAGENT_SAN	:= $(OUT)/san/libagent.a
 TEST_LDLIBS	:= -lcmocka $(LDLIBS)
 
@@ -27,6 +27,11 @@ FIXTURES	:= $(patsubst tests/fixtures/%.c,$(OUT)/tests/fixtures/%,$(FIXTURE_SRCS
 UNIT_DATA	:=
 
 $(OUT)/san/%.o: %.c | $(SKEL) $(DEPS_STAMP)
+	$(call msg,CC-SAN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
+
+$(OUT)/san/flame_assets.o: $(OUT)/agent/export/flame_assets.c | $(SKEL)
 	$(call msg,CC-SAN,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(SAN_CFLAGS) -c $< -o $@
@@ -58,7 +63,7 @@ $(OUT)/tests/fixtures/%: tests/fixtures/%.c tests/fixtures/fixture.h | $(DEPS_ST
 -include $(sort $(wildcard tests/unit/*.mk))
 
 test-unit: $(UNIT_BINS) $(UNIT_DATA)
-	$(Q)fail=0; for t in $(UNIT_BINS); do \
+	$(Q)fail=0; sh tests/lint/layers.sh || fail=1; for t in $(UNIT_BINS); do \
 		echo "  UNIT     $$(basename $$t)"; \
 		BP_TEST_DATA=$(OUT)/tests/data BP_SRC=$(CURDIR) \
 		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
@@ -103,4 +108,4 @@ test: boundprof
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-integration
 
--include $(wildcard $(OUT)/san/agent/*.d $(OUT)/san/tests/*/*.d $(OUT)/tests/*/*.d)
+-include $(wildcard $(OUT)/san/agent/*/*.d $(OUT)/san/tests/*/*.d $(OUT)/tests/*/*.d)

@@ -11,7 +11,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
-#include "json.h"
+#include "util/json.h"
 
 struct run {
 	int status;		/* raw wait status */

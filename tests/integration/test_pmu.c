@@ -26,7 +26,7 @@
 #include <cmocka.h>
 
 #include "harness.h"
-#include "pmu.h"
+#include "proc/pmu.h"
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
 

@@ -14,11 +14,11 @@
 
 #include <cmocka.h>
 
-#include "analyze.h"
-#include "export_json.h"
+#include "analyze/analyze.h"
+#include "export/report_json.h"
 #include "harness.h"
-#include "pprof.h"
-#include "verdict.h"
+#include "export/pprof.h"
+#include "analyze/verdict.h"
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
 

@@ -15,11 +15,11 @@
 
 #include <cmocka.h>
 
-#include "blockio.h"
-#include "export_io.h"
-#include "hist.h"
-#include "json.h"
-#include "profile.h"
+#include "collect/blockio.h"
+#include "export/report_io.h"
+#include "model/hist.h"
+#include "util/json.h"
+#include "model/profile.h"
 
 /* Debian 12's cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                         \

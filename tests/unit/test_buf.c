@@ -11,7 +11,7 @@
 /* every test takes cmocka's state argument; none uses it */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#include "buf.h"
+#include "util/buf.h"
 
 static void init__empty__str_is_empty_string(void **state)
 {

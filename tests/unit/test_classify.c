@@ -14,7 +14,7 @@
 
 #include <cmocka.h>
 
-#include "classify.h"
+#include "analyze/classify.h"
 
 #define MIB (1024ULL * 1024)
 

@@ -4,8 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "elfsym.h"
-#include "procmaps.h"
+#include "symbolize/elfsym.h"
+#include "proc/procmaps.h"
 #include "unit/symfix/symfix_test.h"
 
 static struct bp_elf *open_file(const char *path, const struct bp_elf_opts *opts)

@@ -11,12 +11,12 @@
 
 #include <cmocka.h>
 
-#include "analyze.h"
-#include "export_folded.h"
-#include "export_json.h"
-#include "json.h"
-#include "profile.h"
-#include "report_text.h"
+#include "analyze/analyze.h"
+#include "export/folded.h"
+#include "export/report_json.h"
+#include "util/json.h"
+#include "model/profile.h"
+#include "export/report_text.h"
 
 /* Debian 12's cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                         \

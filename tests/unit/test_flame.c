@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Flame graphs (agent/export_flame.c): the data embedded in the file parses
+ * Flame graphs (agent/export/flame.c): the data embedded in the file parses
  * back and adds up to the profile in every view; names cannot break out of
  * the <script> block; the .svg is well-formed XML; the diff carries BEFORE's
- * values on AFTER's paths; the embedded renderer matches agent/flame.js and
- * agent/flame.css. What the page does with the data is tested in a real
+ * values on AFTER's paths; the embedded renderer matches agent/export/flame.js and
+ * flame.css. What the page does with the data is tested in a real
  * browser by tests/browser/flame.test.mjs.
  */
 #include <errno.h>
@@ -18,12 +18,12 @@
 
 #include <cmocka.h>
 
-#include "analyze.h"
-#include "export_flame.h"
-#include "export_folded.h"
-#include "flame_assets.h"
-#include "json.h"
-#include "profile.h"
+#include "analyze/analyze.h"
+#include "export/flame.h"
+#include "export/folded.h"
+#include "export/flame_assets.h"
+#include "util/json.h"
+#include "model/profile.h"
 
 #define PERIOD		2004008ULL	/* cpu-clock at 499 Hz, ns */
 #define EVIL		"</script><script>alert(1)</script>"
@@ -864,7 +864,7 @@ static void output__many_stacks(void **state)
 	bp_profile__free(p);
 }
 
-/* ---- the embedded renderer is the one in agent/ */
+/* ---- the embedded renderer is the one in agent/export/ */
 
 static char *slurp(const char *path)
 {
@@ -888,7 +888,7 @@ static char *slurp(const char *path)
 static void assets__up_to_date_and_embeddable(void **state)
 {
 	const char *src = getenv("BP_SRC") ? getenv("BP_SRC") : ".";
-	static const char *const files[] = { "agent/flame.js", "agent/flame.css" };
+	static const char *const files[] = { "agent/export/flame.js", "agent/export/flame.css" };
 	const char *embedded[] = { bp_flame_js, bp_flame_css };
 	char path[4096];
 	size_t i;
@@ -901,8 +901,8 @@ static void assets__up_to_date_and_embeddable(void **state)
 		if (!text)
 			fail_msg("cannot read %s (BP_SRC is the source root)", path);
 		if (strcmp(text, embedded[i]))
-			fail_msg("agent/flame_assets.c is out of date with %s: "
-				 "run agent/gen_flame_assets.sh", files[i]);
+			fail_msg("the embedded renderer differs from %s: "
+				 "rebuild (make)", files[i]);
 		free(text);
 		/* either would end the <script>/<style> element or the SVG's CDATA early */
 		assert_null(strstr(embedded[i], "</script"));

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "hist.h"
+#include "model/hist.h"
 
 /* bits.bpf.h is BPF code; it compiles as plain C given the kernel's spelling */
 #ifndef __always_inline

@@ -22,8 +22,8 @@
 /* every test takes cmocka's state argument; none uses it */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#include "buf.h"
-#include "httpd.h"
+#include "util/buf.h"
+#include "serve/httpd.h"
 
 #define BIG_LEN		(10u << 20)
 #define MAX_HELD	128

@@ -17,8 +17,8 @@
 /* every test takes cmocka's state argument; none uses it */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#include "buf.h"
-#include "json.h"
+#include "util/buf.h"
+#include "util/json.h"
 
 #define FFFD "\xef\xbf\xbd"
 

@@ -4,9 +4,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "kallsyms.h"
-#include "log.h"
-#include "symbols.h"
+#include "symbolize/kallsyms.h"
+#include "util/log.h"
+#include "symbolize/symbols.h"
 #include "unit/symfix/symfix_test.h"
 
 static int nr_warnings;

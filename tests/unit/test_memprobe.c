@@ -25,7 +25,7 @@
 
 #include <cmocka.h>
 
-#include "memprobe.h"
+#include "proc/memprobe.h"
 
 /* Debian 12's cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                         \

@@ -24,12 +24,12 @@
 /* every test takes cmocka's state argument; not all use it */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#include "analyze.h"
-#include "classify.h"
-#include "metrics.h"
-#include "profile.h"
-#include "prom.h"
-#include "verdict.h"
+#include "analyze/analyze.h"
+#include "analyze/classify.h"
+#include "serve/metrics.h"
+#include "model/profile.h"
+#include "serve/prom.h"
+#include "analyze/verdict.h"
 
 /* Debian 12's cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                         \

@@ -10,7 +10,7 @@
 
 #include <cmocka.h>
 
-#include "pb.h"
+#include "util/pb.h"
 
 static void assert_bytes(const struct bp_buf *b, const uint8_t *want, size_t n)
 {

@@ -6,7 +6,7 @@
 #include <unistd.h>
 #include <cmocka.h>
 
-#include "perfmap.h"
+#include "symbolize/perfmap.h"
 #include "unit/symfix/symfix_test.h"
 
 static void parse_line__forms(void **state)

@@ -24,7 +24,7 @@
 
 #include <cmocka.h>
 
-#include "pmu.h"
+#include "proc/pmu.h"
 
 /* Debian 12's cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                         \

@@ -17,12 +17,12 @@
 
 #include <cmocka.h>
 
-#include "analyze.h"
-#include "export_json.h"
-#include "pb.h"
-#include "pprof.h"
-#include "profile.h"
-#include "verdict.h"
+#include "analyze/analyze.h"
+#include "export/report_json.h"
+#include "util/pb.h"
+#include "export/pprof.h"
+#include "model/profile.h"
+#include "analyze/verdict.h"
 
 #define DEV(ma, mi)	((uint32_t)(ma) << 20 | (mi))
 #define T0		1000000000000ULL	/* window start, CLOCK_MONOTONIC ns */

@@ -4,7 +4,7 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
-#include "procmaps.h"
+#include "proc/procmaps.h"
 #include "unit/symfix/symfix_test.h"
 
 static void parse(const char *text, struct bp_maps_line *l, char *buf, size_t sz, int want)

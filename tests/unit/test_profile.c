@@ -11,10 +11,10 @@
 
 #include <cmocka.h>
 
-#include "analyze.h"
-#include "cpus.h"
-#include "procinfo.h"
-#include "profile.h"
+#include "analyze/analyze.h"
+#include "collect/cpus.h"
+#include "proc/procinfo.h"
+#include "model/profile.h"
 
 static void intern__same_string__same_pointer(void **state)
 {

@@ -15,7 +15,7 @@
 /* every test takes cmocka's state argument; none uses it */
 #pragma GCC diagnostic ignored "-Wunused-parameter"
 
-#include "prom.h"
+#include "serve/prom.h"
 
 static void counter_gauge__awkward_labels__exact_text(void **state)
 {

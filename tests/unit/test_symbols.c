@@ -6,7 +6,7 @@
 
 #include <dlfcn.h>
 
-#include "symbols.h"
+#include "symbolize/symbols.h"
 #include "unit/symfix/symfix_test.h"
 
 static struct bp_syms *syms;

@@ -1,0 +1,89 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Analysis: per-process numbers derived from a profile (on-CPU time, time in
+ * each wait class, the merged wall-clock timeline, per-thread accounting,
+ * wakeup latency, hotspots as fractions of on-CPU samples), shared by the
+ * human report and the JSON report so both always say the same thing.
+ */
+#ifndef BP_ANALYZE_H
+#define BP_ANALYZE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "analyze/classify.h"
+#include "model/profile.h"
+
+struct bp_hotspot {
+	uint32_t frame;		/* frame id: one function of one module */
+	uint64_t self;		/* samples with the function as the leaf */
+	uint64_t total;		/* samples with the function anywhere on the stack */
+	double self_frac;	/* of the process's on-CPU samples */
+	double total_frac;
+};
+
+struct bp_thread_summary {
+	uint32_t tid;
+	const struct bp_thread *t;	/* NULL if only known from samples */
+	double on_cpu_s;		/* exact with off-CPU tracing, else sampled */
+	double off_s[BP_KIND__MAX];	/* by wait class; [BP_KIND_ONCPU] unused */
+	double wall_s;			/* its lifetime inside the window */
+	double accounted_s;		/* on_cpu_s + every off_s */
+};
+
+struct bp_proc_summary {
+	const struct bp_proc *proc;
+	uint64_t samples;		/* on-CPU samples */
+	double on_cpu_s;		/* exact with off-CPU tracing, else sampled */
+	double on_cpu_sampled_s;
+	double wall_s;
+	double off_s[BP_KIND__MAX];	/* thread-seconds in each wait class */
+	uint64_t off_events[BP_KIND__MAX];
+	bool have_timeline;		/* merged process timeline (most productive state) */
+	double tl_s[BP_TS__MAX];
+	double tl_idle_s;
+	uint64_t wakeups;		/* wakeups of blocked threads */
+	double wake_lat_s;		/* their total wakeup-to-run latency */
+	double wake_max_s;
+	uint64_t wake_hist[BP_HIST_SLOTS];
+	bool active;			/* did something worth reporting system-wide */
+	/* on-CPU samples by what the code was doing (fractions of samples) */
+	double frac_io_path;		/* the kernel submitting block IO */
+	double frac_fault;		/* the kernel handling page faults */
+	double frac_kernel;		/* other kernel work */
+	uint32_t threads;		/* threads seen */
+	struct bp_thread_summary *thr;	/* by on-CPU time desc */
+	uint32_t nr_thr;
+	struct bp_hotspot *hot;		/* by self desc, then total desc */
+	uint32_t nr_hot;
+	struct bp_hotspot *incl;	/* by total desc: where time goes inclusively */
+	uint32_t nr_incl;
+	struct bp_verdict *verdict;	/* NULL until bp_verdicts(); NULL for quiet processes */
+};
+
+struct bp_summary {
+	double duration_s;
+	uint64_t samples;	/* every on-CPU sample, idle included */
+	uint64_t idle;
+	uint64_t counted;	/* aggregated into the profile */
+	uint64_t lost_samples;
+	uint64_t lost_stacks;
+	double busy_frac;	/* non-idle share of all CPU samples */
+	struct bp_proc_summary *procs;	/* most active first */
+	uint32_t nr_procs;
+	bool have_overall;		/* set by bp_verdicts() */
+	struct bp_verdict overall;	/* the whole recording */
+	uint32_t class_count[BP_CLASS__MAX];	/* processes per verdict */
+};
+
+/* keep at most max_hot hotspots per process; 0 or -ENOMEM */
+int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary *out);
+void bp_summary_free(struct bp_summary *s);
+
+/* on-CPU seconds for a sample count / ns sum under this profile's event */
+double bp_oncpu_seconds(const struct bp_profile *p, uint64_t samples, uint64_t ns);
+
+/* the state names of enum bp_tstate, as the reports print them */
+const char *bp_tstate_name(uint32_t s);
+
+#endif /* BP_ANALYZE_H */

@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Verdicts for a summarized profile: gathers each process's evidence (time
+ * split, what its on-CPU time did, IO, memory, counters, hotspots) and runs
+ * the classifier on it, and on the whole recording for the summary.
+ */
+#ifndef BP_VERDICT_H
+#define BP_VERDICT_H
+
+#include "analyze/analyze.h"
+#include "analyze/classify.h"
+#include "model/profile.h"
+
+/*
+ * Fill s->procs[i].verdict (for every process in a targeted run, for the
+ * active ones system-wide) and s->overall. 0 or -ENOMEM.
+ */
+int bp_verdicts(const struct bp_profile *p, struct bp_summary *s);
+
+/* the evidence the classifier got for one process (exported for tests and reports) */
+void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
+		      const struct bp_proc_summary *ps, struct bp_evidence *e, char *hot,
+		      size_t hot_len);
+
+#endif /* BP_VERDICT_H */

@@ -1,0 +1,631 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <bpf/bpf.h>
+
+#include "collect/blockio.h"
+#include "collect/collect.h"
+#include "collect/loader.h"
+#include "util/log.h"
+#include "collect/mapdrain.h"
+#include "model/profile.h"
+#include "symbolize/symbols.h"
+
+/* an address -> frame id cache, kept as parallel arrays behind a bp_htab */
+struct addr_cache {
+	struct bp_htab h;
+	uint64_t *keys;		/* ip, or pid << 48 ^ ip for user addresses */
+	uint32_t *pids;
+	uint32_t *frames;
+	uint32_t len, cap;
+};
+
+struct stack_table {
+	struct bp_htab h;
+	uint64_t *keys;
+	struct bp_stack *stacks;
+	uint32_t len, cap;
+};
+
+/*
+ * The BPF side reports cumulative totals per thread and process; the
+ * profile being filled may be a one-second slice of a continuous recording.
+ * A baseline per thread (and process) turns each report into what happened
+ * since the previous one. Entries of exited threads are dropped.
+ */
+struct base {
+	uint32_t id;		/* tid, or tgid for a process; 0: dropped */
+	uint32_t kind;		/* BP_REC_THREAD or BP_REC_PROC */
+	uint64_t oncpu_ns, switches, wakeups, wake_lat_ns;
+	uint64_t hist[BP_HIST_SLOTS];	/* wakeup latency; for a process: timeline ns */
+};
+
+struct bases {
+	struct bp_htab h;
+	struct base *v;
+	uint32_t len, cap, dead;
+};
+
+struct bp_collect {
+	struct bp_loader *l;
+	struct bp_syms *syms;
+	struct bp_profile *prof;
+	bp_new_proc_fn new_proc;
+	void *ctx;
+	struct addr_cache kcache;	/* kernel text does not move: kept */
+	struct addr_cache ucache;	/* per drain: user mappings change */
+	struct stack_table kst, ust;
+	uint32_t *frames;		/* scratch for one stack */
+	struct bases base;
+	struct bp_collect_stats st;
+};
+
+struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
+				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx)
+{
+	struct bp_collect *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->frames = calloc(2 * BP_MAX_STACK_DEPTH + 1, sizeof(*c->frames));
+	if (!c->frames) {
+		free(c);
+		return NULL;
+	}
+	c->l = l;
+	c->syms = syms;
+	c->prof = prof;
+	c->new_proc = fn;
+	c->ctx = ctx;
+	return c;
+}
+
+static void cache_free(struct addr_cache *a)
+{
+	bp_htab_free(&a->h);
+	free(a->keys);
+	free(a->pids);
+	free(a->frames);
+	memset(a, 0, sizeof(*a));
+}
+
+static void stack_table_free(struct stack_table *t)
+{
+	bp_htab_free(&t->h);
+	free(t->keys);
+	free(t->stacks);
+	memset(t, 0, sizeof(*t));
+}
+
+void bp_collect__free(struct bp_collect *c)
+{
+	if (!c)
+		return;
+	bp_htab_free(&c->base.h);
+	free(c->base.v);
+	cache_free(&c->kcache);
+	cache_free(&c->ucache);
+	stack_table_free(&c->kst);
+	stack_table_free(&c->ust);
+	free(c->frames);
+	free(c);
+}
+
+const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c)
+{
+	return &c->st;
+}
+
+struct addr_key {
+	uint32_t pid;
+	uint64_t ip;
+};
+
+static bool addr_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct addr_cache *a = ctx;
+	const struct addr_key *k = key;
+
+	return a->keys[idx] == k->ip && a->pids[idx] == k->pid;
+}
+
+static int cache_get(struct addr_cache *a, uint32_t pid, uint64_t ip, uint32_t *frame)
+{
+	struct addr_key k = { pid, ip };
+	uint32_t idx;
+	int err;
+
+	err = bp_htab_find(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), addr_eq, a, &k, &idx);
+	if (!err)
+		*frame = a->frames[idx];
+	return err;
+}
+
+static int cache_put(struct addr_cache *a, uint32_t pid, uint64_t ip, uint32_t frame)
+{
+	if (a->len == a->cap) {
+		uint32_t ncap = a->cap ? a->cap * 2 : 1024;
+		uint64_t *k = realloc(a->keys, ncap * sizeof(*k));
+		uint32_t *p, *f;
+
+		if (!k)
+			return -ENOMEM;
+		a->keys = k;
+		p = realloc(a->pids, ncap * sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		a->pids = p;
+		f = realloc(a->frames, ncap * sizeof(*f));
+		if (!f)
+			return -ENOMEM;
+		a->frames = f;
+		a->cap = ncap;
+	}
+	if (bp_htab_insert(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), a->len))
+		return -ENOMEM;
+	a->keys[a->len] = ip;
+	a->pids[a->len] = pid;
+	a->frames[a->len] = frame;
+	a->len++;
+	return 0;
+}
+
+static void cache_clear(struct addr_cache *a)
+{
+	bp_htab_clear(&a->h);
+	a->len = 0;
+}
+
+#define NOT_CODE 0x80000000u
+
+/*
+ * The first address of a stack is where the CPU was; the others are return
+ * addresses, which point after the call and may already be in the next
+ * function, so they are looked up one byte earlier. Returns the frame id,
+ * with NOT_CODE set when the address is not in executable memory.
+ */
+static int64_t frame_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_ret, bool kernel)
+{
+	struct addr_cache *a = kernel ? &c->kcache : &c->ucache;
+	uint64_t addr = is_ret && ip ? ip - 1 : ip;
+	struct bp_frame_info fi;
+	struct bp_frame f = {};
+	uint32_t id;
+	int64_t fid;
+	int err;
+
+	if (kernel)
+		pid = 0;
+	if (cache_get(a, pid, addr, &id) == 0)
+		return id;
+	if (kernel)
+		err = bp_syms__resolve_kernel(c->syms, addr, &fi);
+	else
+		err = bp_syms__resolve_user(c->syms, pid, addr, &fi);
+	if (err) {
+		c->st.frames_unnamed++;
+		bp_dbg("pid %u: %s address %#llx unnamed (%s+%#llx)", pid,
+		       kernel ? "kernel" : "user", (unsigned long long)addr, fi.module,
+		       (unsigned long long)fi.offset);
+	} else {
+		c->st.frames_resolved++;
+	}
+	f.name = fi.name;
+	f.module = fi.module;
+	f.path = fi.path;
+	f.build_id = fi.build_id;
+	f.offset = fi.offset;
+	f.kernel = kernel;
+	fid = bp_profile__frame(c->prof, &f);
+	if (fid < 0)
+		return fid;
+	if (!fi.code)
+		fid |= NOT_CODE;
+	if (cache_put(a, pid, addr, fid))
+		return -ENOMEM;
+	return fid;
+}
+
+static bool stack_key_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct stack_table *)ctx)->keys[idx] == *(const uint64_t *)key;
+}
+
+static const struct bp_stack *stack_lookup(struct stack_table *t, uint64_t h)
+{
+	uint32_t idx;
+
+	if (!h || bp_htab_find(&t->h, bp_hash_u64(h), stack_key_eq, t, &h, &idx))
+		return NULL;
+	return &t->stacks[idx];
+}
+
+static int stack_table_reserve(struct stack_table *t, uint32_t more)
+{
+	uint32_t ncap = t->cap ? t->cap : 256;
+	uint64_t *k;
+	struct bp_stack *s;
+
+	if (t->len + more <= t->cap)
+		return 0;
+	while (ncap < t->len + more)
+		ncap *= 2;
+	k = realloc(t->keys, ncap * sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	t->keys = k;
+	s = realloc(t->stacks, (size_t)ncap * sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	t->stacks = s;
+	t->cap = ncap;
+	return 0;
+}
+
+static int stack_row(void *ctx, const void *key, const void *val)
+{
+	struct stack_table *t = ctx;
+	uint64_t h;
+
+	if (stack_table_reserve(t, 1))
+		return -ENOMEM;
+	memcpy(&h, key, sizeof(h));
+	if (bp_htab_insert(&t->h, bp_hash_u64(h), t->len))
+		return -ENOMEM;
+	t->keys[t->len] = h;
+	memcpy(&t->stacks[t->len], val, sizeof(struct bp_stack));
+	if (t->stacks[t->len].nr > BP_MAX_STACK_DEPTH)
+		t->stacks[t->len].nr = BP_MAX_STACK_DEPTH;
+	t->len++;
+	return 0;
+}
+
+static int load_stacks(int fd, struct stack_table *t)
+{
+	bp_htab_clear(&t->h);
+	t->len = 0;
+	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), stack_row, t);
+}
+
+/* the process of a row, with its metadata filled in on first sight */
+static struct bp_proc *row_proc(struct bp_collect *c, uint32_t tgid)
+{
+	struct bp_proc *proc = bp_profile__proc(c->prof, tgid, true);
+
+	if (proc && !proc->have_meta && c->new_proc)
+		c->new_proc(c->ctx, proc);
+	return proc;
+}
+
+/* the profile stack for a (process, kernel stack, user stack) row; <0: -errno */
+static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, uint64_t uhash)
+{
+	const struct bp_stack *us = stack_lookup(&c->ust, uhash);
+	const struct bp_stack *ks = stack_lookup(&c->kst, khash);
+	uint32_t n = 0, i;
+	int64_t id;
+
+	if ((uhash && !us) || (khash && !ks))
+		c->st.missing_stacks++;
+	/*
+	 * Root first: user frames outermost to innermost, then kernel frames.
+	 * A frame-pointer walk through code built without frame pointers runs
+	 * off into data; the first return address outside executable memory
+	 * ends the real stack, and what lies beyond it is not frames at all.
+	 */
+	if (us) {
+		uint32_t depth = us->nr;
+		int64_t ids[BP_MAX_STACK_DEPTH];
+
+		for (i = 0; i < us->nr; i++) {
+			ids[i] = frame_for(c, tgid, us->ips[i], i > 0, false);
+			if (ids[i] < 0)
+				return ids[i];
+			if (i > 0 && (ids[i] & NOT_CODE)) {
+				depth = i;
+				break;
+			}
+		}
+		if (depth < us->nr) {
+			struct bp_frame t = { .name = "[truncated]", .module = "[unknown]" };
+
+			c->st.user_stacks_cut++;
+			id = bp_profile__frame(c->prof, &t);
+			if (id < 0)
+				return id;
+			c->frames[n++] = id;
+		}
+		for (i = depth; i-- > 0;)
+			c->frames[n++] = ids[i] & ~(int64_t)NOT_CODE;
+	}
+	if (ks) {
+		uint32_t skip = 0;
+
+		/*
+		 * Stacks taken in a tracepoint start inside the BPF machinery
+		 * that ran us (bpf_prog_..., bpf_trace_run4): not the workload.
+		 */
+		while (skip < ks->nr && skip < 4) {
+			const struct bp_frame *f;
+
+			id = frame_for(c, tgid, ks->ips[skip], skip > 0, true);
+			if (id < 0)
+				return id;
+			f = &c->prof->frames[id & ~(int64_t)NOT_CODE];
+			if (!f->name || (strncmp(f->name, "bpf_prog_", 9) &&
+					 strncmp(f->name, "bpf_trace_run", 13) &&
+					 strncmp(f->name, "__bpf_trace_", 12) &&
+					 strncmp(f->name, "__traceiter_", 12)))
+				break;
+			skip++;
+		}
+		for (i = ks->nr; i-- > skip;) {
+			id = frame_for(c, tgid, ks->ips[i], i > 0, true);
+			if (id < 0)
+				return id;
+			c->frames[n++] = id & ~(int64_t)NOT_CODE;
+		}
+	}
+	if (!n) {
+		struct bp_frame f = { .name = "[no stack]", .module = "[unknown]" };
+
+		id = bp_profile__frame(c->prof, &f);
+		if (id < 0)
+			return id;
+		c->frames[n++] = id;
+	}
+	return bp_profile__stack(c->prof, c->frames, n);
+}
+
+static int oncpu_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_collect *c = ctx;
+	const struct bp_oncpu_key *k = key;
+	const struct bp_oncpu_val *v = val;
+	char comm[BP_COMM_LEN];
+	struct bp_proc *proc;
+	int64_t id;
+
+	c->st.rows++;
+	proc = row_proc(c, k->tgid);
+	if (!proc)
+		return -ENOMEM;
+	memcpy(comm, v->comm, sizeof(comm));
+	comm[sizeof(comm) - 1] = '\0';
+	if (!proc->comm[0] && k->tid == k->tgid)
+		memcpy(proc->comm, comm, sizeof(comm));
+	if (!bp_proc__thread(proc, k->tid, comm))
+		return -ENOMEM;
+	proc->last_drain_samples += v->samples;
+	id = build_stack(c, k->tgid, k->kstack, k->ustack);
+	if (id < 0)
+		return id;
+	return bp_profile__add(c->prof, k->tgid, k->tid, BP_KIND_ONCPU, id, v->samples, v->ns);
+}
+
+static enum bp_kind kind_of(uint32_t state)
+{
+	switch (state) {
+	case BP_TS_RUNQUEUE:
+		return BP_KIND_RUNQUEUE;
+	case BP_TS_IO:
+		return BP_KIND_IO;
+	case BP_TS_LOCK:
+		return BP_KIND_LOCK;
+	case BP_TS_SLEEP:
+		return BP_KIND_SLEEP;
+	default:
+		return BP_KIND_OTHER;
+	}
+}
+
+static int off_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_collect *c = ctx;
+	const struct bp_off_key *k = key;
+	const struct bp_off_val *v = val;
+	struct bp_proc *proc;
+	int64_t id;
+
+	c->st.off_rows++;
+	proc = row_proc(c, k->tgid);
+	if (!proc || !bp_proc__thread(proc, k->tid, NULL))
+		return -ENOMEM;
+	id = build_stack(c, k->tgid, k->kstack, k->ustack);
+	if (id < 0)
+		return id;
+	return bp_profile__add(c->prof, k->tgid, k->tid, kind_of(k->state), id, v->count, v->ns);
+}
+
+static uint64_t base_hash(uint32_t kind, uint32_t id)
+{
+	return bp_hash_u64((uint64_t)kind << 32 | id);
+}
+
+static bool base_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct base *b = &((const struct bases *)ctx)->v[idx], *k = key;
+
+	return b->id == k->id && b->kind == k->kind;
+}
+
+/* drop the dead entries once they outnumber the live ones */
+static void bases_compact(struct bases *bs)
+{
+	uint32_t i, n = 0;
+
+	if (bs->dead < 1024 || bs->dead * 2 < bs->len)
+		return;
+	bp_htab_clear(&bs->h);
+	for (i = 0; i < bs->len; i++) {
+		if (!bs->v[i].id)
+			continue;
+		bs->v[n] = bs->v[i];
+		/* the table was cleared and grows back as large: insertion cannot fail */
+		bp_htab_insert(&bs->h, base_hash(bs->v[n].kind, bs->v[n].id), n);
+		n++;
+	}
+	bs->len = n;
+	bs->dead = 0;
+}
+
+static struct base *base_get(struct bases *bs, uint32_t kind, uint32_t id)
+{
+	struct base key = { .id = id, .kind = kind };
+	uint64_t h = base_hash(kind, id);
+	uint32_t idx;
+
+	if (!bp_htab_find(&bs->h, h, base_eq, bs, &key, &idx))
+		return &bs->v[idx];
+	if (bs->len == bs->cap) {
+		uint32_t ncap = bs->cap ? bs->cap * 2 : 256;
+		struct base *nv = realloc(bs->v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return NULL;
+		bs->v = nv;
+		bs->cap = ncap;
+	}
+	if (bp_htab_insert(&bs->h, h, bs->len))
+		return NULL;
+	bs->v[bs->len] = key;
+	return &bs->v[bs->len++];
+}
+
+static void base_drop(struct bases *bs, struct base *b)
+{
+	b->id = 0;
+	bs->dead++;
+}
+
+static uint64_t since(uint64_t now, uint64_t *then)
+{
+	uint64_t d = now >= *then ? now - *then : 0;
+
+	*then = now;
+	return d;
+}
+
+/* cumulative totals from the task iterator and the exit maps, as increments */
+static void on_record(void *ctx, const void *rec, size_t len)
+{
+	struct bp_collect *c = ctx;
+	uint32_t kind, i;
+	struct bp_proc *proc;
+	struct base *b;
+
+	memcpy(&kind, rec, sizeof(kind));
+	if (kind == BP_REC_THREAD && len >= sizeof(struct bp_thr_rec)) {
+		const struct bp_thr_rec *r = rec;
+		char comm[BP_COMM_LEN];
+		struct bp_thread *t;
+
+		proc = row_proc(c, r->tgid);
+		b = base_get(&c->base, BP_REC_THREAD, r->tid);
+		if (!proc || !b)
+			return;
+		memcpy(comm, r->comm, sizeof(comm));
+		comm[sizeof(comm) - 1] = '\0';
+		t = bp_proc__thread(proc, r->tid, comm);
+		if (!t)
+			return;
+		if (!t->have_totals || r->start_ns < t->start_ns)
+			t->start_ns = r->start_ns;
+		t->have_totals = true;
+		t->state = r->state;
+		t->end_ns = r->end_ns;
+		t->exited = r->end_ns != 0;
+		t->oncpu_ns += since(r->oncpu_ns, &b->oncpu_ns);
+		t->switches += since(r->switches, &b->switches);
+		t->wakeups += since(r->wakeups, &b->wakeups);
+		t->wake_lat_ns += since(r->wake_lat_ns, &b->wake_lat_ns);
+		/* a maximum cannot be split: it is the thread's so far */
+		t->wake_lat_max = r->wake_lat_max;
+		for (i = 0; i < BP_HIST_SLOTS; i++)
+			t->wake_hist[i] += since(r->wake_hist[i], &b->hist[i]);
+		if (r->end_ns)
+			base_drop(&c->base, b);
+		c->st.thread_records++;
+	} else if (kind == BP_REC_PROC && len >= sizeof(struct bp_proc_rec)) {
+		const struct bp_proc_rec *r = rec;
+
+		proc = row_proc(c, r->tgid);
+		b = base_get(&c->base, BP_REC_PROC, r->tgid);
+		if (!proc || !b)
+			return;
+		proc->have_timeline = true;
+		for (i = 0; i < BP_TS__MAX; i++)
+			proc->tl_ns[i] += since(r->ns[i], &b->hist[i]);
+		proc->tl_idle_ns += since(r->idle_ns, &b->oncpu_ns);
+		if (r->end_ns)
+			base_drop(&c->base, b);
+	}
+}
+
+int bp_collect__track(struct bp_collect *c)
+{
+	return bp_loader__iterate(c->l, on_record, c);
+}
+
+void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof)
+{
+	c->prof = prof;
+	/* the caches hold frame ids of the old profile */
+	cache_clear(&c->kcache);
+	cache_clear(&c->ucache);
+	bases_compact(&c->base);
+}
+
+int bp_collect__drain(struct bp_collect *c, bool full)
+{
+	uint64_t rows, off_rows;
+	uint32_t i;
+	int idx, err;
+
+	if (full) {
+		/* close open intervals into the current buffer before leaving it */
+		err = bp_loader__iterate(c->l, on_record, c);
+		if (err)
+			return err;
+		/* samples since the last full drain: what the memory probe picks by */
+		for (i = 0; i < c->prof->nr_procs; i++)
+			c->prof->procs[i]->last_drain_samples = 0;
+	} else {
+		c->st.light_drains++;
+	}
+	idx = bp_loader__flip(c->l);
+	c->st.drains++;
+	rows = c->st.rows;
+	off_rows = c->st.off_rows;
+	cache_clear(&c->ucache);
+	err = load_stacks(bp_loader__stacks_fd(c->l, idx, false), &c->kst);
+	if (!err)
+		err = load_stacks(bp_loader__stacks_fd(c->l, idx, true), &c->ust);
+	if (!err)
+		err = bp_drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
+				sizeof(struct bp_oncpu_val), oncpu_row, c);
+	if (err) {
+		bp_err("failed to drain the on-CPU maps: %s", strerror(-err));
+		return err;
+	}
+	if (c->l->offcpu) {
+		err = bp_drain_map(bp_loader__off_fd(c->l, idx), sizeof(struct bp_off_key),
+				sizeof(struct bp_off_val), off_row, c);
+		if (err) {
+			bp_err("failed to drain the off-CPU maps: %s", strerror(-err));
+			return err;
+		}
+	}
+	c->st.last_rows = c->st.rows - rows;
+	c->st.last_off_rows = c->st.off_rows - off_rows;
+	c->st.last_kstacks = c->kst.len;
+	c->st.last_ustacks = c->ust.len;
+	if (c->l->blockio) {
+		err = bp_blockio__drain(c->l->blockio, idx, c->prof);
+		if (err)
+			bp_err("failed to drain the block IO maps: %s", strerror(-err));
+	}
+	return err;
+}

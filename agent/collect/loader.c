@@ -1,0 +1,555 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <linux/capability.h>
+#include <linux/membarrier.h>
+#include <linux/perf_event.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "collect/blockio.h"
+#include "boundprof.skel.h"
+#include "collect/cpus.h"
+#include "collect/loader.h"
+#include "util/log.h"
+
+#define BTF_PATH	"/sys/kernel/btf/vmlinux"
+
+static bool libbpf_verbose;
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	size_t n;
+
+	if (level == LIBBPF_DEBUG && !libbpf_verbose)
+		return 0;
+	/* verifier logs run to megabytes: no fixed buffer */
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return 0;
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	/* libbpf's own failures are detail; we log one line for each failure */
+	bp_dbg("libbpf: %s", msg);
+	free(msg);
+	return 0;
+}
+
+bool bp_kernel_has_btf(void)
+{
+	return access(BTF_PATH, R_OK) == 0;
+}
+
+int bp_check_privileges(void)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3 };
+	struct __user_cap_data_struct data[2] = {};
+	uint64_t eff;
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	eff = (uint64_t)data[1].effective << 32 | data[0].effective;
+#define HAS(c) (eff & (1ULL << (c)))
+	if (HAS(CAP_SYS_ADMIN))
+		return 0;
+	if (HAS(39 /* CAP_BPF */) && HAS(38 /* CAP_PERFMON */))
+		return 0;
+#undef HAS
+	return -EPERM;
+}
+
+int bp_max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "r");
+	int rate = 100000;
+
+	if (f) {
+		if (fscanf(f, "%d", &rate) != 1 || rate <= 0)
+			rate = 100000;
+		fclose(f);
+	}
+	return rate;
+}
+
+static uint32_t pow2_at_least(uint64_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v && p < (1U << 30))
+		p <<= 1;
+	return p;
+}
+
+static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
+{
+	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
+}
+
+static int perf_open(int cpu, int hz, bool cycles)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = cycles ? PERF_TYPE_HARDWARE : PERF_TYPE_SOFTWARE,
+		.config = cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
+		.freq = 1,
+		.sample_freq = hz,
+	};
+	int fd;
+
+	fd = syscall(SYS_perf_event_open, &attr, -1, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+/* a guest without a virtual PMU has no cycles event: fall back to cpu-clock */
+static bool have_cycles(int cpu, int hz)
+{
+	int fd = perf_open(cpu, hz, true);
+
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
+{
+	struct bp_loader *l;
+	uint64_t per_interval;
+	int err, first_cpu;
+
+	*out = NULL;
+	libbpf_verbose = o->verbose_libbpf;
+	libbpf_set_print(libbpf_print);
+
+	l = calloc(1, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	l->hz = o->hz;
+	l->ncpus = libbpf_num_possible_cpus();
+	if (l->ncpus <= 0) {
+		err = l->ncpus ? l->ncpus : -EINVAL;
+		bp_err("cannot count possible CPUs: %s", strerror(-err));
+		goto fail;
+	}
+
+	l->skel = boundprof_bpf__open();
+	if (!l->skel) {
+		err = -errno;
+		bp_err("failed to open BPF object: %s", strerror(-err));
+		goto fail;
+	}
+
+	/*
+	 * Worst case every sample of an interval is a new (thread, stack) pair
+	 * and brings a new kernel and a new user stack; 4x that leaves room for
+	 * a drain that runs late. The maps are not preallocated, so headroom
+	 * costs nothing until it is used.
+	 */
+	per_interval = (uint64_t)bp_online_cpus_count() * o->hz *
+		       (o->drain_interval_s > 0 ? o->drain_interval_s : 1.0);
+	l->counts_entries = clamp_u32(pow2_at_least(4 * per_interval), 4096, 1U << 20);
+	l->stack_entries = l->counts_entries;
+	bpf_map__set_max_entries(l->skel->maps.oncpu0, l->counts_entries);
+	bpf_map__set_max_entries(l->skel->maps.oncpu1, l->counts_entries);
+	bpf_map__set_max_entries(l->skel->maps.kstacks0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
+
+	/*
+	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system
+	 * switches far more often than it samples, so give them more room.
+	 */
+	l->offcpu = o->offcpu;
+	l->off_entries = clamp_u32(4ULL * l->counts_entries, 16384, 1U << 21);
+	bpf_map__set_max_entries(l->skel->maps.off0, l->off_entries);
+	bpf_map__set_max_entries(l->skel->maps.off1, l->off_entries);
+	if (o->offcpu) {
+		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
+		bpf_program__set_autoload(l->skel->progs.bp_wakeup, true);
+		bpf_program__set_autoload(l->skel->progs.bp_wakeup_new, true);
+		bpf_program__set_autoload(l->skel->progs.bp_thread_exit, true);
+		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);
+		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
+		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
+	}
+
+	first_cpu = bp_online_cpu_first();
+	l->hw_cycles = have_cycles(first_cpu < 0 ? 0 : first_cpu, o->hz);
+	l->skel->rodata->period_is_ns = !l->hw_cycles;
+	l->skel->rodata->filter_targets = o->filter;
+
+	if (!o->no_blockio) {
+		err = bp_blockio__prepare(l->skel, l->counts_entries);
+		if (err)
+			goto fail;
+	}
+
+	err = boundprof_bpf__load(l->skel);
+	if (err) {
+		bp_err("failed to load BPF programs: %s (run with -v for the verifier log)",
+		       strerror(-err));
+		goto fail;
+	}
+	*out = l;
+	return 0;
+fail:
+	bp_loader__free(l);
+	return err;
+}
+
+int bp_loader__add_target(struct bp_loader *l, uint32_t tgid)
+{
+	uint8_t one = 1;
+	int err;
+
+	err = bpf_map__update_elem(l->skel->maps.targets, &tgid, sizeof(tgid), &one,
+				   sizeof(one), BPF_ANY);
+	if (err)
+		bp_err("failed to add process %u to the target set: %s", tgid, strerror(-err));
+	return err;
+}
+
+static int on_ringbuf(void *ctx, void *data, size_t size)
+{
+	struct bp_loader *l = ctx;
+
+	if (size >= sizeof(struct bp_event) && l->ev_fn)
+		l->ev_fn(l->ev_ctx, data);
+	return 0;
+}
+
+static int attach_perf_events(struct bp_loader *l)
+{
+	int *cpus = NULL, n, i, err = 0;
+
+	n = bp_online_cpus(&cpus);
+	if (n < 0) {
+		bp_err("cannot read the online CPU list: %s", strerror(-n));
+		return n;
+	}
+	l->pe_fds = calloc(n, sizeof(*l->pe_fds));
+	l->pe_links = calloc(n, sizeof(*l->pe_links));
+	if (!l->pe_fds || !l->pe_links) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (i = 0; i < n; i++) {
+		int fd = perf_open(cpus[i], l->hz, l->hw_cycles);
+
+		/* a CPU that went offline since we listed them is not an error */
+		if (fd == -ENODEV)
+			continue;
+		if (fd < 0) {
+			err = fd;
+			bp_err("failed to open the %s perf event on cpu %d: %s",
+			       l->hw_cycles ? "cycles" : "cpu-clock", cpus[i], strerror(-err));
+			goto out;
+		}
+		l->pe_fds[l->nr_pe] = fd;
+		l->pe_links[l->nr_pe] = bpf_program__attach_perf_event(l->skel->progs.bp_oncpu, fd);
+		if (!l->pe_links[l->nr_pe]) {
+			err = -errno;
+			close(fd);
+			bp_err("failed to attach to the perf event on cpu %d: %s", cpus[i],
+			       strerror(-err));
+			goto out;
+		}
+		l->nr_pe++;
+	}
+out:
+	free(cpus);
+	return err;
+}
+
+int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
+{
+	int err;
+
+	l->ev_fn = fn;
+	l->ev_ctx = ctx;
+	l->rb = ring_buffer__new(bpf_map__fd(l->skel->maps.events), on_ringbuf, l, NULL);
+	if (!l->rb) {
+		err = -errno;
+		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
+		return err;
+	}
+	/* process tracking first, so no process escapes between the two steps */
+	err = boundprof_bpf__attach(l->skel);
+	if (err) {
+		bp_err("failed to attach the tracepoints: %s", strerror(-err));
+		return err;
+	}
+	err = attach_perf_events(l);
+	if (err)
+		return err;
+	l->blockio = bp_blockio__new(l->skel, NULL);
+	if (!l->blockio) {
+		err = -errno;
+		bp_err("failed to start block IO accounting: %s", strerror(-err));
+	}
+	return err;
+}
+
+int bp_loader__poll(struct bp_loader *l, int timeout_ms)
+{
+	int n = ring_buffer__poll(l->rb, timeout_ms);
+
+	return n == -EINTR ? 0 : n;
+}
+
+static void sync_programs(void)
+{
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	/*
+	 * MEMBARRIER_CMD_GLOBAL waits for an RCU grace period, and every BPF
+	 * program runs inside an RCU read-side section (or with interrupts
+	 * off), so afterwards none can still hold the old buffer index.
+	 */
+	if (syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) == 0)
+		return;
+	/* no membarrier (nohz_full): programs run for microseconds */
+	nanosleep(&ts, NULL);
+}
+
+int bp_loader__flip(struct bp_loader *l)
+{
+	uint32_t old = l->skel->bss->buf_idx & 1;
+
+	__atomic_store_n(&l->skel->bss->buf_idx, old ^ 1, __ATOMIC_SEQ_CST);
+	sync_programs();
+	return old;
+}
+
+int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)
+{
+	struct bp_stats *per_cpu;
+	uint32_t zero = 0;
+	int i, j, err;
+
+	memset(sum, 0, sizeof(*sum));
+	per_cpu = calloc(l->ncpus, sizeof(*per_cpu));
+	if (!per_cpu)
+		return -ENOMEM;
+	err = bpf_map__lookup_elem(l->skel->maps.stats, &zero, sizeof(zero), per_cpu,
+				   l->ncpus * sizeof(*per_cpu), 0);
+	if (!err) {
+		for (i = 0; i < l->ncpus; i++)
+			for (j = 0; j < BP_STAT__MAX; j++)
+				sum->v[j] += per_cpu[i].v[j];
+	}
+	free(per_cpu);
+	return err;
+}
+
+int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const uint64_t *hi,
+			       uint32_t n)
+{
+	uint32_t i, max = sizeof(l->skel->bss->lock_lo) / sizeof(l->skel->bss->lock_lo[0]);
+
+	if (n > max)
+		n = max;
+	/* publish the ranges before the count that makes programs read them */
+	__atomic_store_n(&l->skel->bss->nr_lock_ranges, 0, __ATOMIC_SEQ_CST);
+	for (i = 0; i < n; i++) {
+		l->skel->bss->lock_lo[i] = lo[i];
+		l->skel->bss->lock_hi[i] = hi[i];
+	}
+	__atomic_store_n(&l->skel->bss->nr_lock_ranges, n, __ATOMIC_SEQ_CST);
+	return 0;
+}
+
+/* read and delete every exit record, handing each to fn */
+static int drain_exits(int fd, size_t vsz, bp_rec_fn fn, void *ctx)
+{
+	uint32_t key, next;
+	char val[sizeof(struct bp_thr_rec) > sizeof(struct bp_proc_rec) ?
+		 sizeof(struct bp_thr_rec) : sizeof(struct bp_proc_rec)];
+	int err;
+
+	/* exits are few per drain: one key at a time is enough */
+	while ((err = bpf_map_get_next_key(fd, NULL, &next)) == 0) {
+		key = next;
+		if (bpf_map_lookup_and_delete_elem(fd, &key, val) == 0)
+			fn(ctx, val, vsz);
+		else if (bpf_map_delete_elem(fd, &key))
+			break;
+	}
+	return err == -ENOENT ? 0 : err;
+}
+
+int bp_loader__iterate(struct bp_loader *l, bp_rec_fn fn, void *ctx)
+{
+	struct bpf_link *link = l->skel->links.bp_iter_tasks;
+	char *buf = NULL;
+	size_t len = 0, cap = 0, off;
+	ssize_t n;
+	int fd, err = 0;
+
+	if (!l->offcpu || !link)
+		return 0;
+	fd = bpf_iter_create(bpf_link__fd(link));
+	if (fd < 0) {
+		err = -errno;
+		bp_err("failed to start the task iterator: %s", strerror(-err));
+		return err;
+	}
+	for (;;) {
+		if (len + 65536 > cap) {
+			char *nb = realloc(buf, cap ? cap * 2 : 1 << 20);
+
+			if (!nb) {
+				err = -ENOMEM;
+				goto out;
+			}
+			buf = nb;
+			cap = cap ? cap * 2 : 1 << 20;
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			bp_err("failed to read the task iterator: %s", strerror(-err));
+			goto out;
+		}
+		if (n == 0)
+			break;
+		len += n;
+	}
+	for (off = 0; off + sizeof(uint32_t) <= len;) {
+		uint32_t kind;
+		size_t sz;
+
+		memcpy(&kind, buf + off, sizeof(kind));
+		sz = kind == BP_REC_THREAD ? sizeof(struct bp_thr_rec) :
+		     kind == BP_REC_PROC ? sizeof(struct bp_proc_rec) : 0;
+		if (!sz || off + sz > len) {
+			bp_err("task iterator: malformed record at offset %zu", off);
+			err = -EINVAL;
+			goto out;
+		}
+		fn(ctx, buf + off, sz);
+		off += sz;
+	}
+	err = drain_exits(bpf_map__fd(l->skel->maps.thr_exit), sizeof(struct bp_thr_rec), fn, ctx);
+	if (!err)
+		err = drain_exits(bpf_map__fd(l->skel->maps.proc_exit), sizeof(struct bp_proc_rec),
+				  fn, ctx);
+out:
+	close(fd);
+	free(buf);
+	return err;
+}
+
+int bp_loader__off_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.off1 : l->skel->maps.off0);
+}
+
+int bp_loader__oncpu_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.oncpu1 : l->skel->maps.oncpu0);
+}
+
+int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user)
+{
+	if (user)
+		return bpf_map__fd(idx ? l->skel->maps.ustacks1 : l->skel->maps.ustacks0);
+	return bpf_map__fd(idx ? l->skel->maps.kstacks1 : l->skel->maps.kstacks0);
+}
+
+int64_t bp_loader__run_ns(struct bp_loader *l)
+{
+	struct bpf_program *prog;
+	int64_t total = 0;
+	FILE *f;
+	int on = 0;
+
+	/* the kernel only counts while someone holds the stats on */
+	if (l->stats_fd > 0)
+		on = 1;
+	else if ((f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r"))) {
+		if (fscanf(f, "%d", &on) != 1)
+			on = 0;
+		fclose(f);
+	}
+	if (!on)
+		return -1;
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
+			total += info.run_time_ns;
+	}
+	return total;
+}
+
+uint64_t bp_loader__map_bytes(struct bp_loader *l)
+{
+	struct bpf_map *map;
+	uint64_t total = 0;
+
+	/* what the kernel charges for each map, as its fdinfo says ("memlock:") */
+	bpf_object__for_each_map(map, l->skel->obj) {
+		char path[64], line[128];
+		unsigned long long v;
+		int fd = bpf_map__fd(map);
+		FILE *f;
+
+		if (fd < 0)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f))
+			if (sscanf(line, "memlock: %llu", &v) == 1)
+				total += v;
+		fclose(f);
+	}
+	return total;
+}
+
+int bp_loader__count_run_time(struct bp_loader *l)
+{
+	int fd;
+
+	if (l->stats_fd > 0)
+		return 0;
+	fd = bpf_enable_stats(BPF_STATS_RUN_TIME);
+	if (fd < 0)
+		return fd;
+	l->stats_fd = fd;
+	return 0;
+}
+
+void bp_loader__free(struct bp_loader *l)
+{
+	int i;
+
+	if (!l)
+		return;
+	for (i = 0; i < l->nr_pe; i++) {
+		bpf_link__destroy(l->pe_links[i]);
+		close(l->pe_fds[i]);
+	}
+	free(l->pe_links);
+	free(l->pe_fds);
+	ring_buffer__free(l->rb);
+	bp_blockio__free(l->blockio);
+	boundprof_bpf__destroy(l->skel);
+	if (l->stats_fd > 0)
+		close(l->stats_fd);
+	free(l);
+}

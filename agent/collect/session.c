@@ -1,0 +1,661 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <time.h>
+
+#include "collect/blockio.h"
+#include <bpf/libbpf.h>
+
+#include "collect/collect.h"
+#include "collect/cpus.h"
+#include "collect/loader.h"
+#include "util/log.h"
+#include "proc/memprobe.h"
+#include "model/merge.h"
+#include "proc/pmu.h"
+#include "proc/procinfo.h"
+#include "model/profile.h"
+#include "collect/session.h"
+#include "symbolize/symbols.h"
+
+static bool meta_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return ((const struct bp_session *)ctx)->meta[idx].pid == *(const uint32_t *)key;
+}
+
+static struct bp_meta *meta_find(struct bp_session *s, uint32_t pid)
+{
+	uint32_t idx;
+
+	if (bp_htab_find(&s->meta_h, bp_hash_u64(pid), meta_eq, s, &pid, &idx))
+		return NULL;
+	return &s->meta[idx];
+}
+
+static struct bp_meta *meta_add(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+
+	if (m)
+		return m;
+	if (s->nr_meta == s->cap_meta) {
+		uint32_t ncap = s->cap_meta ? s->cap_meta * 2 : 256;
+		struct bp_meta *n = realloc(s->meta, ncap * sizeof(*n));
+
+		if (!n)
+			return NULL;
+		s->meta = n;
+		s->cap_meta = ncap;
+	}
+	if (bp_htab_insert(&s->meta_h, bp_hash_u64(pid), s->nr_meta))
+		return NULL;
+	m = &s->meta[s->nr_meta++];
+	memset(m, 0, sizeof(*m));
+	m->pid = pid;
+	return m;
+}
+
+/* forgotten entries are compacted away once they are the majority */
+static void meta_compact(struct bp_session *s)
+{
+	uint32_t i, n = 0;
+
+	if (s->dead_meta < 256 || s->dead_meta * 2 < s->nr_meta)
+		return;
+	bp_htab_clear(&s->meta_h);
+	for (i = 0; i < s->nr_meta; i++) {
+		if (!s->meta[i].pid)
+			continue;
+		s->meta[n] = s->meta[i];
+		bp_htab_insert(&s->meta_h, bp_hash_u64(s->meta[n].pid), n);
+		n++;
+	}
+	s->nr_meta = n;
+	s->dead_meta = 0;
+}
+
+/* the facts about a process, read from /proc once and then kept */
+static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+	struct bp_procinfo pi;
+
+	if (m && m->comm[0])
+		return m;
+	if (m && m->exited)
+		return NULL;
+	if (bp_procinfo_read(NULL, pid, &pi))
+		return NULL;
+	m = meta_add(s, pid);
+	if (!m) {
+		bp_procinfo_free(&pi);
+		return NULL;
+	}
+	memcpy(m->comm, pi.comm, sizeof(m->comm));
+	m->ppid = pi.ppid;
+	m->start_ns = pi.start_ns;
+	free(m->cmdline);
+	m->cmdline = pi.cmdline;
+	return m;
+}
+
+/* a process changed image: its facts are read again */
+static void meta_invalidate(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+
+	if (!m)
+		return;
+	m->comm[0] = '\0';
+	free(m->cmdline);
+	m->cmdline = NULL;
+}
+
+static void fill_meta(struct bp_session *s, struct bp_proc *proc)
+{
+	const struct bp_meta *m;
+
+	if (proc->have_meta || proc->exited)
+		return;
+	m = meta_get(s, proc->pid);
+	if (!m)
+		return;
+	memcpy(proc->comm, m->comm, sizeof(proc->comm));
+	proc->ppid = m->ppid;
+	/* a process already running when the profile started has no start in it */
+	proc->start_ns = m->start_ns > s->prof->start_ns ? m->start_ns : 0;
+	proc->cmdline = bp_profile__intern(s->prof, m->cmdline);
+	proc->have_meta = true;
+}
+
+static void meta_drop(struct bp_session *s, struct bp_meta *m)
+{
+	free(m->cmdline);
+	m->cmdline = NULL;
+	m->pid = 0;
+	s->dead_meta++;
+}
+
+static bool pid_gone(uint32_t pid)
+{
+	char path[32];
+
+	snprintf(path, sizeof(path), "/proc/%u", pid);
+	return access(path, F_OK) && errno == ENOENT;
+}
+
+uint32_t bp_session__retire(struct bp_session *s)
+{
+	uint32_t i, dropped = 0;
+
+	/*
+	 * Two steps, a window apart: records of a process can still arrive
+	 * in the drain after its exit, and must find its facts then.
+	 */
+	for (i = 0; i < s->nr_meta; i++) {
+		struct bp_meta *m = &s->meta[i];
+
+		if (!m->pid)
+			continue;
+		if (m->retiring) {
+			meta_drop(s, m);
+			dropped++;
+		} else if (m->exited || pid_gone(m->pid)) {
+			/* not every exit is reported (unsampled processes), and events can be lost */
+			m->exited = true;
+			m->retiring = true;
+		}
+	}
+	meta_compact(s);
+	bp_syms__retire(s->syms);
+	return dropped;
+}
+
+/* kernel functions whose presence on a blocked thread's stack means a kernel lock wait */
+static const char *const lock_funcs[] = {
+	"__mutex_lock", "__mutex_lock_slowpath", "__mutex_lock_killable_slowpath",
+	"__mutex_lock_interruptible_slowpath", "mutex_lock_io", "__ww_mutex_lock",
+	"__ww_mutex_lock_slowpath", "__ww_mutex_lock_interruptible_slowpath",
+	"rt_mutex_slowlock", "__rt_mutex_slowlock_locked", "rtlock_slowlock_locked",
+	"rwsem_down_read_slowpath", "rwsem_down_write_slowpath", "__down_common",
+	"__down", "__down_interruptible", "__down_killable", "__down_timeout",
+	"percpu_rwsem_wait", "__percpu_down_read", "percpu_down_write",
+};
+
+static void set_lock_ranges(struct bp_session *s)
+{
+	uint64_t lo[32], hi[32];
+	uint32_t n = 0, i;
+
+	for (i = 0; i < sizeof(lock_funcs) / sizeof(lock_funcs[0]) && n < 32; i++) {
+		size_t got = bp_syms__kernel_ranges(s->syms, lock_funcs[i], lo + n, hi + n, 32 - n);
+
+		n += got < 32 - n ? got : 32 - n;
+	}
+	bp_dbg("kernel lock slow paths: %u ranges", n);
+	bp_loader__set_lock_ranges(s->loader, lo, hi, n);
+}
+
+/*
+ * Kernel symbols are read at the first poll, after the command (if any) was
+ * let go: parsing kallsyms (~120k lines) would otherwise delay the moment it
+ * starts running under the profiler. They name kernel frames at each drain
+ * and tell the off-CPU programs where the kernel's lock slow paths are.
+ */
+static void ensure_ksyms(struct bp_session *s)
+{
+	int err;
+
+	if (s->ksyms_tried)
+		return;
+	s->ksyms_tried = true;
+	err = bp_syms__load_kernel(s->syms);
+	if (err) {
+		bp_warn("kernel symbols unavailable (%s): kernel frames will be unnamed",
+			strerror(-err));
+		return;
+	}
+	if (s->opts.offcpu)
+		set_lock_ranges(s);
+}
+
+/* who was busy in the interval just drained: candidates for a memory probe */
+static void feed_memprobe(struct bp_session *s, uint64_t now)
+{
+	double interval = s->last_drain_ns && now > s->last_drain_ns ?
+				  (now - s->last_drain_ns) / 1e9 : s->opts.drain_interval_s;
+	uint32_t i;
+
+	s->last_drain_ns = now;
+	if (!s->memprobe || interval <= 0 || s->opts.hz <= 0)
+		return;
+	for (i = 0; i < s->prof->nr_procs; i++) {
+		struct bp_proc *proc = s->prof->procs[i];
+
+		if (proc->exited || !proc->last_drain_samples)
+			continue;
+		bp_memprobe__seen(s->memprobe, proc->pid,
+				  proc->last_drain_samples / (double)s->opts.hz / interval, now);
+	}
+}
+
+static int drain(struct bp_session *s, bool full)
+{
+	int err;
+
+	ensure_ksyms(s);
+	err = bp_collect__drain(s->collect, full);
+	if (!err && full)
+		feed_memprobe(s, bp_now_ns());
+	return err;
+}
+
+static void on_new_proc(void *ctx, struct bp_proc *proc)
+{
+	fill_meta(ctx, proc);
+}
+
+static void set_err(struct bp_session *s, int err)
+{
+	if (err && !s->err)
+		s->err = err;
+}
+
+static void on_event(void *ctx, const struct bp_event *ev)
+{
+	struct bp_session *s = ctx;
+	struct bp_proc *proc;
+
+	s->events++;
+	/*
+	 * Samples of the old image must resolve against the old maps, so
+	 * they are drained now, while we hold those maps. When the maps we
+	 * hold were read after the exec (a forked child sampled inside
+	 * execve, whose first-sample event was handled too late), they are
+	 * the new image's already and a drain would buy nothing: under
+	 * process churn that is nearly every exec. Drain before taking a
+	 * process pointer: new processes move the table.
+	 */
+	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED)) {
+		uint64_t snap = bp_syms__snapshot_ns(s->syms, ev->tgid);
+
+		if (snap && snap < ev->ts_ns)
+			set_err(s, drain(s, false));
+		else
+			s->exec_drains_skipped++;
+	}
+	proc = bp_profile__proc(s->prof, ev->tgid, true);
+	if (!proc) {
+		set_err(s, -ENOMEM);
+		return;
+	}
+	switch (ev->kind) {
+	case BP_EV_EXEC:
+		meta_invalidate(s, ev->tgid);
+		proc->have_meta = false;
+		proc->exited = false;
+		if (!proc->start_ns)
+			proc->start_ns = ev->ts_ns;
+		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
+		fill_meta(s, proc);
+		/*
+		 * In a targeted run, take the new image's maps now: a short
+		 * command may be gone before its first sample reaches us.
+		 */
+		if (s->opts.filter)
+			bp_syms__snapshot(s->syms, ev->tgid);
+		break;
+	case BP_EV_FORK:
+		proc->start_ns = ev->ts_ns;
+		proc->ppid = ev->ppid;
+		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
+		break;
+	case BP_EV_FIRST_SAMPLE:
+		fill_meta(s, proc);
+		bp_syms__snapshot(s->syms, ev->tgid);
+		break;
+	case BP_EV_EXIT: {
+		struct bp_meta *m = meta_find(s, ev->tgid);
+
+		if (m) {
+			m->exited = true;
+			m->end_ns = ev->ts_ns;
+		}
+		proc->exited = true;
+		proc->end_ns = ev->ts_ns;
+		bp_syms__exited(s->syms, ev->tgid);
+		if (s->memprobe)
+			bp_memprobe__exited(s->memprobe, ev->tgid);
+		break;
+	}
+	}
+}
+
+int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts)
+{
+	struct bp_loader_opts lo = {};
+	struct bp_session *s;
+	int err;
+
+	*out = NULL;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->opts = *opts;
+	if (s->opts.drain_interval_s <= 0)
+		s->opts.drain_interval_s = 1.0;
+
+	s->prof = bp_profile__new();
+	s->syms = bp_syms__new(NULL);
+	if (!s->prof || !s->syms) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	lo.hz = opts->hz;
+	lo.filter = opts->filter;
+	lo.drain_interval_s = s->opts.drain_interval_s;
+	lo.verbose_libbpf = opts->verbose_libbpf;
+	lo.offcpu = opts->offcpu;
+	lo.offcpu_ustacks = opts->offcpu_ustacks;
+	lo.no_preempt_stacks = opts->no_preempt_stacks;
+	err = bp_loader__open(&s->loader, &lo);
+	if (err)
+		goto fail;
+	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
+	if (!s->collect) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	s->prof->hz = opts->hz;
+	s->prof->ncpus = bp_online_cpus_count();
+	s->prof->pmu = s->loader->hw_cycles;
+	s->prof->event = s->loader->hw_cycles ? "cycles" : "cpu-clock";
+	s->prof->system_wide = !opts->filter;
+	s->prof->offcpu_enabled = opts->offcpu;
+	{
+		struct bp_memprobe_opts mo = {};
+		char src[160];
+
+		s->prof->llc_bytes = bp_llc_bytes(NULL, src, sizeof(src));
+		s->prof->llc_source = bp_profile__intern(s->prof, src);
+		mo.llc_bytes = s->prof->llc_bytes;
+		s->memprobe = bp_memprobe__new(&mo);
+		if (!s->memprobe)
+			bp_warn("memory probing unavailable: %s", strerror(errno));
+	}
+	/* counters per target, where the CPU has a PMU (none in most guests) */
+	if (opts->filter) {
+		s->pmu = bp_pmu__new();
+		if (!s->pmu)
+			bp_dbg("no hardware counters: %s", strerror(errno));
+	}
+	*out = s;
+	return 0;
+fail:
+	bp_session__free(s);
+	return err;
+}
+
+int bp_session__add_target(struct bp_session *s, pid_t pid)
+{
+	int err = bp_loader__add_target(s->loader, pid);
+	pid_t *n;
+
+	if (err || !s->pmu)
+		return err;
+	if (bp_pmu__add(s->pmu, pid)) {
+		bp_dbg("no hardware counters for pid %d", pid);
+		return 0;
+	}
+	n = realloc(s->pmu_pids, (s->nr_pmu_pids + 1) * sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	s->pmu_pids = n;
+	s->pmu_pids[s->nr_pmu_pids++] = pid;
+	return 0;
+}
+
+int bp_session__start(struct bp_session *s)
+{
+	struct timespec rt;
+	uint32_t i;
+	int err;
+
+	err = bp_loader__attach(s->loader, on_event, s);
+	if (err)
+		return err;
+	/* the window opens when sampling is live */
+	s->live_ns = bp_now_ns();
+	s->prof->start_ns = s->live_ns;
+	clock_gettime(CLOCK_REALTIME, &rt);
+	s->prof->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
+	s->started = true;
+
+	s->next_drain_ns = s->live_ns + (uint64_t)(s->opts.drain_interval_s * 1e9);
+	/* targets that already run: take their maps before they can exit */
+	for (i = 0; i < s->prof->nr_procs; i++) {
+		fill_meta(s, s->prof->procs[i]);
+		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
+	}
+	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
+	if (bp_cpu_times(NULL, &s->cpu_busy0, &s->cpu_total0))
+		s->cpu_total0 = 0;
+	/* every thread's state from now on, for the wall-clock accounting */
+	return bp_collect__track(s->collect);
+}
+
+int bp_session__poll(struct bp_session *s, int timeout_ms)
+{
+	uint64_t now;
+	int n, err;
+
+	/* events first: a short command's exec must be seen while it lives */
+	if (!s->ksyms_tried) {
+		n = bp_loader__poll(s->loader, 0);
+		if (n < 0) {
+			bp_err("failed to read process events: %s", strerror(-n));
+			return n;
+		}
+	}
+	ensure_ksyms(s);
+	now = bp_now_ns();
+	if (now < s->next_drain_ns) {
+		uint64_t left_ms = (s->next_drain_ns - now) / 1000000 + 1;
+
+		if ((uint64_t)timeout_ms > left_ms)
+			timeout_ms = left_ms;
+		n = bp_loader__poll(s->loader, timeout_ms);
+		if (n < 0) {
+			bp_err("failed to read process events: %s", strerror(-n));
+			return n;
+		}
+		now = bp_now_ns();
+	}
+	if (s->memprobe)
+		bp_memprobe__tick(s->memprobe, now);
+	if (now >= s->next_drain_ns) {
+		err = drain(s, true);
+		if (err)
+			return err;
+		s->next_drain_ns = now + (uint64_t)(s->opts.drain_interval_s * 1e9);
+	}
+	err = s->err;
+	s->err = 0;
+	return err;
+}
+
+int bp_session__tick(struct bp_session *s)
+{
+	int n, err;
+
+	n = bp_loader__poll(s->loader, 0);
+	if (n < 0) {
+		bp_err("failed to read process events: %s", strerror(-n));
+		return n;
+	}
+	ensure_ksyms(s);
+	if (s->memprobe)
+		bp_memprobe__tick(s->memprobe, bp_now_ns());
+	err = s->err;
+	s->err = 0;
+	return err;
+}
+
+bool bp_session__wants_ticks(struct bp_session *s)
+{
+	return s->memprobe && bp_memprobe__busy(s->memprobe, bp_now_ns());
+}
+
+int bp_session__events_fd(struct bp_session *s)
+{
+	return ring_buffer__epoll_fd(s->loader->rb);
+}
+
+uint32_t bp_session__known(const struct bp_session *s)
+{
+	return s->nr_meta - s->dead_meta;
+}
+
+uint64_t bp_session__samples(struct bp_session *s)
+{
+	struct bp_stats st;
+
+	if (bp_loader__stats(s->loader, &st))
+		return 0;
+	return st.v[BP_STAT_COUNTED];
+}
+
+/* memory and counter evidence into the processes, for the verdicts */
+void bp_session__evidence(struct bp_session *s, struct bp_profile *p)
+{
+	uint64_t now = bp_now_ns();
+	uint32_t i;
+
+	for (i = 0; s->memprobe && i < p->nr_procs; i++) {
+		struct bp_proc *proc = p->procs[i];
+		struct bp_mem_evidence me;
+
+		if (bp_memprobe__evidence(s->memprobe, proc->pid, now, &me) || !me.valid)
+			continue;
+		proc->mem_valid = true;
+		proc->wss_probes = me.probes;
+		proc->wss_max = me.wss_max;
+		proc->wss_per_s = me.wss_max_per_s;
+		proc->rss = me.rss;
+		proc->minflt = me.minflt;
+		proc->majflt = me.majflt;
+		proc->fault_window_s = me.fault_window_s;
+	}
+	for (i = 0; i < s->nr_pmu_pids; i++) {
+		struct bp_proc *proc = bp_profile__proc(p, s->pmu_pids[i], false);
+		struct bp_pmu_counts c;
+
+		if (!proc || bp_pmu__read(s->pmu, s->pmu_pids[i], &c) || !c.valid)
+			continue;
+		proc->pmu_valid = true;
+		proc->cycles = c.cycles;
+		proc->instructions = c.instructions;
+		proc->cache_misses = c.cache_misses;
+		proc->pmu_running = c.enabled_ns ? (double)c.running_ns / c.enabled_ns : 0;
+		proc->pmu_seconds = (p->end_ns - p->start_ns) / 1e9;
+	}
+}
+
+/*
+ * The profile just drained ends now: its share of the machine's busy time,
+ * of the BPF counters and of the devices' busy time; the next one counts
+ * from here.
+ */
+static int finish_profile(struct bp_session *s, struct bp_profile *p)
+{
+	struct bp_stats cur;
+	uint64_t busy, total, cut, unseen = 0;
+	int i, err = 0;
+
+	p->end_ns = bp_now_ns();
+	if (!bp_cpu_times(NULL, &busy, &total)) {
+		if (s->cpu_total0 && total > s->cpu_total0)
+			p->machine_busy = (double)(busy - s->cpu_busy0) / (total - s->cpu_total0);
+		s->cpu_busy0 = busy;
+		s->cpu_total0 = total;
+	}
+	if (s->loader->blockio) {
+		err = bp_blockio__finish(s->loader->blockio, p);
+		if (!err)
+			err = bp_blockio__rebase(s->loader->blockio);
+		unseen = bp_blockio__unseen(s->loader->blockio);
+	}
+	p->io_done_unseen = unseen - s->unseen0;
+	s->unseen0 = unseen;
+	if (!bp_loader__stats(s->loader, &cur)) {
+		for (i = 0; i < BP_STAT__MAX; i++)
+			p->stats.v[i] = cur.v[i] - s->stats0.v[i];
+		s->stats0 = cur;
+	}
+	cut = bp_collect__stats(s->collect)->user_stacks_cut;
+	p->user_stacks_cut = cut - s->cut0;
+	s->cut0 = cut;
+	return err;
+}
+
+int bp_session__stop(struct bp_session *s)
+{
+	int err;
+
+	if (!s->started || s->stopped)
+		return 0;
+	s->stopped = true;
+	/* events first: exits that happened before the end belong to the window */
+	bp_loader__poll(s->loader, 0);
+	err = drain(s, true);
+	if (!err)
+		err = finish_profile(s, s->prof);
+	bp_session__evidence(s, s->prof);
+	return err;
+}
+
+int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
+{
+	struct bp_profile *next;
+	int err;
+
+	*closed = NULL;
+	bp_loader__poll(s->loader, 0);
+	err = drain(s, true);
+	if (!err)
+		err = finish_profile(s, s->prof);
+	if (err)
+		return err;
+	next = bp_profile__new_like(s->prof, s->prof->end_ns);
+	if (!next)
+		return -ENOMEM;
+	*closed = s->prof;
+	s->prof = next;
+	bp_collect__set_profile(s->collect, next);
+	meta_compact(s);
+	/* the drain that just ran counts for the closed profile */
+	s->next_drain_ns = bp_now_ns() + (uint64_t)(s->opts.drain_interval_s * 1e9);
+	return 0;
+}
+
+void bp_session__free(struct bp_session *s)
+{
+	uint32_t i;
+
+	if (!s)
+		return;
+	for (i = 0; i < s->nr_meta; i++)
+		free(s->meta[i].cmdline);
+	free(s->meta);
+	bp_htab_free(&s->meta_h);
+	bp_memprobe__free(s->memprobe);
+	bp_pmu__free(s->pmu);
+	free(s->pmu_pids);
+	bp_collect__free(s->collect);
+	bp_loader__free(s->loader);
+	bp_syms__free(s->syms);
+	bp_profile__free(s->prof);
+	free(s);
+}

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model/merge.h"
+
+struct bp_profile *bp_profile__new_like(const struct bp_profile *src, uint64_t start_ns)
+{
+	struct bp_profile *p = bp_profile__new();
+
+	if (!p)
+		return NULL;
+	p->start_ns = p->end_ns = start_ns;
+	p->start_unix_ns = src->start_unix_ns + (int64_t)(start_ns - src->start_ns);
+	p->hz = src->hz;
+	p->ncpus = src->ncpus;
+	p->pmu = src->pmu;
+	p->event = src->event;
+	p->system_wide = src->system_wide;
+	p->offcpu_enabled = src->offcpu_enabled;
+	p->io_enabled = src->io_enabled;
+	p->llc_bytes = src->llc_bytes;
+	p->llc_source = bp_profile__intern(p, src->llc_source);
+	return p;
+}
+
+static void add_io_stats(struct bp_io_stats *d, const struct bp_io_stats *s)
+{
+	int i;
+
+	d->ops += s->ops;
+	d->bytes += s->bytes;
+	d->lat_ns += s->lat_ns;
+	for (i = 0; i < BP_HIST_SLOTS; i++)
+		d->hist[i] += s->hist[i];
+}
+
+static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
+{
+	struct bp_thread *t = bp_proc__thread(dp, st->tid, st->comm);
+	int i;
+
+	if (!t)
+		return -ENOMEM;
+	if (st->comm[0])
+		memcpy(t->comm, st->comm, sizeof(t->comm));
+	if (!st->have_totals)
+		return 0;
+	if (!t->have_totals || (st->start_ns && st->start_ns < t->start_ns))
+		t->start_ns = st->start_ns;
+	t->have_totals = true;
+	t->exited = t->exited || st->exited;
+	if (st->end_ns)
+		t->end_ns = st->end_ns;
+	t->state = st->state;
+	t->oncpu_ns += st->oncpu_ns;
+	t->switches += st->switches;
+	t->wakeups += st->wakeups;
+	t->wake_lat_ns += st->wake_lat_ns;
+	if (st->wake_lat_max > t->wake_lat_max)
+		t->wake_lat_max = st->wake_lat_max;
+	for (i = 0; i < BP_HIST_SLOTS; i++)
+		t->wake_hist[i] += st->wake_hist[i];
+	return 0;
+}
+
+static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
+{
+	struct bp_proc *dp = bp_profile__proc(dst, sp->pid, true);
+	uint32_t i;
+	int k;
+
+	if (!dp)
+		return -ENOMEM;
+	/* facts about the process: the newer slice knows better */
+	if (sp->have_meta || !dp->have_meta) {
+		if (sp->comm[0])
+			memcpy(dp->comm, sp->comm, sizeof(dp->comm));
+		if (sp->cmdline)
+			dp->cmdline = bp_profile__intern(dst, sp->cmdline);
+		if (sp->ppid)
+			dp->ppid = sp->ppid;
+		dp->have_meta = dp->have_meta || sp->have_meta;
+	}
+	if (sp->start_ns && (!dp->start_ns || sp->start_ns < dp->start_ns))
+		dp->start_ns = sp->start_ns;
+	if (sp->exited) {
+		dp->exited = true;
+		dp->end_ns = sp->end_ns;
+	}
+	for (i = 0; i < sp->nr_threads; i++)
+		if (merge_thread(dp, &sp->threads[i]))
+			return -ENOMEM;
+	if (sp->have_timeline) {
+		dp->have_timeline = true;
+		for (k = 0; k < BP_TS__MAX; k++)
+			dp->tl_ns[k] += sp->tl_ns[k];
+		dp->tl_idle_ns += sp->tl_idle_ns;
+	}
+	if (sp->mem_valid) {
+		dp->mem_valid = true;
+		dp->wss_probes = sp->wss_probes;
+		dp->wss_max = sp->wss_max;
+		dp->wss_per_s = sp->wss_per_s;
+		dp->rss = sp->rss;
+		dp->minflt = sp->minflt;
+		dp->majflt = sp->majflt;
+		dp->fault_window_s = sp->fault_window_s;
+	}
+	if (sp->pmu_valid) {
+		dp->pmu_valid = true;
+		dp->cycles += sp->cycles;
+		dp->instructions += sp->instructions;
+		dp->cache_misses += sp->cache_misses;
+		dp->pmu_running = sp->pmu_running;
+		dp->pmu_seconds += sp->pmu_seconds;
+	}
+	dp->last_drain_samples = sp->last_drain_samples;
+	return 0;
+}
+
+int bp_profile__merge(struct bp_profile *dst, const struct bp_profile *src)
+{
+	uint32_t *fmap = NULL, *smap = NULL, *frames = NULL, i, j, nr;
+	double dst_s = dst->end_ns > dst->start_ns ? (double)(dst->end_ns - dst->start_ns) : 0;
+	double src_s = src->end_ns > src->start_ns ? (double)(src->end_ns - src->start_ns) : 0;
+	int err = -ENOMEM;
+
+	fmap = malloc((src->nr_frames + 1) * sizeof(*fmap));
+	smap = malloc((src->nr_stacks + 1) * sizeof(*smap));
+	frames = malloc((2 * BP_MAX_STACK_DEPTH + 8) * sizeof(*frames));
+	if (!fmap || !smap || !frames)
+		goto out;
+	for (i = 0; i < src->nr_frames; i++) {
+		int64_t id = bp_profile__frame(dst, &src->frames[i]);
+
+		if (id < 0)
+			goto out;
+		fmap[i] = id;
+	}
+	for (i = 0; i < src->nr_stacks; i++) {
+		const uint32_t *fr = bp_profile__stack_frames(src, i, &nr);
+		uint32_t *buf = frames;
+		int64_t id;
+
+		if (nr > 2 * BP_MAX_STACK_DEPTH + 8) {
+			buf = malloc(nr * sizeof(*buf));
+			if (!buf)
+				goto out;
+		}
+		for (j = 0; j < nr; j++)
+			buf[j] = fmap[fr[j]];
+		id = bp_profile__stack(dst, buf, nr);
+		if (buf != frames)
+			free(buf);
+		if (id < 0)
+			goto out;
+		smap[i] = id;
+	}
+	for (i = 0; i < src->nr_procs; i++)
+		if (merge_proc(dst, src->procs[i]))
+			goto out;
+	for (i = 0; i < src->nr_samples; i++) {
+		const struct bp_sample *s = &src->samples[i];
+
+		if (bp_profile__add(dst, s->pid, s->tid, s->kind, smap[s->stack], s->count, s->ns))
+			goto out;
+	}
+	for (i = 0; i < src->nr_io_devs; i++) {
+		const struct bp_io_dev *sd = &src->io_devs[i];
+		struct bp_io_dev *d = bp_profile__io_dev(dst, sd->dev, true);
+		int k;
+
+		if (!d)
+			goto out;
+		memcpy(d->name, sd->name, sizeof(d->name));
+		for (k = 0; k < BP_IO_OP__MAX; k++)
+			add_io_stats(&d->op[k], &sd->op[k]);
+		d->busy_ns += sd->busy_ns;
+		if (sd->max_inflight > d->max_inflight)
+			d->max_inflight = sd->max_inflight;
+	}
+	for (i = 0; i < src->nr_io_rows; i++) {
+		const struct bp_io_row *sr = &src->io_rows[i];
+		struct bp_io_row *r = bp_profile__io_row(dst, sr->dev, sr->pid, sr->op, sr->kthread,
+							 sr->comm, true);
+
+		if (!r)
+			goto out;
+		add_io_stats(&r->st, &sr->st);
+	}
+	for (i = 0; i < BP_STAT__MAX; i++)
+		dst->stats.v[i] += src->stats.v[i];
+	dst->user_stacks_cut += src->user_stacks_cut;
+	dst->io_done_unseen += src->io_done_unseen;
+	dst->io_enabled = dst->io_enabled || src->io_enabled;
+	/* the busy share of the merged time, weighted by each part's length */
+	if (src->machine_busy >= 0) {
+		if (dst->machine_busy < 0 || dst_s <= 0)
+			dst->machine_busy = src->machine_busy;
+		else if (dst_s + src_s > 0)
+			dst->machine_busy = (dst->machine_busy * dst_s + src->machine_busy * src_s) /
+					    (dst_s + src_s);
+	}
+	if (!dst->start_ns || (src->start_ns && src->start_ns < dst->start_ns)) {
+		dst->start_unix_ns = src->start_unix_ns;
+		dst->start_ns = src->start_ns;
+	}
+	if (src->end_ns > dst->end_ns)
+		dst->end_ns = src->end_ns;
+	err = 0;
+out:
+	free(fmap);
+	free(smap);
+	free(frames);
+	return err;
+}

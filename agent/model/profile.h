@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The profile: symbolized samples with interned strings, frames and stacks.
+ * Every exporter reads this and nothing else; it is what `report` will load
+ * back from a saved profile.
+ *
+ * A sample is (process, thread, kind, stack) with a count and a time: for
+ * on-CPU samples count = samples and ns = sampled CPU time; for off-CPU kinds
+ * (added later) count = blocking events and ns = time blocked.
+ */
+#ifndef BP_PROFILE_H
+#define BP_PROFILE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "boundprof.h"
+#include "util/htab.h"
+
+enum bp_kind {
+	BP_KIND_ONCPU = 0,
+	BP_KIND_RUNQUEUE,
+	BP_KIND_IO,
+	BP_KIND_LOCK,
+	BP_KIND_SLEEP,
+	BP_KIND_OTHER,
+	BP_KIND__MAX,
+};
+
+const char *bp_kind_name(enum bp_kind k);
+
+struct bp_frame {
+	const char *name;	/* interned; NULL when it could not be named */
+	const char *module;	/* interned, never NULL */
+	const char *path;	/* interned or NULL */
+	const char *build_id;	/* interned or NULL */
+	uint64_t offset;	/* module-relative address (see symbols.h) */
+	bool kernel;
+};
+
+struct bp_sample {
+	uint32_t pid;
+	uint32_t tid;
+	uint32_t stack;		/* index into the stack table */
+	uint32_t kind;		/* enum bp_kind */
+	uint64_t count;
+	uint64_t ns;
+};
+
+struct bp_thread {
+	uint32_t tid;
+	char comm[BP_COMM_LEN];
+	/* exact totals from context switches (have_totals), cumulative */
+	bool have_totals;
+	bool exited;
+	uint32_t state;			/* enum bp_tstate at the last report */
+	uint64_t start_ns, end_ns;	/* tracked from / exited at (0: alive) */
+	uint64_t oncpu_ns;
+	uint64_t switches;
+	uint64_t wakeups;
+	uint64_t wake_lat_ns;
+	uint64_t wake_lat_max;
+	uint64_t wake_hist[BP_HIST_SLOTS];
+};
+
+struct bp_proc {
+	uint32_t pid;
+	uint32_t ppid;
+	char comm[BP_COMM_LEN];
+	const char *cmdline;	/* interned, arguments joined by spaces; NULL if unknown */
+	uint64_t start_ns;	/* CLOCK_MONOTONIC; 0: already running at the start */
+	uint64_t end_ns;	/* 0: still running at the end */
+	bool exited;
+	bool have_meta;		/* comm/cmdline/start read from /proc */
+	uint32_t nr_threads;
+	struct bp_thread *threads;
+	/* merged timeline (have_timeline): ns in each most productive state */
+	bool have_timeline;
+	uint64_t tl_ns[BP_TS__MAX];
+	uint64_t tl_idle_ns;
+	/* memory evidence without counters (mem_valid), filled by the session */
+	bool mem_valid;
+	uint32_t wss_probes;
+	uint64_t wss_max;		/* bytes touched in one probe window */
+	double wss_per_s;
+	uint64_t rss;
+	uint64_t minflt, majflt;
+	double fault_window_s;
+	/* hardware counters (pmu_valid): for a COMMAND, its whole tree, on the root */
+	bool pmu_valid;
+	uint64_t cycles, instructions, cache_misses;
+	double pmu_running;		/* share of the time the counters actually counted */
+	double pmu_seconds;
+	uint64_t last_drain_samples;	/* on-CPU samples in the latest drain */
+};
+
+/* block IO, per device and per (device, process, direction) */
+struct bp_io_stats {
+	uint64_t ops;
+	uint64_t bytes;
+	uint64_t lat_ns;		/* sum of start-to-done latencies */
+	uint64_t hist[BP_HIST_SLOTS];	/* latency, log2 us (see boundprof.h) */
+};
+
+struct bp_io_dev {
+	uint32_t dev;			/* kernel encoding: major << 20 | minor */
+	char name[32];			/* "vda", or "MAJOR:MINOR" when sysfs has no name */
+	struct bp_io_stats op[BP_IO_OP__MAX];
+	uint64_t busy_ns;		/* time with a request in flight, inside the window */
+	uint64_t max_inflight;
+};
+
+struct bp_io_row {
+	uint32_t dev;
+	uint32_t pid;			/* submitter; 0 unknown */
+	uint32_t op;			/* enum bp_io_op */
+	bool kthread;			/* submitted by a kernel thread */
+	char comm[BP_COMM_LEN];
+	struct bp_io_stats st;
+};
+
+struct bp_profile {
+	/* what was recorded */
+	uint64_t start_ns, end_ns;	/* CLOCK_MONOTONIC */
+	int64_t start_unix_ns;		/* wall-clock start, for saved profiles */
+	int hz;
+	int ncpus;
+	bool pmu;			/* sampled a hardware cycles event */
+	const char *event;		/* "cpu-clock" or "cycles" */
+	bool system_wide;
+	bool offcpu_enabled;		/* context switches were traced */
+	double machine_busy;		/* share of all CPU time busy (/proc/stat), -1 unknown */
+	uint64_t llc_bytes;		/* last-level cache one core uses, 0 unknown */
+	const char *llc_source;		/* interned: where llc_bytes came from */
+	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */
+	uint64_t user_stacks_cut;	/* user stacks cut at a non-code return address */
+	uint64_t io_done_unseen;	/* block completions the kernel never reported to BPF */
+
+	/* interned data; indices are stable */
+	struct bp_frame *frames;
+	uint32_t nr_frames, cap_frames;
+	uint32_t *stack_pool;		/* frame ids, root first, per stack */
+	uint64_t pool_len, pool_cap;
+	uint64_t *stack_off;		/* stack i: pool[off[i] .. off[i] + len[i]) */
+	uint32_t *stack_len;
+	uint32_t nr_stacks, cap_stacks;
+	struct bp_sample *samples;
+	uint32_t nr_samples, cap_samples;
+	struct bp_proc **procs;		/* each allocated alone: pointers stay valid */
+	uint32_t nr_procs, cap_procs;
+
+	/* block IO (io_enabled when the block programs ran) */
+	bool io_enabled;
+	struct bp_io_dev *io_devs;
+	uint32_t nr_io_devs, cap_io_devs;
+	struct bp_io_row *io_rows;
+	uint32_t nr_io_rows, cap_io_rows;
+
+	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h;
+	char **strs;
+	uint32_t nr_strs, cap_strs;
+};
+
+struct bp_profile *bp_profile__new(void);
+void bp_profile__free(struct bp_profile *p);
+
+/* intern a string; NULL for NULL or on allocation failure */
+const char *bp_profile__intern(struct bp_profile *p, const char *s);
+
+/* the id of a frame equal to *f (its strings need not be interned); <0: -ENOMEM */
+int64_t bp_profile__frame(struct bp_profile *p, const struct bp_frame *f);
+
+/* the id of the stack with these frame ids, root first; <0: -ENOMEM */
+int64_t bp_profile__stack(struct bp_profile *p, const uint32_t *frames, uint32_t nr);
+
+static inline const uint32_t *bp_profile__stack_frames(const struct bp_profile *p,
+						       uint32_t stack, uint32_t *nr)
+{
+	*nr = p->stack_len[stack];
+	return p->stack_pool + p->stack_off[stack];
+}
+
+/* add count/ns to the sample (pid, tid, kind, stack); 0 or -ENOMEM */
+int bp_profile__add(struct bp_profile *p, uint32_t pid, uint32_t tid, enum bp_kind kind,
+		    uint32_t stack, uint64_t count, uint64_t ns);
+
+/* the process with this pid, created (zeroed but for pid) when create is set */
+struct bp_proc *bp_profile__proc(struct bp_profile *p, uint32_t pid, bool create);
+
+/* the thread, added with this comm when new; NULL on -ENOMEM */
+struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm);
+
+/* the device / row with this key, created zeroed when create is set; NULL: none or -ENOMEM */
+struct bp_io_dev *bp_profile__io_dev(struct bp_profile *p, uint32_t dev, bool create);
+struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_t pid,
+				     uint32_t op, bool kthread, const char *comm, bool create);
+
+/* wall time of the process inside the recording window, in ns */
+uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc);
+
+/*
+ * The display name of a frame: "name" or "module+0xOFFSET", with "_[k]"
+ * appended for kernel frames when kernel_suffix is set. Returns buf.
+ */
+const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *buf, size_t len);
+
+#endif /* BP_PROFILE_H */

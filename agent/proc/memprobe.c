@@ -1,0 +1,919 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Working-set probes and page-fault counts from /proc, and the size of the
+ * last-level cache one core uses. docs/memprobe.md has the method and its
+ * measured cost.
+ */
+#include <errno.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#endif
+
+#include "util/log.h"
+#include "proc/memprobe.h"
+#include "util/readfile.h"
+
+#define KiB		1024ULL
+#define MiB		(1024ULL * KiB)
+#define NSEC_PER_SEC	1000000000ULL
+
+/*
+ * Tracked processes are capped (see memprobe.h) so that a fork-heavy host
+ * cannot grow the table without bound: past the cap the least recently seen
+ * process is dropped, evidence and all. ~150 bytes each, ~0.6 MiB at most.
+ */
+#define MP_MAX_PROCS	BP_MEMPROBE_MAX_PROCS
+#define MP_NBUCKETS	8192	/* power of two, twice the cap: short chains */
+/* threads whose CPU is looked up after a clear, see switch_target_cpus() */
+#define MP_MAX_TASKS	1024
+
+enum mp_state {
+	MP_IDLE,
+	MP_CLEARED,		/* clear_refs written at clear_ns; read after the window */
+};
+
+struct mp_proc {
+	pid_t pid;
+	int32_t hnext;		/* next slot in the bucket chain, -1 ends it */
+	int32_t newer, older;	/* LRU list by last seen(), -1 ends it */
+	uint8_t state;
+	bool have_id;		/* stat read once: identity and fault baseline taken */
+	bool gone;		/* exited or pid reused: never touch /proc/PID again */
+	bool no_probe;		/* clear_refs or smaps_rollup missing or refused */
+	uint64_t start_ticks;
+	double cpus;
+	uint64_t seen_ns;
+	uint64_t first_ns;	/* fault baseline taken */
+	uint64_t fault_ns;	/* fault counts last read */
+	uint64_t clear_ns;
+	uint64_t next_ns;	/* no clear before this */
+	uint64_t minflt0, majflt0, minflt, majflt;
+	uint64_t rss;
+	uint32_t probes;
+	uint64_t wss_max;
+	double wss_max_per_s;
+};
+
+struct bp_memprobe {
+	char *proc_root;
+	uint64_t llc_bytes;
+	uint64_t window_ns, every_ns, stale_ns;
+	double min_cpu;
+	bool switch_cpus;	/* see switch_target_cpus() */
+	long page_size;
+	struct mp_proc *procs;
+	uint32_t nr, alloc;
+	uint32_t rr;		/* where the next tick starts looking for a clear */
+	int32_t newest, oldest;
+	int32_t buckets[MP_NBUCKETS];
+};
+
+/* ------------------------------------------------------------ parsing */
+
+int bp_memprobe_parse_stat(const char *text, struct bp_pid_stat *out)
+{
+	/* comm may contain spaces and parentheses: it ends at the last ')' */
+	const char *p = strrchr(text, ')');
+	unsigned long long v;
+	char *end;
+	int field;
+
+	if (!p)
+		return -EINVAL;
+	memset(out, 0, sizeof(*out));
+	out->cpu = -1;
+	p++;
+	/* field 3 (state) follows comm; we need 10, 12, 22, 24 and 39 */
+	for (field = 3; field <= 39; field++) {
+		while (*p == ' ')
+			p++;
+		if (!*p || *p == '\n')
+			return field > 24 ? 0 : -EINVAL;
+		if (field == 10 || field == 12 || field == 22 || field == 24 || field == 39) {
+			v = strtoull(p, &end, 10);
+			if (end == p)
+				return -EINVAL;
+			if (field == 10)
+				out->minflt = v;
+			else if (field == 12)
+				out->majflt = v;
+			else if (field == 22)
+				out->start_ticks = v;
+			else if (field == 24)
+				out->rss_pages = v;
+			else
+				out->cpu = v < 1U << 20 ? (int)v : -1;
+		}
+		p += strcspn(p, " \n");
+	}
+	return 0;
+}
+
+/* "Name:   1234 kB" at the start of a line; true and bytes when it matches */
+static bool rollup_field(const char *line, const char *name, uint64_t *bytes)
+{
+	size_t n = strlen(name);
+	unsigned long long v;
+	char *end;
+
+	if (strncmp(line, name, n))
+		return false;
+	v = strtoull(line + n, &end, 10);
+	if (end == line + n)
+		return false;
+	*bytes = v * KiB;
+	return true;
+}
+
+int bp_memprobe_parse_rollup(const char *text, uint64_t *rss, uint64_t *referenced)
+{
+	bool got_rss = false, got_ref = false;
+	const char *line = text;
+
+	while (line) {
+		if (!got_rss)
+			got_rss = rollup_field(line, "Rss:", rss);
+		if (!got_ref)
+			got_ref = rollup_field(line, "Referenced:", referenced);
+		line = strchr(line, '\n');
+		if (line)
+			line++;
+	}
+	return got_rss && got_ref ? 0 : -EINVAL;
+}
+
+/* ------------------------------------------------------------ LLC size */
+
+static void fmt_size(char *buf, size_t len, uint64_t bytes)
+{
+	if (bytes >= MiB && bytes % MiB == 0)
+		snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes / MiB));
+	else if (bytes % KiB == 0)
+		snprintf(buf, len, "%llu KiB", (unsigned long long)(bytes / KiB));
+	else
+		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
+}
+
+static void set_source(char *source, size_t len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void set_source(char *source, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!source || !len)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(source, len, fmt, ap);
+	va_end(ap);
+}
+
+uint64_t bp_cache_size_parse(const char *text)
+{
+	unsigned long long v;
+	char *end;
+
+	while (*text == ' ')
+		text++;
+	if (*text < '0' || *text > '9')
+		return 0;
+	v = strtoull(text, &end, 10);
+	switch (*end) {
+	case 'K':
+	case 'k':
+		return v * KiB;
+	case 'M':
+		return v * MiB;
+	case 'G':
+		return v * 1024 * MiB;
+	case '\0':
+	case '\n':
+		return v;
+	default:
+		return 0;
+	}
+}
+
+static void chomp(char *s)
+{
+	s[strcspn(s, "\n")] = '\0';
+}
+
+/* <root>/devices/system/cpu/cpu0/cache/index<idx>/<name>, newline cut; bytes or -errno */
+static ssize_t cache_attr(const char *root, unsigned int idx, const char *name, char *buf,
+			  size_t len)
+{
+	char path[512];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu0/cache/index%u/%s", root, idx,
+		 name);
+	n = bp_read_small(path, buf, len);
+	if (n >= 0)
+		chomp(buf);
+	return n;
+}
+
+uint64_t bp_llc_from_sysfs(const char *sysfs_root, char *source, size_t len)
+{
+	char buf[256], cpus[128] = "";
+	unsigned int best_level = 0, level, idx;
+	uint64_t best = 0, bytes;
+
+	if (!sysfs_root)
+		sysfs_root = "/sys";
+	/* index numbers are dense from 0: the first missing one ends them */
+	for (idx = 0; idx < 32; idx++) {
+		if (cache_attr(sysfs_root, idx, "level", buf, sizeof(buf)) <= 0)
+			break;
+		level = (unsigned int)strtoul(buf, NULL, 10);
+		if (cache_attr(sysfs_root, idx, "type", buf, sizeof(buf)) <= 0 ||
+		    (strcmp(buf, "Data") && strcmp(buf, "Unified")))
+			continue;
+		if (cache_attr(sysfs_root, idx, "size", buf, sizeof(buf)) <= 0)
+			continue;
+		bytes = bp_cache_size_parse(buf);
+		if (!bytes || level < best_level || (level == best_level && bytes <= best))
+			continue;
+		best = bytes;
+		best_level = level;
+		if (cache_attr(sysfs_root, idx, "shared_cpu_list", cpus, sizeof(cpus)) < 0)
+			cpus[0] = '\0';
+	}
+	if (!best)
+		return 0;
+	fmt_size(buf, sizeof(buf), best);
+	if (cpus[0])
+		set_source(source, len, "sysfs cpu0 L%u %s (cpus %s)", best_level, buf, cpus);
+	else
+		set_source(source, len, "sysfs cpu0 L%u %s", best_level, buf);
+	return best;
+}
+
+int bp_cpuid_cache_desc(const struct bp_cpuid_regs *r, unsigned int *level,
+			unsigned int *type, uint64_t *bytes)
+{
+	uint64_t ways = (r->ebx >> 22) + 1;
+	uint64_t parts = ((r->ebx >> 12) & 0x3ff) + 1;
+	uint64_t line = (r->ebx & 0xfff) + 1;
+	uint64_t sets = (uint64_t)r->ecx + 1;
+
+	*type = r->eax & 0x1f;
+	if (!*type)
+		return -ENOENT;
+	*level = (r->eax >> 5) & 0x7;
+	*bytes = ways * parts * line * sets;
+	return 0;
+}
+
+void bp_cpuid_l2_l3(const struct bp_cpuid_regs *r, uint64_t *l2, uint64_t *l3)
+{
+	*l2 = (uint64_t)(r->ecx >> 16) * KiB;
+	*l3 = (uint64_t)(r->edx >> 18) * 512 * KiB;
+}
+
+void bp_cpuid_family_model(uint32_t eax, unsigned int *family, unsigned int *model)
+{
+	unsigned int base = (eax >> 8) & 0xf;
+
+	*family = base;
+	*model = (eax >> 4) & 0xf;
+	if (base == 0xf)
+		*family += (eax >> 20) & 0xff;
+	if (base == 0xf || base == 0x6)
+		*model |= ((eax >> 16) & 0xf) << 4;
+}
+
+/*
+ * On AMD, 0x80000006 reports the L3 of the whole socket (every CCD), but a
+ * core only allocates into its own CCX's slice. Zen 3, 4 and 5 (families
+ * 19h and 1Ah) have 8-core CCXs with 32 MiB; Zen 2 (17h, models 30h and up)
+ * 4-core CCXs with 16 MiB; Zen 1/Zen+ (17h below 30h) and Hygon (18h, a Zen
+ * 1 derivative) 8 MiB. Smaller parts report less than the cap and keep
+ * their own figure. V-Cache parts (96 MiB per CCX) are undercounted here,
+ * but they are bare metal, where sysfs answers first.
+ */
+uint64_t bp_amd_ccx_l3(unsigned int family, unsigned int model)
+{
+	if (family == 0x17)
+		return model >= 0x30 ? 16 * MiB : 8 * MiB;
+	if (family == 0x18)
+		return 8 * MiB;
+	if (family >= 0x19)
+		return 32 * MiB;
+	return 0;
+}
+
+/* the highest-level data or unified cache a leaf-4-style leaf describes */
+static uint64_t scan_cache_leaf(bp_cpuid_fn fn, void *ctx, uint32_t leaf, unsigned int *out_level)
+{
+	struct bp_cpuid_regs r;
+	unsigned int sub, level, type, best_level = 0;
+	uint64_t bytes, best = 0;
+
+	for (sub = 0; sub < 16; sub++) {
+		memset(&r, 0, sizeof(r));
+		if (!fn(ctx, leaf, sub, &r))
+			break;
+		if (bp_cpuid_cache_desc(&r, &level, &type, &bytes))
+			break;
+		if (type != 1 && type != 3)
+			continue;
+		if (level > best_level || (level == best_level && bytes > best)) {
+			best = bytes;
+			best_level = level;
+		}
+	}
+	*out_level = best_level;
+	return best;
+}
+
+uint64_t bp_llc_from_cpuid(bp_cpuid_fn fn, void *ctx, char *source, size_t len)
+{
+	struct bp_cpuid_regs r = {};
+	char vendor[13], a[32], b[32];
+	unsigned int family = 0, model = 0, level;
+	uint64_t bytes, l2, l3, cap;
+	bool amd;
+
+	if (!fn(ctx, 0, 0, &r))
+		return 0;
+	memcpy(vendor, &r.ebx, 4);
+	memcpy(vendor + 4, &r.edx, 4);
+	memcpy(vendor + 8, &r.ecx, 4);
+	vendor[12] = '\0';
+	amd = !strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine");
+	memset(&r, 0, sizeof(r));
+	if (fn(ctx, 1, 0, &r))
+		bp_cpuid_family_model(r.eax, &family, &model);
+
+	/* leaf 4 is reserved on AMD; other vendors (Zhaoxin too) use Intel's layout */
+	bytes = scan_cache_leaf(fn, ctx, amd ? 0x8000001d : 4, &level);
+	if (bytes) {
+		fmt_size(a, sizeof(a), bytes);
+		set_source(source, len, "cpuid %s (L%u %s)", amd ? "0x8000001d" : "4", level, a);
+		return bytes;
+	}
+
+	memset(&r, 0, sizeof(r));
+	if (!fn(ctx, 0x80000006, 0, &r))
+		return 0;
+	bp_cpuid_l2_l3(&r, &l2, &l3);
+	if (l3) {
+		cap = amd ? bp_amd_ccx_l3(family, model) : 0;
+		fmt_size(a, sizeof(a), l3);
+		if (cap && l3 > cap) {
+			fmt_size(b, sizeof(b), cap);
+			set_source(source, len, "cpuid 0x80000006 (socket L3 %s, one CCX: %s)", a, b);
+			return cap;
+		}
+		set_source(source, len, "cpuid 0x80000006 (L3 %s)", a);
+		return l3;
+	}
+	if (l2) {
+		fmt_size(a, sizeof(a), l2);
+		set_source(source, len, "cpuid 0x80000006 (L2 %s, no L3)", a);
+		return l2;
+	}
+	return 0;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+static bool native_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, struct bp_cpuid_regs *r)
+{
+	/* __get_cpuid_count checks the basic or extended maximum leaf first */
+	return __get_cpuid_count(leaf, subleaf, &r->eax, &r->ebx, &r->ecx, &r->edx);
+}
+#endif
+
+/* CPUID.1:ECX[31], set by hypervisors for their guests */
+static bool under_hypervisor(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	struct bp_cpuid_regs r;
+
+	return native_cpuid(NULL, 1, 0, &r) && (r.ecx & (1U << 31));
+#else
+	return false;
+#endif
+}
+
+uint64_t bp_llc_bytes(const char *sysfs_root, char *source, size_t len)
+{
+	uint64_t bytes;
+
+	set_source(source, len, "unknown");
+	bytes = bp_llc_from_sysfs(sysfs_root, source, len);
+	if (bytes)
+		return bytes;
+#if defined(__x86_64__) || defined(__i386__)
+	return bp_llc_from_cpuid(native_cpuid, NULL, source, len);
+#else
+	return 0;
+#endif
+}
+
+/* ------------------------------------------------------------ the table */
+
+static int32_t *bucket_of(struct bp_memprobe *m, pid_t pid)
+{
+	return &m->buckets[((uint32_t)pid * 2654435761u) & (MP_NBUCKETS - 1)];
+}
+
+static struct mp_proc *find(struct bp_memprobe *m, pid_t pid)
+{
+	int32_t i;
+
+	for (i = *bucket_of(m, pid); i >= 0; i = m->procs[i].hnext)
+		if (m->procs[i].pid == pid)
+			return &m->procs[i];
+	return NULL;
+}
+
+static void lru_unlink(struct bp_memprobe *m, int32_t i)
+{
+	struct mp_proc *p = &m->procs[i];
+
+	if (p->newer >= 0)
+		m->procs[p->newer].older = p->older;
+	else
+		m->newest = p->older;
+	if (p->older >= 0)
+		m->procs[p->older].newer = p->newer;
+	else
+		m->oldest = p->newer;
+}
+
+static void lru_push(struct bp_memprobe *m, int32_t i)
+{
+	struct mp_proc *p = &m->procs[i];
+
+	p->newer = -1;
+	p->older = m->newest;
+	if (m->newest >= 0)
+		m->procs[m->newest].newer = i;
+	m->newest = i;
+	if (m->oldest < 0)
+		m->oldest = i;
+}
+
+static void hash_unlink(struct bp_memprobe *m, int32_t i)
+{
+	int32_t *link = bucket_of(m, m->procs[i].pid);
+
+	while (*link != i)
+		link = &m->procs[*link].hnext;
+	*link = m->procs[i].hnext;
+}
+
+static struct mp_proc *add(struct bp_memprobe *m, pid_t pid)
+{
+	struct mp_proc *procs;
+	int32_t i, *bucket;
+	uint32_t n;
+
+	if (m->nr < m->alloc) {
+		i = m->nr++;
+	} else if (m->nr < MP_MAX_PROCS) {
+		n = m->alloc ? m->alloc * 2 : 64;
+		if (n > MP_MAX_PROCS)
+			n = MP_MAX_PROCS;
+		procs = realloc(m->procs, n * sizeof(*procs));
+		if (!procs)
+			return NULL;
+		m->procs = procs;
+		m->alloc = n;
+		i = m->nr++;
+	} else {
+		i = m->oldest;
+		bp_dbg("memprobe: tracking %d processes, dropping pid %d", MP_MAX_PROCS,
+		       m->procs[i].pid);
+		hash_unlink(m, i);
+		lru_unlink(m, i);
+	}
+	memset(&m->procs[i], 0, sizeof(m->procs[i]));
+	m->procs[i].pid = pid;
+	bucket = bucket_of(m, pid);
+	m->procs[i].hnext = *bucket;
+	*bucket = i;
+	lru_push(m, i);
+	return &m->procs[i];
+}
+
+/* ------------------------------------------------------------ /proc */
+
+static void proc_path(const struct bp_memprobe *m, char *buf, size_t len, pid_t pid,
+		      const char *name)
+{
+	snprintf(buf, len, "%s/%d/%s", m->proc_root, pid, name);
+}
+
+static bool is_gone_err(int err)
+{
+	return err == -ENOENT || err == -ESRCH;
+}
+
+static void take_baseline(struct bp_memprobe *m, struct mp_proc *p,
+			  const struct bp_pid_stat *st, uint64_t now)
+{
+	p->have_id = true;
+	p->start_ticks = st->start_ticks;
+	p->first_ns = p->fault_ns = now;
+	p->minflt0 = p->minflt = st->minflt;
+	p->majflt0 = p->majflt = st->majflt;
+	p->rss = st->rss_pages * m->page_size;
+}
+
+/* forget the old process behind this pid; keeps the table links */
+static void restart(struct mp_proc *p)
+{
+	struct mp_proc keep = *p;
+
+	memset(p, 0, sizeof(*p));
+	p->pid = keep.pid;
+	p->hnext = keep.hnext;
+	p->newer = keep.newer;
+	p->older = keep.older;
+	p->cpus = keep.cpus;
+	p->seen_ns = keep.seen_ns;
+}
+
+/*
+ * Read /proc/PID/stat for a process whose identity we hold: refresh its
+ * faults and resident size. 0; -ESRCH when it is gone or the pid now
+ * belongs to another process (the entry is then marked gone and its last
+ * values stand); another -errno when stat could not be read.
+ */
+static int refresh(struct bp_memprobe *m, struct mp_proc *p, uint64_t now,
+		   struct bp_pid_stat *st)
+{
+	char path[256], buf[1024];
+	ssize_t n;
+
+	proc_path(m, path, sizeof(path), p->pid, "stat");
+	n = bp_read_small(path, buf, sizeof(buf));
+	if (n < 0 || bp_memprobe_parse_stat(buf, st)) {
+		if (n < 0 && is_gone_err((int)n)) {
+			p->gone = true;
+			p->state = MP_IDLE;
+			return -ESRCH;
+		}
+		return n < 0 ? (int)n : -EINVAL;
+	}
+	if (st->start_ticks != p->start_ticks) {
+		bp_dbg("memprobe: pid %d was reused", p->pid);
+		p->gone = true;
+		p->state = MP_IDLE;
+		return -ESRCH;
+	}
+	p->fault_ns = now;
+	p->minflt = st->minflt;
+	p->majflt = st->majflt;
+	p->rss = st->rss_pages * m->page_size;
+	return 0;
+}
+
+static int write_clear_refs(struct bp_memprobe *m, pid_t pid)
+{
+	char path[256];
+	ssize_t n;
+	int fd, err = 0;
+
+	proc_path(m, path, sizeof(path), pid, "clear_refs");
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	/* "1": clear the accessed bits of every page the process maps */
+	n = write(fd, "1", 1);
+	if (n < 0)
+		err = -errno;
+	else if (n != 1)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * In a guest whose memory is shadow-paged (this Firecracker/PVM one), a vCPU
+ * that keeps running the target does not see the accessed bits clear_refs
+ * just cleared: its shadow translations keep them set until that vCPU
+ * switches to another address space, so a busy target that never blocks
+ * reads ~0 Referenced window after window (measured: 64 MiB touched, 0-12
+ * kB read). Running this thread for a moment on each CPU the target's
+ * threads last ran on takes them off it and forces the switch. Threads
+ * migrating elsewhere meanwhile switch address space on arrival anyway.
+ * The wait for a turn on a busy CPU (~8 ms each here) is pointless where
+ * the hardware sets the guest's accessed bits (bare metal, EPT/NPT guests),
+ * but shadow paging cannot be told from those, so any guest pays it.
+ */
+static void switch_target_cpus(const struct bp_memprobe *m, pid_t pid)
+{
+	char path[512], buf[1024];
+	cpu_set_t want, old, one;
+	struct bp_pid_stat st;
+	struct dirent *de;
+	int cpu, tasks = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/%d/task", m->proc_root, pid);
+	dir = opendir(path);
+	if (!dir)
+		return;
+	CPU_ZERO(&want);
+	while ((de = readdir(dir)) && tasks < MP_MAX_TASKS) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		tasks++;
+		snprintf(path, sizeof(path), "%s/%d/task/%s/stat", m->proc_root, pid, de->d_name);
+		if (bp_read_small(path, buf, sizeof(buf)) <= 0 || bp_memprobe_parse_stat(buf, &st) ||
+		    st.cpu < 0 || st.cpu >= CPU_SETSIZE)
+			continue;
+		CPU_SET(st.cpu, &want);
+	}
+	closedir(dir);
+	if (!CPU_COUNT(&want) || sched_getaffinity(0, sizeof(old), &old))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &want))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		/* returns once this thread runs there; a CPU our cpuset lacks fails: skip it */
+		sched_setaffinity(0, sizeof(one), &one);
+	}
+	if (sched_setaffinity(0, sizeof(old), &old))
+		bp_warn("memprobe: cannot restore CPU affinity: %s", strerror(errno));
+}
+
+static bool candidate(const struct bp_memprobe *m, const struct mp_proc *p, uint64_t now)
+{
+	return p->cpus >= m->min_cpu && now - p->seen_ns <= m->stale_ns &&
+	       p->rss > m->llc_bytes;
+}
+
+/*
+ * clear_refs or smaps_rollup failed right after stat was read. ENOENT means
+ * the file is missing (before 4.14 there is no smaps_rollup; without
+ * CONFIG_PROC_PAGE_MONITOR neither exists) and EACCES/EPERM that we may not
+ * look: either way this process gets no more probes but keeps its fault
+ * counts. A process that just exited is found by the next stat read.
+ */
+static void probe_failed(struct mp_proc *p, const char *what, int err)
+{
+	bp_dbg("memprobe: pid %d: %s: %s", p->pid, what, strerror(-err));
+	p->state = MP_IDLE;
+	if (err == -ESRCH)
+		p->gone = true;
+	else if (err == -ENOENT || err == -EACCES || err == -EPERM)
+		p->no_probe = true;
+}
+
+/* 1 when clear_refs was written (or tried), 0 when there was nothing to do */
+static int start_probe(struct bp_memprobe *m, struct mp_proc *p, uint64_t now)
+{
+	struct bp_pid_stat st;
+	int err;
+
+	/* whatever happens next, not again before every_s */
+	p->next_ns = now + m->every_ns;
+	/* the pid's owner must still be the process we saw, see refresh() */
+	if (refresh(m, p, now, &st) || !candidate(m, p, now))
+		return 0;
+	err = write_clear_refs(m, p->pid);
+	if (err) {
+		probe_failed(p, "clear_refs", err);
+		return 1;
+	}
+	if (m->switch_cpus)
+		switch_target_cpus(m, p->pid);
+	p->state = MP_CLEARED;
+	p->clear_ns = now;
+	return 1;
+}
+
+static void finish_probe(struct bp_memprobe *m, struct mp_proc *p, uint64_t now)
+{
+	char path[256], buf[4096];
+	struct bp_pid_stat st;
+	uint64_t rss, ref;
+	double window;
+	ssize_t n;
+
+	p->state = MP_IDLE;
+	if (refresh(m, p, now, &st))
+		return;
+	proc_path(m, path, sizeof(path), p->pid, "smaps_rollup");
+	n = bp_read_small(path, buf, sizeof(buf));
+	if (n < 0) {
+		probe_failed(p, "smaps_rollup", (int)n);
+		return;
+	}
+	if (bp_memprobe_parse_rollup(buf, &rss, &ref)) {
+		bp_dbg("memprobe: pid %d: smaps_rollup has no Rss/Referenced", p->pid);
+		return;
+	}
+	p->rss = rss;
+	p->probes++;
+	window = (double)(now - p->clear_ns) / NSEC_PER_SEC;
+	if (ref > p->wss_max || p->probes == 1) {
+		p->wss_max = ref;
+		p->wss_max_per_s = window > 0 ? ref / window : 0;
+	}
+}
+
+/* ------------------------------------------------------------ API */
+
+struct bp_memprobe *bp_memprobe__new(const struct bp_memprobe_opts *opts)
+{
+	struct bp_memprobe_opts o = {};
+	struct bp_memprobe *m;
+	char source[128];
+	int i;
+
+	if (opts)
+		o = *opts;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->proc_root = strdup(o.proc_root ? o.proc_root : "/proc");
+	if (!m->proc_root) {
+		free(m);
+		return NULL;
+	}
+	m->llc_bytes = o.llc_bytes;
+	if (!m->llc_bytes) {
+		m->llc_bytes = bp_llc_bytes(NULL, source, sizeof(source));
+		if (!m->llc_bytes) {
+			/* unknown: a typical LLC slice keeps small processes out */
+			m->llc_bytes = 32 * MiB;
+			snprintf(source, sizeof(source), "unknown, assumed 32 MiB");
+		}
+		bp_dbg("memprobe: last-level cache %llu bytes: %s",
+		       (unsigned long long)m->llc_bytes, source);
+	}
+	m->window_ns = (uint64_t)((o.window_s > 0 ? o.window_s : 1.0) * NSEC_PER_SEC);
+	m->every_ns = (uint64_t)((o.every_s > 0 ? o.every_s : 5.0) * NSEC_PER_SEC);
+	m->stale_ns = (uint64_t)((o.stale_s > 0 ? o.stale_s : 3.0) * NSEC_PER_SEC);
+	/* a probe must end before the next can start */
+	if (m->every_ns < m->window_ns)
+		m->every_ns = m->window_ns;
+	m->min_cpu = o.min_cpu > 0 ? o.min_cpu : 0.5;
+	m->switch_cpus = under_hypervisor();
+	m->page_size = sysconf(_SC_PAGESIZE);
+	if (m->page_size <= 0)
+		m->page_size = 4096;
+	m->newest = m->oldest = -1;
+	for (i = 0; i < MP_NBUCKETS; i++)
+		m->buckets[i] = -1;
+	return m;
+}
+
+void bp_memprobe__free(struct bp_memprobe *m)
+{
+	if (!m)
+		return;
+	free(m->procs);
+	free(m->proc_root);
+	free(m);
+}
+
+uint64_t bp_memprobe__llc_bytes(const struct bp_memprobe *m)
+{
+	return m->llc_bytes;
+}
+
+void bp_memprobe__seen(struct bp_memprobe *m, pid_t pid, double cpus, uint64_t now_ns)
+{
+	char path[256], buf[1024];
+	struct bp_pid_stat st;
+	struct mp_proc *p;
+	ssize_t n;
+
+	p = find(m, pid);
+	if (p) {
+		int32_t i = p - m->procs;
+
+		lru_unlink(m, i);
+		lru_push(m, i);
+	} else {
+		p = add(m, pid);
+		if (!p) {
+			bp_dbg("memprobe: no memory for pid %d", pid);
+			return;
+		}
+	}
+	p->cpus = cpus;
+	p->seen_ns = now_ns;
+
+	if (p->have_id && !p->gone) {
+		/* -ESRCH here may be a reused pid: fall through to look */
+		if (refresh(m, p, now_ns, &st) != -ESRCH)
+			return;
+	} else if (p->gone && !p->have_id) {
+		/* exited before we knew it: a live stat could still be its zombie */
+		return;
+	}
+	proc_path(m, path, sizeof(path), pid, "stat");
+	n = bp_read_small(path, buf, sizeof(buf));
+	if (n < 0 || bp_memprobe_parse_stat(buf, &st))
+		return;
+	if (p->have_id) {
+		/* a gone entry comes back only as another process: a new start time */
+		if (st.start_ticks == p->start_ticks)
+			return;
+		restart(p);
+		p->cpus = cpus;
+		p->seen_ns = now_ns;
+	}
+	take_baseline(m, p, &st, now_ns);
+}
+
+void bp_memprobe__tick(struct bp_memprobe *m, uint64_t now_ns)
+{
+	bool cleared = false;
+	struct mp_proc *p;
+	uint32_t k, i;
+
+	for (k = 0; k < m->nr; k++) {
+		i = (m->rr + k) % m->nr;
+		p = &m->procs[i];
+		if (p->gone || !p->have_id)
+			continue;
+		if (p->state == MP_CLEARED) {
+			if (now_ns - p->clear_ns >= m->window_ns)
+				finish_probe(m, p, now_ns);
+			continue;
+		}
+		/*
+		 * One clear per tick: each costs the caller's thread ~5-20 ms
+		 * (clearing a few hundred MiB, then waiting for a turn on the
+		 * target's CPUs), so several due at once are spread over
+		 * ticks, starting where the last one left off.
+		 */
+		if (cleared || p->no_probe || now_ns < p->next_ns || !candidate(m, p, now_ns))
+			continue;
+		if (start_probe(m, p, now_ns)) {
+			cleared = true;
+			m->rr = i + 1;
+		}
+	}
+}
+
+bool bp_memprobe__busy(const struct bp_memprobe *m, uint64_t now_ns)
+{
+	const struct mp_proc *p;
+	uint32_t i;
+
+	for (i = 0; i < m->nr; i++) {
+		p = &m->procs[i];
+		if (p->gone || !p->have_id)
+			continue;
+		if (p->state == MP_CLEARED ||
+		    (!p->no_probe && now_ns >= p->next_ns && candidate(m, p, now_ns)))
+			return true;
+	}
+	return false;
+}
+
+void bp_memprobe__exited(struct bp_memprobe *m, pid_t pid)
+{
+	struct mp_proc *p = find(m, pid);
+
+	if (!p)
+		return;
+	p->gone = true;
+	p->state = MP_IDLE;
+}
+
+int bp_memprobe__evidence(struct bp_memprobe *m, pid_t pid, uint64_t now_ns,
+			  struct bp_mem_evidence *out)
+{
+	struct bp_pid_stat st;
+	struct mp_proc *p = find(m, pid);
+
+	memset(out, 0, sizeof(*out));
+	if (!p)
+		return -ENOENT;
+	if (p->have_id && !p->gone)
+		refresh(m, p, now_ns, &st);
+	out->probes = p->probes;
+	out->wss_max = p->wss_max;
+	out->wss_max_per_s = p->wss_max_per_s;
+	out->rss = p->rss;
+	out->valid = p->have_id;
+	if (p->have_id) {
+		out->minflt = p->minflt - p->minflt0;
+		out->majflt = p->majflt - p->majflt0;
+		out->fault_window_s = (double)(p->fault_ns - p->first_ns) / NSEC_PER_SEC;
+	}
+	return 0;
+}

@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "proc/procmaps.h"
+#include "util/hex.h"
+
+#define DELETED_SUFFIX " (deleted)"
+
+
+/* strtoull would accept signs, "0x" and leading blanks; maps have none */
+static int parse_hex(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int d, n = 0;
+
+	while ((d = bp_hexval(*p)) >= 0) {
+		if (v >> 60)
+			return -EINVAL;
+		v = (v << 4) | (uint64_t)d;
+		p++;
+		n++;
+	}
+	if (!n)
+		return -EINVAL;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int parse_dec(const char **pp, uint64_t *out)
+{
+	const char *p = *pp;
+	uint64_t v = 0;
+	int n = 0;
+
+	while (*p >= '0' && *p <= '9') {
+		if (v > (UINT64_MAX - 9) / 10)
+			return -EINVAL;
+		v = v * 10 + (uint64_t)(*p - '0');
+		p++;
+		n++;
+	}
+	if (!n)
+		return -EINVAL;
+	*pp = p;
+	*out = v;
+	return 0;
+}
+
+static int expect(const char **pp, char c)
+{
+	if (**pp != c)
+		return -EINVAL;
+	(*pp)++;
+	return 0;
+}
+
+static int parse_perm(char c, char yes, bool *out)
+{
+	if (c == yes)
+		*out = true;
+	else if (c == '-')
+		*out = false;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+int bp_procmaps__parse_line(char *line, struct bp_maps_line *out)
+{
+	const char *p = line;
+	uint64_t major, minor;
+	size_t len, slen = strlen(DELETED_SUFFIX);
+	char *path;
+
+	memset(out, 0, sizeof(*out));
+	if (parse_hex(&p, &out->start) || expect(&p, '-') ||
+	    parse_hex(&p, &out->end) || expect(&p, ' '))
+		return -EINVAL;
+	if (out->end <= out->start)
+		return -EINVAL;
+
+	if (parse_perm(p[0], 'r', &out->read) || parse_perm(p[1], 'w', &out->write) ||
+	    parse_perm(p[2], 'x', &out->exec))
+		return -EINVAL;
+	if (p[3] == 's')
+		out->shared = true;
+	else if (p[3] != 'p')
+		return -EINVAL;
+	p += 4;
+
+	if (expect(&p, ' ') || parse_hex(&p, &out->pgoff) || expect(&p, ' ') ||
+	    parse_hex(&p, &major) || expect(&p, ':') || parse_hex(&p, &minor) ||
+	    expect(&p, ' ') || parse_dec(&p, &out->inode))
+		return -EINVAL;
+	if (major > UINT32_MAX || minor > UINT32_MAX)
+		return -EINVAL;
+	out->dev_major = (uint32_t)major;
+	out->dev_minor = (uint32_t)minor;
+
+	/* the kernel pads to a column before the path; anything else is junk */
+	if (*p && *p != ' ' && *p != '\n')
+		return -EINVAL;
+	while (*p == ' ')
+		p++;
+
+	path = line + (p - line);
+	len = strlen(path);
+	if (len && path[len - 1] == '\n')
+		path[--len] = '\0';
+	if (len > slen && !strcmp(path + len - slen, DELETED_SUFFIX)) {
+		len -= slen;
+		path[len] = '\0';
+		out->deleted = true;
+	}
+	out->path = path;
+	out->path_len = len;
+	return 0;
+}
+
+int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad)
+{
+	struct bp_maps_line l;
+	size_t cap = 0, bad = 0;
+	char *line = NULL;
+	int err = 0;
+	FILE *f;
+
+	f = fopen(path, "re");
+	if (!f)
+		return -errno;
+	errno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (bp_procmaps__parse_line(line, &l)) {
+			bad++;
+			continue;
+		}
+		err = cb(&l, ctx);
+		if (err)
+			break;
+	}
+	/* a process exiting under us reads as ESRCH or as a short file */
+	if (!err && ferror(f))
+		err = errno ? -errno : -EIO;
+	free(line);
+	fclose(f);
+	if (nr_bad)
+		*nr_bad = bad;
+	return err;
+}

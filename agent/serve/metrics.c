@@ -1,0 +1,333 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "analyze/classify.h"
+#include "model/hist.h"
+#include "serve/metrics.h"
+#include "serve/prom.h"
+
+int bp_dev_totals_add(struct bp_dev_totals **devs, uint32_t *nr, const struct bp_profile *win)
+{
+	uint32_t i, j;
+	int k;
+
+	for (i = 0; i < win->nr_io_devs; i++) {
+		const struct bp_io_dev *d = &win->io_devs[i];
+		struct bp_dev_totals *t = NULL;
+
+		for (j = 0; j < *nr; j++)
+			if ((*devs)[j].dev == d->dev)
+				t = &(*devs)[j];
+		if (!t) {
+			struct bp_dev_totals *n = realloc(*devs, (*nr + 1) * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			*devs = n;
+			t = &n[(*nr)++];
+			memset(t, 0, sizeof(*t));
+			t->dev = d->dev;
+		}
+		memcpy(t->name, d->name, sizeof(t->name));
+		for (k = 0; k < BP_IO_OP__MAX; k++) {
+			t->ops[k] += d->op[k].ops;
+			t->bytes[k] += d->op[k].bytes;
+			t->lat_ns += d->op[k].lat_ns;
+			for (j = 0; j < BP_HIST_SLOTS; j++)
+				t->hist[j] += d->op[k].hist[j];
+		}
+		t->busy_ns += d->busy_ns;
+	}
+	return 0;
+}
+
+static const char *const op_names[BP_IO_OP__MAX] = { "read", "write", "other" };
+
+/* io bytes and ops of a process in the window */
+static void proc_io(const struct bp_profile *p, uint32_t pid, uint64_t *ops, uint64_t *bytes)
+{
+	uint32_t i;
+
+	*ops = *bytes = 0;
+	for (i = 0; i < p->nr_io_rows; i++) {
+		if (p->io_rows[i].kthread || p->io_rows[i].pid != pid)
+			continue;
+		*ops += p->io_rows[i].st.ops;
+		*bytes += p->io_rows[i].st.bytes;
+	}
+}
+
+/* a family with one unlabelled sample */
+static void scalar(struct bp_prom *m, const char *name, enum bp_prom_type type, const char *help,
+		   double v)
+{
+	bp_prom_family(m, name, type, help);
+	bp_prom_sample(m, NULL, 0, v);
+}
+
+static void scalar_u64(struct bp_prom *m, const char *name, enum bp_prom_type type,
+		       const char *help, uint64_t v)
+{
+	bp_prom_family(m, name, type, help);
+	bp_prom_sample_u64(m, NULL, 0, v);
+}
+
+/*
+ * How much a process did in the window: on-CPU time plus the waits that
+ * held it back (run queue, IO, locks, other). Sleep is left out: a pool
+ * of idle threads waiting for work is not activity.
+ */
+static double activity(const struct bp_proc_summary *ps)
+{
+	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
+	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
+}
+
+static int by_activity(const void *a, const void *b)
+{
+	const struct bp_proc_summary *x = *(const struct bp_proc_summary *const *)a;
+	const struct bp_proc_summary *y = *(const struct bp_proc_summary *const *)b;
+	double ax = activity(x), ay = activity(y);
+
+	if (ax != ay)
+		return ax > ay ? -1 : 1;
+	return x->proc->pid < y->proc->pid ? -1 : x->proc->pid > y->proc->pid;
+}
+
+static void sample_proc(struct bp_prom *m, const struct bp_proc_summary *ps, const char *cls,
+			double v)
+{
+	char pid[16];
+	struct bp_prom_label l[3] = { { "pid", pid }, { "comm", ps ? ps->proc->comm : "other" },
+				      { "class", cls } };
+
+	if (ps)
+		snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
+	else
+		pid[0] = '\0';
+	bp_prom_sample(m, l, cls ? 3 : 2, v);
+}
+
+/*
+ * The `top` most active processes get series of their own, the same ones
+ * in every family; the rest are summed into one pid="" comm="other" series
+ * so that cardinality stays bounded however many processes come and go.
+ */
+static int processes(struct bp_prom *m, const struct bp_profile *p, const struct bp_summary *s,
+		     uint32_t top)
+{
+	const struct bp_proc_summary **act;
+	uint32_t i, n = 0, own;
+	double rest;
+	int k;
+
+	act = calloc(s->nr_procs ? s->nr_procs : 1, sizeof(*act));
+	if (!act)
+		return -ENOMEM;
+	for (i = 0; i < s->nr_procs; i++)
+		if (s->procs[i].proc && s->procs[i].active)
+			act[n++] = &s->procs[i];
+	qsort(act, n, sizeof(*act), by_activity);
+	own = n < top ? n : top;
+
+	bp_prom_family(m, "boundprof_process_cpu_seconds", BP_PROM_GAUGE,
+		       "On-CPU seconds of the process in the last window (pid=\"\": the rest, folded)");
+	for (i = 0, rest = 0; i < n; i++) {
+		if (i < own)
+			sample_proc(m, act[i], NULL, act[i]->on_cpu_s);
+		else
+			rest += act[i]->on_cpu_s;
+	}
+	if (n > own)
+		sample_proc(m, NULL, NULL, rest);
+
+	bp_prom_family(m, "boundprof_process_offcpu_seconds", BP_PROM_GAUGE,
+		       "Thread-seconds the process spent off-CPU in the last window, by wait class");
+	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
+		for (i = 0, rest = 0; i < n; i++) {
+			if (i < own)
+				sample_proc(m, act[i], bp_kind_name(k), act[i]->off_s[k]);
+			else
+				rest += act[i]->off_s[k];
+		}
+		if (n > own)
+			sample_proc(m, NULL, bp_kind_name(k), rest);
+	}
+
+	for (k = 0; k < 2; k++) {
+		uint64_t ops, bytes, rest_v = 0;
+
+		if (k == 0)
+			bp_prom_family(m, "boundprof_process_io_bytes", BP_PROM_GAUGE,
+				       "Block IO bytes the process submitted in the last window");
+		else
+			bp_prom_family(m, "boundprof_process_io_ops", BP_PROM_GAUGE,
+				       "Block IO requests the process submitted in the last window");
+		for (i = 0; i < n; i++) {
+			proc_io(p, act[i]->proc->pid, &ops, &bytes);
+			if (i < own)
+				sample_proc(m, act[i], NULL, (double)(k ? ops : bytes));
+			else
+				rest_v += k ? ops : bytes;
+		}
+		if (n > own)
+			sample_proc(m, NULL, NULL, (double)rest_v);
+	}
+
+	bp_prom_family(m, "boundprof_process_verdict", BP_PROM_GAUGE,
+		       "1 for the verdict of the process in the last window");
+	for (i = 0; i < own; i++) {
+		const struct bp_proc_summary *ps = act[i];
+		char pid[16];
+
+		if (!ps->verdict)
+			continue;
+		snprintf(pid, sizeof(pid), "%u", ps->proc->pid);
+		bp_prom_sample(m, (struct bp_prom_label[]){
+				       { "pid", pid }, { "comm", ps->proc->comm },
+				       { "class", bp_class_name(ps->verdict->cls) },
+				       { "confidence", bp_confidence_name(ps->verdict->conf) } },
+			       4, 1);
+	}
+	scalar(m, "boundprof_processes_folded", BP_PROM_GAUGE,
+	       "Active processes of the last window folded into the pid=\"\" series", n - own);
+	free(act);
+	return 0;
+}
+
+static void devices(struct bp_prom *m, const struct bp_dev_totals *d, uint32_t n)
+{
+	double bounds[BP_HIST_SLOTS - 1];
+	uint32_t i;
+	int k;
+
+	bp_prom_family(m, "boundprof_device_io_ops_total", BP_PROM_COUNTER,
+		       "Block IO requests completed by the device since the agent started");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < BP_IO_OP__MAX; k++)
+			bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "device", d[i].name },
+									 { "op", op_names[k] } },
+					   2, d[i].ops[k]);
+	bp_prom_family(m, "boundprof_device_io_bytes_total", BP_PROM_COUNTER,
+		       "Bytes transferred by the device since the agent started");
+	for (i = 0; i < n; i++)
+		for (k = 0; k < BP_IO_OP__MAX; k++)
+			bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "device", d[i].name },
+									 { "op", op_names[k] } },
+					   2, d[i].bytes[k]);
+	bp_prom_family(m, "boundprof_device_busy_seconds_total", BP_PROM_COUNTER,
+		       "Time the device had at least one request in flight");
+	for (i = 0; i < n; i++)
+		bp_prom_sample(m, (struct bp_prom_label[]){ { "device", d[i].name } }, 1,
+			       d[i].busy_ns / 1e9);
+
+	/* the log2 buckets in seconds: slot k ends at 2^(k+1) us */
+	for (k = 0; k < BP_HIST_SLOTS - 1; k++)
+		bounds[k] = (double)(2ULL << k) / 1e6;
+	bp_prom_family(m, "boundprof_device_io_latency_seconds", BP_PROM_HISTOGRAM,
+		       "Block IO request latency, start to completion, since the agent started");
+	for (i = 0; i < n; i++)
+		bp_prom_histogram(m, (struct bp_prom_label[]){ { "device", d[i].name } }, 1, bounds,
+				  d[i].hist, BP_HIST_SLOTS - 1, d[i].lat_ns / 1e9);
+}
+
+static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
+{
+	static const struct {
+		const char *reason;
+		enum bp_stat stat;
+	} losses[] = {
+		{ "samples_map_full", BP_STAT_MAP_FULL },
+		{ "offcpu_map_full", BP_STAT_OFF_MAP_FULL },
+		{ "stack_map_full", BP_STAT_STACK_FULL },
+		{ "kernel_stack_error", BP_STAT_KSTACK_ERR },
+		{ "user_stack_error", BP_STAT_USTACK_ERR },
+		{ "events_lost", BP_STAT_EVENT_DROP },
+		{ "seen_map_full", BP_STAT_SEEN_FULL },
+		{ "thread_state", BP_STAT_TSTORE_FAIL },
+		{ "process_state", BP_STAT_PSTATE_FULL },
+		{ "io_requests_untracked", BP_STAT_IO_RQ_FULL },
+		{ "io_map_full", BP_STAT_IO_MAP_FULL },
+		{ "io_completions_unmatched", BP_STAT_IO_NO_START },
+	};
+	static const char *const maps[4] = { "oncpu", "offcpu", "kernel_stacks", "user_stacks" };
+	unsigned int i;
+
+	scalar_u64(m, "boundprof_agent_samples_total", BP_PROM_COUNTER,
+	       "On-CPU samples taken (all CPUs, idle included)", a->bpf.v[BP_STAT_SAMPLES]);
+	scalar_u64(m, "boundprof_agent_switches_total", BP_PROM_COUNTER,
+	       "Context switches of tracked threads seen", a->bpf.v[BP_STAT_SWITCHES]);
+	bp_prom_family(m, "boundprof_agent_lost_total", BP_PROM_COUNTER,
+		       "Samples, intervals, stacks or events lost, by reason");
+	for (i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", losses[i].reason } }, 1,
+				   a->bpf.v[losses[i].stat]);
+	scalar_u64(m, "boundprof_agent_user_stacks_cut_total", BP_PROM_COUNTER,
+	       "User stacks ended where frame pointers ran out (not a loss)", a->user_stacks_cut);
+	bp_prom_family(m, "boundprof_agent_map_fill_ratio", BP_PROM_GAUGE,
+		       "Peak share of a BPF map used between two drains in the last window");
+	for (i = 0; i < 4; i++)
+		bp_prom_sample(m, (struct bp_prom_label[]){ { "map", maps[i] } }, 1, a->map_fill[i]);
+	scalar(m, "boundprof_agent_cpu_seconds_total", BP_PROM_COUNTER,
+	       "CPU time of the agent process (user + system)", a->cpu_s);
+	if (a->bpf_run_s >= 0) {
+		bp_prom_family(m, "boundprof_agent_bpf_seconds_total", BP_PROM_COUNTER,
+			       "Run time of the agent's BPF programs (kernel.bpf_stats_enabled)");
+		bp_prom_sample(m, NULL, 0, a->bpf_run_s);
+	}
+	scalar_u64(m, "boundprof_agent_resident_bytes", BP_PROM_GAUGE,
+	       "Resident memory of the agent process", a->rss_bytes);
+	scalar_u64(m, "boundprof_agent_windows_total", BP_PROM_COUNTER,
+	       "Windows closed", a->windows);
+	scalar_u64(m, "boundprof_agent_write_errors_total", BP_PROM_COUNTER,
+	       "Windows that could not be written to --dir", a->write_errors);
+	scalar_u64(m, "boundprof_agent_processes_known", BP_PROM_GAUGE,
+	       "Processes whose facts the agent keeps", a->processes_known);
+	scalar_u64(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
+	       "Processes whose memory maps the symbolizer holds", a->sym_processes);
+	scalar_u64(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,
+	       "ELF files the symbolizer holds (in use, or idle and capped)", a->sym_files);
+	scalar_u64(m, "boundprof_agent_symbolizer_name_bytes", BP_PROM_GAUGE,
+	       "Memory of the symbolizer's interned function names", a->sym_string_bytes);
+	scalar_u64(m, "boundprof_agent_bpf_map_bytes", BP_PROM_GAUGE,
+	       "Kernel memory charged for the agent's BPF maps", a->map_bytes);
+	bp_prom_family(m, "boundprof_agent_drains_total", BP_PROM_COUNTER,
+		       "Drains of the BPF maps: each second, and early when a sampled process execs");
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "interval" } }, 1,
+			   a->drains - a->exec_drains);
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "exec" } }, 1, a->exec_drains);
+	scalar_u64(m, "boundprof_agent_http_requests_total", BP_PROM_COUNTER,
+	       "HTTP requests answered", a->http_requests);
+	scalar_u64(m, "boundprof_agent_http_errors_total", BP_PROM_COUNTER,
+	       "HTTP requests answered with an error status", a->http_errors);
+}
+
+int bp_metrics_write(struct bp_buf *out, const struct bp_profile *win, const struct bp_summary *s,
+		     uint32_t top, const struct bp_dev_totals *devs, uint32_t nr_devs,
+		     const struct bp_agent_self *self)
+{
+	struct bp_prom m;
+
+	bp_prom_init(&m, out);
+	if (win && s) {
+		bp_prom_family(&m, "boundprof_window_seconds", BP_PROM_GAUGE,
+			       "Length of the last closed window");
+		bp_prom_sample(&m, NULL, 0, (win->end_ns - win->start_ns) / 1e9);
+		bp_prom_family(&m, "boundprof_window_end_timestamp_seconds", BP_PROM_GAUGE,
+			       "When the last closed window ended (Unix time)");
+		bp_prom_sample(&m, NULL, 0,
+			       (win->start_unix_ns + (int64_t)(win->end_ns - win->start_ns)) / 1e9);
+		bp_prom_family(&m, "boundprof_cpu_busy_ratio", BP_PROM_GAUGE,
+			       "Share of all CPU time busy in the last window");
+		bp_prom_sample(&m, NULL, 0, s->busy_frac);
+		if (processes(&m, win, s, top))
+			return -ENOMEM;
+	}
+	devices(&m, devs, nr_devs);
+	self_metrics(&m, self);
+	return bp_prom_finish(&m);
+}

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The agent's /metrics: what the last window said about the busiest
+ * processes (a bounded number of series: the rest are folded into one),
+ * block devices since the agent started, and the agent's own costs and
+ * losses. See docs/agent.md for every family.
+ */
+#ifndef BP_METRICS_H
+#define BP_METRICS_H
+
+#include <stdint.h>
+
+#include "analyze/analyze.h"
+#include "util/buf.h"
+#include "model/profile.h"
+
+/* a block device's totals since the agent started (counters must not go back) */
+struct bp_dev_totals {
+	uint32_t dev;
+	char name[32];
+	uint64_t ops[BP_IO_OP__MAX];
+	uint64_t bytes[BP_IO_OP__MAX];
+	uint64_t busy_ns;
+	uint64_t lat_ns;
+	uint64_t hist[BP_HIST_SLOTS];
+};
+
+/* what the agent knows about itself */
+struct bp_agent_self {
+	uint64_t windows;		/* windows closed */
+	uint64_t write_errors;		/* windows not written to --dir */
+	uint64_t slices;		/* one-second slices drained */
+	double cpu_s;			/* user + system CPU of the agent process */
+	uint64_t rss_bytes;
+	double bpf_run_s;		/* BPF programs' run time (kernel.bpf_stats_enabled), -1 unknown */
+	struct bp_stats bpf;		/* BPF counters since the start */
+	uint64_t user_stacks_cut;
+	uint64_t processes_known;	/* process facts kept */
+	uint64_t sym_processes;		/* processes in the symbolizer */
+	uint64_t sym_files;		/* ELF files it holds */
+	uint64_t sym_string_bytes;	/* its interned names */
+	uint64_t map_bytes;		/* kernel memory of the BPF maps */
+	uint64_t drains;		/* BPF map drains ... */
+	uint64_t exec_drains;		/* ... of them forced by an exec */
+	double map_fill[4];		/* peak use of: on-CPU rows, off-CPU rows, kernel stacks, user stacks */
+	uint64_t http_requests;
+	uint64_t http_errors;		/* answered 4xx / 5xx */
+};
+
+/* fold a window's devices into the running totals; 0 or -ENOMEM */
+int bp_dev_totals_add(struct bp_dev_totals **devs, uint32_t *nr, const struct bp_profile *win);
+
+/*
+ * The exposition. win/s: the last closed window (may be NULL before the
+ * first); top: processes with series of their own. 0 or -errno.
+ */
+int bp_metrics_write(struct bp_buf *out, const struct bp_profile *win, const struct bp_summary *s,
+		     uint32_t top, const struct bp_dev_totals *devs, uint32_t nr_devs,
+		     const struct bp_agent_self *self);
+
+#endif /* BP_METRICS_H */

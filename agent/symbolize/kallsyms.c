@@ -1,0 +1,400 @@
+// SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "symbolize/kallsyms.h"
+#include "util/hex.h"
+#include "util/log.h"
+
+/*
+ * kallsyms has no sizes: a symbol runs to the next one. The last symbol of a
+ * module (or of the whole table) would otherwise swallow everything up to the
+ * next module, so it is capped; the biggest kernel functions are a few KiB.
+ */
+#define KSYM_LAST_MAX	(64 * 1024)
+
+enum {
+	KSYM_END	= 1,	/* marks the end of a text region, not a function */
+};
+
+struct ksym_ent {
+	uint64_t addr;
+	uint32_t name;		/* offset into names */
+	uint16_t mod;		/* 0: core kernel, else index into mods */
+	uint8_t rank;		/* which alias to keep at one address */
+	uint8_t flags;
+};
+
+struct kmod {
+	uint32_t name;
+	uint64_t base;
+};
+
+struct bp_kallsyms {
+	struct ksym_ent *syms;
+	size_t nr, cap;
+	struct kmod *mods;
+	size_t nr_mods, cap_mods;
+	char *names;
+	size_t names_len, names_cap;
+	uint64_t kernel_base;
+};
+
+static bool warned_zero;
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = reallocarray(*p, ncap, elem);
+	if (!np)
+		return -ENOMEM;
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static int add_name(struct bp_kallsyms *k, const char *s, size_t len, uint32_t *off)
+{
+	int err;
+
+	if (k->names_len + len + 1 > UINT32_MAX)
+		return -E2BIG;
+	err = grow((void **)&k->names, &k->names_cap, k->names_len + len + 1, 1);
+	if (err)
+		return err;
+	memcpy(k->names + k->names_len, s, len);
+	k->names[k->names_len + len] = '\0';
+	*off = (uint32_t)k->names_len;
+	k->names_len += len + 1;
+	return 0;
+}
+
+/* module lines come in runs, so the last one found is checked first */
+static int find_mod(struct bp_kallsyms *k, const char *s, size_t len, uint16_t *idx)
+{
+	static const size_t none = (size_t)-1;
+	size_t i, hit = none;
+	int err;
+
+	if (k->nr_mods > 1) {
+		i = k->nr_mods - 1;
+		if (!strncmp(k->names + k->mods[i].name, s, len) &&
+		    !k->names[k->mods[i].name + len])
+			hit = i;
+	}
+	for (i = 1; hit == none && i < k->nr_mods; i++)
+		if (!strncmp(k->names + k->mods[i].name, s, len) &&
+		    !k->names[k->mods[i].name + len])
+			hit = i;
+	if (hit == none) {
+		if (k->nr_mods >= UINT16_MAX)
+			return -E2BIG;
+		err = grow((void **)&k->mods, &k->cap_mods, k->nr_mods + 1, sizeof(*k->mods));
+		if (err)
+			return err;
+		hit = k->nr_mods++;
+		k->mods[hit].base = UINT64_MAX;
+		err = add_name(k, s, len, &k->mods[hit].name);
+		if (err)
+			return err;
+	}
+	*idx = (uint16_t)hit;
+	return 0;
+}
+
+static int type_rank(char t)
+{
+	switch (t) {
+	case 'T': return 3;
+	case 'W': case 'w': return 2;
+	case 't': return 1;
+	default: return -1;
+	}
+}
+
+static bool is_end_marker(const char *name, size_t len)
+{
+	static const char *const ends[] = { "_etext", "_einittext", "_end" };
+	size_t i;
+
+	for (i = 0; i < sizeof(ends) / sizeof(ends[0]); i++)
+		if (strlen(ends[i]) == len && !memcmp(ends[i], name, len))
+			return true;
+	return false;
+}
+
+
+/* 1: a text symbol was added, 0: line skipped, <0: -errno */
+static int parse_line(struct bp_kallsyms *k, const char *p, uint64_t *text, uint64_t *stext)
+{
+	const char *name, *mod = NULL;
+	size_t name_len, mod_len = 0;
+	struct ksym_ent *e;
+	uint64_t addr = 0;
+	int d, n = 0, rank, err;
+	uint16_t mod_idx = 0;
+
+	while ((d = bp_hexval(*p)) >= 0 && n < 16) {
+		addr = (addr << 4) | (uint64_t)d;
+		p++;
+		n++;
+	}
+	if (!n || p[0] != ' ' || !p[1] || p[2] != ' ')
+		return 0;
+	rank = type_rank(p[1]);
+	if (rank < 0)
+		return 0;
+	name = p + 3;
+	name_len = strcspn(name, " \t\n");
+	if (!name_len)
+		return 0;
+	p = name + name_len;
+	p += strspn(p, " \t");
+	if (*p == '[') {
+		mod = p + 1;
+		mod_len = strcspn(mod, "]\n");
+		if (mod[mod_len] != ']' || !mod_len)
+			return 0;
+	}
+
+	if (mod) {
+		err = find_mod(k, mod, mod_len, &mod_idx);
+		if (err)
+			return err;
+	}
+	err = grow((void **)&k->syms, &k->cap, k->nr + 1, sizeof(*k->syms));
+	if (err)
+		return err;
+	e = &k->syms[k->nr];
+	memset(e, 0, sizeof(*e));
+	e->addr = addr;
+	e->mod = mod_idx;
+	e->rank = (uint8_t)rank;
+	if (!mod && is_end_marker(name, name_len)) {
+		e->rank = 0;
+		e->flags = KSYM_END;
+	}
+	err = add_name(k, name, name_len, &e->name);
+	if (err)
+		return err;
+	k->nr++;
+
+	if (!mod && name_len == 5 && !memcmp(name, "_text", 5))
+		*text = addr;
+	if (!mod && name_len == 6 && !memcmp(name, "_stext", 6))
+		*stext = addr;
+	return 1;
+}
+
+static size_t leading_underscores(const char *s)
+{
+	return strspn(s, "_");
+}
+
+/* by address; at one address the preferred alias sorts first */
+static int cmp_ent(const void *a, const void *b, void *arg)
+{
+	const struct ksym_ent *x = a, *y = b;
+	const char *names = arg;
+	const char *nx = names + x->name, *ny = names + y->name;
+	size_t ux, uy, lx, ly;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if (x->rank != y->rank)
+		return x->rank > y->rank ? -1 : 1;
+	ux = leading_underscores(nx);
+	uy = leading_underscores(ny);
+	if (ux != uy)
+		return ux < uy ? -1 : 1;
+	lx = strlen(nx);
+	ly = strlen(ny);
+	if (lx != ly)
+		return lx < ly ? -1 : 1;
+	return strcmp(nx, ny);
+}
+
+static void finish(struct bp_kallsyms *k, uint64_t text, uint64_t stext)
+{
+	uint64_t core_min = UINT64_MAX;
+	size_t i, j;
+
+	qsort_r(k->syms, k->nr, sizeof(*k->syms), cmp_ent, k->names);
+	for (i = 0, j = 0; i < k->nr; i++) {
+		if (j && k->syms[j - 1].addr == k->syms[i].addr)
+			continue;
+		k->syms[j++] = k->syms[i];
+	}
+	k->nr = j;
+
+	for (i = 0; i < k->nr; i++) {
+		const struct ksym_ent *e = &k->syms[i];
+
+		if (e->flags & KSYM_END)
+			continue;
+		if (!e->mod) {
+			if (e->addr < core_min)
+				core_min = e->addr;
+		} else if (e->addr < k->mods[e->mod].base) {
+			k->mods[e->mod].base = e->addr;
+		}
+	}
+	if (text != UINT64_MAX)
+		k->kernel_base = text;
+	else if (stext != UINT64_MAX)
+		k->kernel_base = stext;
+	else
+		k->kernel_base = core_min == UINT64_MAX ? 0 : core_min;
+}
+
+int bp_kallsyms__load(const char *path, struct bp_kallsyms **out)
+{
+	uint64_t text = UINT64_MAX, stext = UINT64_MAX;
+	struct bp_kallsyms *k;
+	bool nonzero = false;
+	size_t cap = 0;
+	char *line = NULL;
+	int err = 0;
+	FILE *f;
+
+	*out = NULL;
+	f = fopen(path, "re");
+	if (!f) {
+		err = -errno;
+		bp_warn("failed to open %s: %s", path, strerror(-err));
+		return err;
+	}
+	k = calloc(1, sizeof(*k));
+	if (!k) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	/* slot 0 of mods is the core kernel, so module indexes are never 0 */
+	err = grow((void **)&k->mods, &k->cap_mods, 1, sizeof(*k->mods));
+	if (err)
+		goto out;
+	k->nr_mods = 1;
+	k->mods[0].base = 0;
+	err = add_name(k, "", 0, &k->mods[0].name);
+	if (err)
+		goto out;
+
+	while (getline(&line, &cap, f) > 0) {
+		err = parse_line(k, line, &text, &stext);
+		if (err < 0)
+			goto out;
+		if (err > 0 && k->syms[k->nr - 1].addr)
+			nonzero = true;
+		err = 0;
+	}
+	if (ferror(f)) {
+		err = -EIO;
+		bp_warn("failed to read %s", path);
+		goto out;
+	}
+	if (!k->nr) {
+		err = -ENOENT;
+		bp_warn("no text symbols in %s", path);
+		goto out;
+	}
+	if (!nonzero) {
+		err = -EPERM;
+		if (!warned_zero) {
+			warned_zero = true;
+			bp_warn("%s shows only zero addresses (kernel.kptr_restrict); "
+				"kernel frames stay unnamed", path);
+		}
+		goto out;
+	}
+	finish(k, text, stext);
+	bp_dbg("kallsyms: %zu symbols, %zu modules", k->nr, k->nr_mods - 1);
+out:
+	free(line);
+	fclose(f);
+	if (err) {
+		bp_kallsyms__free(k);
+		return err;
+	}
+	*out = k;
+	return 0;
+}
+
+void bp_kallsyms__free(struct bp_kallsyms *k)
+{
+	if (!k)
+		return;
+	free(k->syms);
+	free(k->mods);
+	free(k->names);
+	free(k);
+}
+
+int bp_kallsyms__find(const struct bp_kallsyms *k, uint64_t addr, struct bp_ksym *out)
+{
+	const struct ksym_ent *e;
+	size_t lo = 0, hi = k->nr;
+
+	/* last entry with e->addr <= addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (k->syms[mid].addr <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return -ENOENT;
+	e = &k->syms[lo - 1];
+	if (e->flags & KSYM_END)
+		return -ENOENT;
+	if ((lo == k->nr || k->syms[lo].mod != e->mod) && addr - e->addr >= KSYM_LAST_MAX)
+		return -ENOENT;
+
+	out->addr = e->addr;
+	out->name = k->names + e->name;
+	if (e->mod) {
+		out->module = k->names + k->mods[e->mod].name;
+		out->base = k->mods[e->mod].base;
+	} else {
+		out->module = NULL;
+		out->base = k->kernel_base;
+	}
+	return 0;
+}
+
+size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64_t *start,
+			   uint64_t *end, size_t max)
+{
+	size_t i, n = 0, len = strlen(base);
+
+	for (i = 0; i < k->nr; i++) {
+		const struct ksym_ent *e = &k->syms[i];
+		const char *name = k->names + e->name;
+
+		if (e->mod || (e->flags & KSYM_END) || strncmp(name, base, len) ||
+		    (name[len] && name[len] != '.'))
+			continue;
+		if (n < max) {
+			start[n] = e->addr;
+			end[n] = i + 1 < k->nr && !k->syms[i + 1].mod ? k->syms[i + 1].addr
+								     : e->addr + KSYM_LAST_MAX;
+		}
+		n++;
+	}
+	return n;
+}
+
+size_t bp_kallsyms__count(const struct bp_kallsyms *k)
+{
+	return k->nr;
+}
