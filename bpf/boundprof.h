@@ -46,31 +46,20 @@ struct bp_oncpu_val {
 
 /*
  * Per-CPU counters. Every sample the program sees and every sample or stack it
- * loses lands in one of these, so userspace can report losses.
+ * loses lands in one of these, so userspace can report losses. The enum is
+ * made from the table of every counter (counters.h), where each has its
+ * value, report name and meaning.
  */
+#include "counters.h"
+
+#define BP__STAT_ENUM(id, value, ...)	BP_STAT_##id = value,
+#define BP__STAT_NONE(...)
 enum bp_stat {
-	BP_STAT_SAMPLES = 0,		/* every on-CPU sample the program ran for */
-	BP_STAT_IDLE,			/* ... of which the CPU was idle */
-	BP_STAT_FILTERED,		/* ... of which belonged to an untargeted process */
-	BP_STAT_COUNTED,		/* ... of which were aggregated */
-	BP_STAT_MAP_FULL,		/* ... of which were lost: the counts map was full */
-	BP_STAT_KSTACK_ERR,		/* kernel stack lost: bpf_get_stack() failed */
-	BP_STAT_USTACK_ERR,		/* user stack lost: bpf_get_stack() failed (not -EFAULT) */
-	BP_STAT_STACK_FULL,		/* stack lost: the stack map was full */
-	BP_STAT_USTACK_TRUNC,		/* user stack hit BP_MAX_STACK_DEPTH */
-	BP_STAT_EVENT_DROP,		/* process event lost: ring buffer full */
-	BP_STAT_SEEN_FULL,		/* first-sample tracking map full */
-	BP_STAT_TARGET_FULL,		/* a child could not be added to the target set */
-	BP_STAT_SWITCHES,		/* context switches of tracked threads seen */
-	BP_STAT_OFF_MAP_FULL,		/* off-CPU interval lost: the off-CPU map was full */
-	BP_STAT_TSTORE_FAIL,		/* a thread's state could not be stored */
-	BP_STAT_PSTATE_FULL,		/* a process timeline could not be tracked */
-	BP_STAT_STACKS_CACHED,		/* off-CPU stacks reused from the per-thread cache */
-	BP_STAT_IO_RQ_FULL,		/* block request not tracked: request map full */
-	BP_STAT_IO_MAP_FULL,		/* block IO completion lost: IO map full */
-	BP_STAT_IO_NO_START,		/* completion of a request whose start we missed */
+	BP_COUNTERS(BP__STAT_ENUM, BP__STAT_NONE)
 	BP_STAT__MAX = 32,
 };
+#undef BP__STAT_ENUM
+#undef BP__STAT_NONE
 
 struct bp_stats {
 	__u64 v[BP_STAT__MAX];

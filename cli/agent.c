@@ -393,9 +393,7 @@ static int close_window(struct agent *a)
 		a->peak_fill[i] = 0;
 	}
 	bp_dev_totals_add(&a->devs, &a->nr_devs, a->last);
-	for (i = 0; i < BP_STAT__MAX; i++)
-		a->self.bpf.v[i] += a->last->stats.v[i];
-	a->self.user_stacks_cut += a->last->user_stacks_cut;
+	bp_counters_add(&a->self.bpf, a->self.ucounts, &a->last->stats, a->last->ucounts);
 	write_window(a);
 	n = bp_session__retire(a->s);
 	/* what a burst of processes left behind goes back to the system */

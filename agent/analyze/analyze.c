@@ -342,9 +342,8 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 	out->samples = st->v[BP_STAT_SAMPLES];
 	out->idle = st->v[BP_STAT_IDLE];
 	out->counted = st->v[BP_STAT_COUNTED];
-	out->lost_samples = st->v[BP_STAT_MAP_FULL] + st->v[BP_STAT_OFF_MAP_FULL];
-	out->lost_stacks = st->v[BP_STAT_KSTACK_ERR] + st->v[BP_STAT_USTACK_ERR] +
-			   st->v[BP_STAT_STACK_FULL];
+	out->lost_samples = bp_counters_sum(BP_CNT_LOST_SAMPLE, st, p->ucounts);
+	out->lost_stacks = bp_counters_sum(BP_CNT_LOST_STACK, st, p->ucounts);
 	/*
 	 * Idle CPUs may send no cpu-clock samples at all (tickless idle), so the
 	 * machine's own accounting is the better measure when we have it.

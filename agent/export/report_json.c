@@ -6,35 +6,19 @@
 #include "export/report_json.h"
 #include "util/json.h"
 
+/* every loss and note of the counter table (model/counters.h), zero or not */
 static void write_stats(struct bp_json_w *w, const struct bp_profile *p)
 {
-	static const struct {
-		const char *key;
-		enum bp_stat stat;
-	} rows[] = {
-		{ "samples_map_full", BP_STAT_MAP_FULL },
-		{ "kernel_stack_errors", BP_STAT_KSTACK_ERR },
-		{ "user_stack_errors", BP_STAT_USTACK_ERR },
-		{ "stack_map_full", BP_STAT_STACK_FULL },
-		{ "user_stacks_truncated", BP_STAT_USTACK_TRUNC },
-		{ "events_lost", BP_STAT_EVENT_DROP },
-		{ "seen_map_full", BP_STAT_SEEN_FULL },
-		{ "target_map_full", BP_STAT_TARGET_FULL },
-		{ "offcpu_map_full", BP_STAT_OFF_MAP_FULL },
-		{ "thread_state_failures", BP_STAT_TSTORE_FAIL },
-		{ "process_state_failures", BP_STAT_PSTATE_FULL },
-		{ "io_requests_untracked", BP_STAT_IO_RQ_FULL },
-		{ "io_map_full", BP_STAT_IO_MAP_FULL },
-		{ "io_completions_unmatched", BP_STAT_IO_NO_START },
-	};
-	unsigned int i;
+	uint32_t i;
 
 	bp_json_w_key(w, "drops_detail");
 	bp_json_w_begin_object(w);
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
-		bp_json_w_kv_uint64(w, rows[i].key, p->stats.v[rows[i].stat]);
-	bp_json_w_kv_uint64(w, "user_stacks_cut", p->user_stacks_cut);
-	bp_json_w_kv_uint64(w, "io_completions_unseen", p->io_done_unseen);
+	for (i = 0; i < bp_nr_counters; i++) {
+		const struct bp_counter *c = &bp_counters[i];
+
+		if (c->kind != BP_CNT_SEEN)
+			bp_json_w_kv_uint64(w, c->name, bp_counter_value(c, &p->stats, p->ucounts));
+	}
 	bp_json_w_end_object(w);
 }
 

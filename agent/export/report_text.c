@@ -29,37 +29,32 @@ static void frame_where(const struct bp_frame *f, char *buf, size_t len)
 		snprintf(buf, len, "%s [kernel module %s]", label, f->module);
 }
 
+/* the non-zero losses of the counter table (model/counters.h), then its notes */
 static void losses(const struct bp_profile *p, struct bp_buf *out)
 {
-	static const struct {
-		enum bp_stat stat;
-		const char *what;
-	} rows[] = {
-		{ BP_STAT_MAP_FULL, "samples lost: aggregation map full" },
-		{ BP_STAT_STACK_FULL, "stacks lost: stack map full" },
-		{ BP_STAT_KSTACK_ERR, "kernel stacks lost: unwind error" },
-		{ BP_STAT_USTACK_ERR, "user stacks lost: unwind error" },
-		{ BP_STAT_USTACK_TRUNC, "user stacks truncated at 127 frames" },
-		{ BP_STAT_EVENT_DROP, "process events lost: ring buffer full" },
-		{ BP_STAT_SEEN_FULL, "first-sample notices lost: tracking map full" },
-		{ BP_STAT_TARGET_FULL, "children not followed: target map full" },
-	};
-	unsigned int i;
 	bool any = false;
+	uint32_t i;
 
-	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
-		uint64_t v = p->stats.v[rows[i].stat];
+	for (i = 0; i < bp_nr_counters; i++) {
+		const struct bp_counter *c = &bp_counters[i];
+		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
 
-		if (!v)
+		if (!v || !bp_counter_is_loss(c))
 			continue;
 		if (!any)
 			bp_buf_puts(out, "\nlosses:\n");
 		any = true;
-		bp_buf_printf(out, "  %" PRIu64 " %s\n", v, rows[i].what);
+		bp_buf_printf(out, "  %" PRIu64 " %s\n", v, c->what);
 	}
-	if (p->user_stacks_cut)
-		bp_buf_printf(out, "%s%" PRIu64 " user stacks end at [truncated]: code without frame"
-			      " pointers\n", any ? "" : "\n", p->user_stacks_cut);
+	for (i = 0; i < bp_nr_counters; i++) {
+		const struct bp_counter *c = &bp_counters[i];
+		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
+
+		if (!v || c->kind != BP_CNT_NOTE)
+			continue;
+		bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v, c->what);
+		any = true;
+	}
 }
 
 static const char *state_phrase(int state)

@@ -190,10 +190,7 @@ int bp_profile__merge(struct bp_profile *dst, const struct bp_profile *src)
 			goto out;
 		add_io_stats(&r->st, &sr->st);
 	}
-	for (i = 0; i < BP_STAT__MAX; i++)
-		dst->stats.v[i] += src->stats.v[i];
-	dst->user_stacks_cut += src->user_stacks_cut;
-	dst->io_done_unseen += src->io_done_unseen;
+	bp_counters_add(&dst->stats, dst->ucounts, &src->stats, src->ucounts);
 	dst->io_enabled = dst->io_enabled || src->io_enabled;
 	/* the busy share of the merged time, weighted by each part's length */
 	if (src->machine_busy >= 0) {

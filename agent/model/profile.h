@@ -16,6 +16,7 @@
 #include <sys/types.h>
 
 #include "boundprof.h"
+#include "model/counters.h"
 #include "util/htab.h"
 
 enum bp_kind {
@@ -134,8 +135,7 @@ struct bp_profile {
 	uint64_t llc_bytes;		/* last-level cache one core uses, 0 unknown */
 	const char *llc_source;		/* interned: where llc_bytes came from */
 	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */
-	uint64_t user_stacks_cut;	/* user stacks cut at a non-code return address */
-	uint64_t io_done_unseen;	/* block completions the kernel never reported to BPF */
+	BP_UCOUNTER_FIELDS;		/* userspace counters (user_stacks_cut, ...) */
 
 	/* interned data; indices are stable */
 	struct bp_frame *frames;

@@ -237,23 +237,6 @@ static void devices(struct bp_prom *m, const struct bp_dev_totals *d, uint32_t n
 
 static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 {
-	static const struct {
-		const char *reason;
-		enum bp_stat stat;
-	} losses[] = {
-		{ "samples_map_full", BP_STAT_MAP_FULL },
-		{ "offcpu_map_full", BP_STAT_OFF_MAP_FULL },
-		{ "stack_map_full", BP_STAT_STACK_FULL },
-		{ "kernel_stack_error", BP_STAT_KSTACK_ERR },
-		{ "user_stack_error", BP_STAT_USTACK_ERR },
-		{ "events_lost", BP_STAT_EVENT_DROP },
-		{ "seen_map_full", BP_STAT_SEEN_FULL },
-		{ "thread_state", BP_STAT_TSTORE_FAIL },
-		{ "process_state", BP_STAT_PSTATE_FULL },
-		{ "io_requests_untracked", BP_STAT_IO_RQ_FULL },
-		{ "io_map_full", BP_STAT_IO_MAP_FULL },
-		{ "io_completions_unmatched", BP_STAT_IO_NO_START },
-	};
 	static const char *const maps[4] = { "oncpu", "offcpu", "kernel_stacks", "user_stacks" };
 	unsigned int i;
 
@@ -263,9 +246,14 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "Context switches of tracked threads seen", a->bpf.v[BP_STAT_SWITCHES]);
 	bp_prom_family(m, "boundprof_agent_lost_total", BP_PROM_COUNTER,
 		       "Samples, intervals, stacks or events lost, by reason");
-	for (i = 0; i < sizeof(losses) / sizeof(losses[0]); i++)
-		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", losses[i].reason } }, 1,
-				   a->bpf.v[losses[i].stat]);
+	/* the reasons are the JSON report's drops_detail names (model/counters.h) */
+	for (i = 0; i < bp_nr_counters; i++) {
+		const struct bp_counter *c = &bp_counters[i];
+
+		if (bp_counter_is_loss(c))
+			bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", c->name } }, 1,
+					   bp_counter_value(c, &a->bpf, a->ucounts));
+	}
 	scalar_u64(m, "boundprof_agent_user_stacks_cut_total", BP_PROM_COUNTER,
 	       "User stacks ended where frame pointers ran out (not a loss)", a->user_stacks_cut);
 	bp_prom_family(m, "boundprof_agent_map_fill_ratio", BP_PROM_GAUGE,

@@ -34,7 +34,7 @@ struct bp_agent_self {
 	uint64_t rss_bytes;
 	double bpf_run_s;		/* BPF programs' run time (kernel.bpf_stats_enabled), -1 unknown */
 	struct bp_stats bpf;		/* BPF counters since the start */
-	uint64_t user_stacks_cut;
+	BP_UCOUNTER_FIELDS;		/* userspace counters since the start */
 	uint64_t processes_known;	/* process facts kept */
 	uint64_t sym_processes;		/* processes in the symbolizer */
 	uint64_t sym_files;		/* ELF files it holds */

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Every counter boundprof keeps, in one table: the BPF programs' per-CPU
+ * counters (enum bp_stat in boundprof.h is made from it) and the ones
+ * userspace keeps in the profile. The JSON report's drops_detail, the
+ * reason labels of boundprof_agent_lost_total on /metrics, the losses of
+ * the text report and the counter table in docs/architecture.md are all
+ * made from, or checked against, this table: a counter is added with one
+ * row here (plus the row the docs test asks for).
+ *
+ * BPF(ID, VALUE, NAME, KIND, WHAT)
+ *	enum bp_stat BP_STAT_<ID> = VALUE. The values are the ABI (saved
+ *	profiles keep the array by position): take the next free one, never
+ *	reuse or change one, and stay below BP_STAT__MAX.
+ * USER(FIELD, NAME, KIND, WHAT)
+ *	a uint64_t FIELD in struct bp_profile (and in the agent's totals),
+ *	kept by userspace.
+ * NAME	the key in drops_detail and the reason label: a contract, never
+ *	renamed.
+ * KIND	SEEN         counted, not lost; not in drops_detail
+ *	LOST_SAMPLE  a loss, summed in the report's drops.samples
+ *	LOST_STACK   a loss, summed in drops.stacks
+ *	LOST         any other loss
+ *	NOTE         not a loss, but it explains missing data
+ * WHAT	one line: the text report prints "N WHAT", the docs show it.
+ *
+ * Rows are in report order. The BPF side expands only the BPF rows' IDs
+ * and values; the rest is for userspace.
+ */
+#ifndef BP_COUNTERS_TABLE_H
+#define BP_COUNTERS_TABLE_H
+
+#define BP_COUNTERS(BPF, USER)									\
+	BPF(SAMPLES, 0, "samples", SEEN, "on-CPU samples the program ran for (idle included)")	\
+	BPF(IDLE, 1, "idle", SEEN, "on-CPU samples of an idle CPU")				\
+	BPF(FILTERED, 2, "filtered", SEEN, "on-CPU samples of a process not profiled")		\
+	BPF(COUNTED, 3, "counted", SEEN, "on-CPU samples aggregated")				\
+	BPF(MAP_FULL, 4, "samples_map_full", LOST_SAMPLE, "samples lost: aggregation map full")	\
+	BPF(KSTACK_ERR, 5, "kernel_stack_errors", LOST_STACK, "kernel stacks lost: unwind error") \
+	BPF(USTACK_ERR, 6, "user_stack_errors", LOST_STACK, "user stacks lost: unwind error")	\
+	BPF(STACK_FULL, 7, "stack_map_full", LOST_STACK, "stacks lost: stack map full")		\
+	BPF(USTACK_TRUNC, 8, "user_stacks_truncated", LOST, "user stacks truncated at 127 frames") \
+	BPF(EVENT_DROP, 9, "events_lost", LOST, "process events lost: ring buffer full")	\
+	BPF(SEEN_FULL, 10, "seen_map_full", LOST,						\
+	    "first-sample notices lost: tracking map full")					\
+	BPF(TARGET_FULL, 11, "target_map_full", LOST, "children not followed: target map full")	\
+	BPF(SWITCHES, 12, "switches", SEEN, "context switches of tracked threads")		\
+	BPF(OFF_MAP_FULL, 13, "offcpu_map_full", LOST_SAMPLE,					\
+	    "off-CPU intervals lost: off-CPU map full")						\
+	BPF(TSTORE_FAIL, 14, "thread_state_failures", LOST,					\
+	    "thread states lost: task storage or exit map full")				\
+	BPF(PSTATE_FULL, 15, "process_state_failures", LOST,					\
+	    "process timelines lost: task storage or exit map full")				\
+	BPF(STACKS_CACHED, 16, "stacks_cached", SEEN,						\
+	    "off-CPU stacks reused from the thread's cache")					\
+	BPF(IO_RQ_FULL, 17, "io_requests_untracked", LOST,					\
+	    "block requests not tracked: request map full")					\
+	BPF(IO_MAP_FULL, 18, "io_map_full", LOST, "block IO completions lost: IO map full")	\
+	BPF(IO_NO_START, 19, "io_completions_unmatched", LOST,					\
+	    "block IO completions whose start was missed (started before recording)")		\
+	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
+	     "user stacks end at [truncated]: code without frame pointers")			\
+	USER(io_done_unseen, "io_completions_unseen", LOST,					\
+	     "block IO completions the kernel never reported (no latency)")
+
+#endif /* BP_COUNTERS_TABLE_H */
