@@ -15,6 +15,9 @@ TEST_LDLIBS	:= -lcmocka $(LDLIBS)
 
 UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
+# shared by the unit tests (profile builders): every other tests/unit/*.c
+UNIT_LIB_SRCS	:= $(filter-out $(UNIT_SRCS),$(wildcard tests/unit/*.c))
+UNIT_LIB_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(UNIT_LIB_SRCS))
 INTEG_SRCS	:= $(sort $(wildcard tests/integration/test_*.c))
 INTEG_BINS	:= $(patsubst tests/integration/%.c,$(OUT)/tests/integration/%,$(INTEG_SRCS))
 INTEG_LIB_SRCS	:= $(filter-out $(INTEG_SRCS),$(wildcard tests/integration/*.c))
@@ -40,10 +43,10 @@ $(LIBAGENT_SAN): $(SAN_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUT)/tests/unit/%: tests/unit/%.c $(LIBAGENT_SAN) | $(DEPS_STAMP)
+$(OUT)/tests/unit/%: tests/unit/%.c $(UNIT_LIB_OBJS) $(LIBAGENT_SAN) | $(DEPS_STAMP)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(LIBAGENT_SAN) $(TEST_LDLIBS) -lm
+	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(UNIT_LIB_OBJS) $(LIBAGENT_SAN) $(TEST_LDLIBS) -lm
 
 $(OUT)/tests/integration/%: tests/integration/%.c $(INTEG_LIB_OBJS) $(LIBAGENT_SAN) | $(DEPS_STAMP)
 	$(call msg,CC-TEST,$@)

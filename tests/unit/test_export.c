@@ -17,6 +17,7 @@
 #include "util/json.h"
 #include "model/profile.h"
 #include "export/report_text.h"
+#include "unit/builders.h"
 
 /* Debian 12's cmocka 1.1 has no assert_double_equal */
 #define assert_near(a, b, eps)                                                         \
@@ -28,37 +29,11 @@
 
 #define PERIOD 10101010ULL	/* cpu-clock at 99 Hz, ns */
 
-static uint32_t fr(struct bp_profile *p, const char *name, const char *module, const char *path,
-		   uint64_t off, bool kernel)
+/* on-CPU samples of one thread, as collect adds them: the thread is in its process's table */
+static void oncpu(struct bp_profile *p, uint32_t pid, uint32_t tid, uint32_t stack, uint64_t count)
 {
-	struct bp_frame f = { .name = name, .module = module, .path = path, .offset = off,
-			      .kernel = kernel };
-	int64_t id = bp_profile__frame(p, &f);
-
-	assert_true(id >= 0);
-	return id;
-}
-
-static void add(struct bp_profile *p, uint32_t pid, uint32_t tid, const uint32_t *frames,
-		uint32_t n, uint64_t count)
-{
-	int64_t st = bp_profile__stack(p, frames, n);
-
-	assert_true(st >= 0);
-	assert_int_equal(bp_profile__add(p, pid, tid, BP_KIND_ONCPU, st, count, count * PERIOD), 0);
-	/* as collect does: every thread with samples is in its process's table */
+	bld_sample(p, pid, tid, BP_KIND_ONCPU, stack, count, count * PERIOD);
 	assert_non_null(bp_proc__thread(bp_profile__proc(p, pid, false), tid, NULL));
-}
-
-static struct bp_proc *proc(struct bp_profile *p, uint32_t pid, const char *comm,
-			    const char *cmdline)
-{
-	struct bp_proc *pr = bp_profile__proc(p, pid, true);
-
-	assert_non_null(pr);
-	strncpy(pr->comm, comm, sizeof(pr->comm) - 1);
-	pr->cmdline = bp_profile__intern(p, cmdline);
-	return pr;
 }
 
 /*
@@ -82,29 +57,29 @@ static int setup(void **state)
 	p->stats.v[BP_STAT_MAP_FULL] = 3;
 	p->stats.v[BP_STAT_USTACK_TRUNC] = 2;
 
-	proc(p, 100, "split", "split 3");
-	proc(p, 200, "gz;ip", "gzip \xff\xfe -9")->exited = true;
-	proc(p, 300, "rec", "rec")->end_ns = 3000000000ULL;
+	bld_proc(p, 100, 0, "split", "split 3");
+	bld_proc(p, 200, 0, "gz;ip", "gzip \xff\xfe -9")->exited = true;
+	bld_proc(p, 300, 0, "rec", "rec")->end_ns = 3000000000ULL;
 
-	main_ = fr(p, "main", "split", "/bin/split", 0x1200, false);
-	alpha = fr(p, "alpha", "split", "/bin/split", 0x1190, false);
-	beta = fr(p, "beta", "split", "/bin/split", 0x11d0, false);
-	rmain = fr(p, "main", "rec", "/bin/rec", 0x1000, false);
-	rec = fr(p, "rec", "rec", "/bin/rec", 0x1100, false);
-	sched = fr(p, "schedule", "[kernel]", NULL, 0x1234, true);
-	unk = fr(p, NULL, "gzip", "/bin/gzip", 0x10, false);
-	dupa = fr(p, "dup", "libx.so", "/a/libx.so", 0x10, false);
-	dupb = fr(p, "dup", "libx.so", "/b/libx.so", 0x10, false);
+	main_ = bld_frame(p, "main", "split", "/bin/split", NULL, 0x1200, false);
+	alpha = bld_frame(p, "alpha", "split", "/bin/split", NULL, 0x1190, false);
+	beta = bld_frame(p, "beta", "split", "/bin/split", NULL, 0x11d0, false);
+	rmain = bld_frame(p, "main", "rec", "/bin/rec", NULL, 0x1000, false);
+	rec = bld_frame(p, "rec", "rec", "/bin/rec", NULL, 0x1100, false);
+	sched = bld_frame(p, "schedule", "[kernel]", NULL, NULL, 0x1234, true);
+	unk = bld_frame(p, NULL, "gzip", "/bin/gzip", NULL, 0x10, false);
+	dupa = bld_frame(p, "dup", "libx.so", "/a/libx.so", NULL, 0x10, false);
+	dupb = bld_frame(p, "dup", "libx.so", "/b/libx.so", NULL, 0x10, false);
 	assert_int_not_equal(dupa, dupb);
 
-	add(p, 100, 100, (uint32_t[]){ main_, alpha }, 2, 60);
-	add(p, 100, 101, (uint32_t[]){ main_, alpha }, 2, 15);
-	add(p, 100, 100, (uint32_t[]){ main_, beta }, 2, 25);
-	add(p, 300, 300, (uint32_t[]){ rmain, rec, rec, rec }, 4, 6);
-	add(p, 300, 300, (uint32_t[]){ rmain, rec, sched }, 3, 4);
-	add(p, 200, 200, (uint32_t[]){ unk }, 1, 3);
-	add(p, 200, 200, (uint32_t[]){ dupa }, 1, 1);
-	add(p, 200, 200, (uint32_t[]){ dupb }, 1, 2);
+	oncpu(p, 100, 100, BLD_STACK(p, main_, alpha), 60);
+	oncpu(p, 100, 101, BLD_STACK(p, main_, alpha), 15);
+	oncpu(p, 100, 100, BLD_STACK(p, main_, beta), 25);
+	oncpu(p, 300, 300, BLD_STACK(p, rmain, rec, rec, rec), 6);
+	oncpu(p, 300, 300, BLD_STACK(p, rmain, rec, sched), 4);
+	oncpu(p, 200, 200, BLD_STACK(p, unk), 3);
+	oncpu(p, 200, 200, BLD_STACK(p, dupa), 1);
+	oncpu(p, 200, 200, BLD_STACK(p, dupb), 2);
 	*state = p;
 	return 0;
 }

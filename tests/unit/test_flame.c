@@ -24,38 +24,12 @@
 #include "export/flame_assets.h"
 #include "util/json.h"
 #include "model/profile.h"
+#include "unit/builders.h"
 
 #define PERIOD		2004008ULL	/* cpu-clock at 499 Hz, ns */
 #define EVIL		"</script><script>alert(1)</script>"
 
 /* ------------------------------------------------------------------ profiles */
-
-static uint32_t fr(struct bp_profile *p, const char *name, const char *module, bool kernel)
-{
-	struct bp_frame f = { .name = name, .module = module, .kernel = kernel };
-	int64_t id = bp_profile__frame(p, &f);
-
-	assert_true(id >= 0);
-	return id;
-}
-
-static void add(struct bp_profile *p, uint32_t pid, enum bp_kind kind, const uint32_t *frames,
-		uint32_t n, uint64_t count, uint64_t ns)
-{
-	int64_t st = bp_profile__stack(p, frames, n);
-
-	assert_true(st >= 0);
-	assert_int_equal(bp_profile__add(p, pid, pid, kind, st, count, ns), 0);
-}
-
-static struct bp_proc *proc(struct bp_profile *p, uint32_t pid, const char *comm)
-{
-	struct bp_proc *pr = bp_profile__proc(p, pid, true);
-
-	assert_non_null(pr);
-	strncpy(pr->comm, comm, sizeof(pr->comm) - 1);
-	return pr;
-}
 
 /*
  * split (100): main;alpha 75 samples, main;beta 25, runqueue under alpha
@@ -74,28 +48,28 @@ static struct bp_profile *profile_a(void)
 	p->hz = 499;
 	p->ncpus = 2;
 	p->offcpu_enabled = true;
-	proc(p, 100, "split");
-	proc(p, 200, "sh");
-	proc(p, 300, "a<b&\"c");
+	bld_proc(p, 100, 0, "split", NULL);
+	bld_proc(p, 200, 0, "sh", NULL);
+	bld_proc(p, 300, 0, "a<b&\"c", NULL);
 
-	main_ = fr(p, "main", "split", false);
-	alpha = fr(p, "alpha", "split", false);
-	beta = fr(p, "beta", "split", false);
-	sched = fr(p, "schedule", "[kernel]", true);
-	wait4 = fr(p, "wait4", "libc.so.6", false);
-	sys = fr(p, "do_wait", "[kernel]", true);
-	evil = fr(p, EVIL, "sh", false);
-	io = fr(p, "io_schedule", "[kernel]", true);
-	futex = fr(p, "futex_wait", "[kernel]", true);
+	main_ = bld_frame(p, "main", "split", NULL, NULL, 0, false);
+	alpha = bld_frame(p, "alpha", "split", NULL, NULL, 0, false);
+	beta = bld_frame(p, "beta", "split", NULL, NULL, 0, false);
+	sched = bld_frame(p, "schedule", "[kernel]", NULL, NULL, 0, true);
+	wait4 = bld_frame(p, "wait4", "libc.so.6", NULL, NULL, 0, false);
+	sys = bld_frame(p, "do_wait", "[kernel]", NULL, NULL, 0, true);
+	evil = bld_frame(p, EVIL, "sh", NULL, NULL, 0, false);
+	io = bld_frame(p, "io_schedule", "[kernel]", NULL, NULL, 0, true);
+	futex = bld_frame(p, "futex_wait", "[kernel]", NULL, NULL, 0, true);
 
-	add(p, 100, BP_KIND_ONCPU, (uint32_t[]){ main_, alpha }, 2, 75, 75 * PERIOD);
-	add(p, 100, BP_KIND_ONCPU, (uint32_t[]){ main_, beta }, 2, 25, 25 * PERIOD + 777);
-	add(p, 100, BP_KIND_RUNQUEUE, (uint32_t[]){ main_, alpha, sched }, 3, 4, 3500);
-	add(p, 200, BP_KIND_SLEEP, (uint32_t[]){ wait4, sys, sched }, 3, 1, 1999999500);
-	add(p, 200, BP_KIND_IO, (uint32_t[]){ wait4, io }, 2, 2, 1234567);
-	add(p, 200, BP_KIND_ONCPU, (uint32_t[]){ evil }, 1, 3, 3 * PERIOD);
-	add(p, 200, BP_KIND_ONCPU, &evil, 0, 1, PERIOD);
-	add(p, 300, BP_KIND_LOCK, (uint32_t[]){ main_, futex }, 2, 7, 700000499);
+	bld_sample(p, 100, 100, BP_KIND_ONCPU, BLD_STACK(p, main_, alpha), 75, 75 * PERIOD);
+	bld_sample(p, 100, 100, BP_KIND_ONCPU, BLD_STACK(p, main_, beta), 25, 25 * PERIOD + 777);
+	bld_sample(p, 100, 100, BP_KIND_RUNQUEUE, BLD_STACK(p, main_, alpha, sched), 4, 3500);
+	bld_sample(p, 200, 200, BP_KIND_SLEEP, BLD_STACK(p, wait4, sys, sched), 1, 1999999500);
+	bld_sample(p, 200, 200, BP_KIND_IO, BLD_STACK(p, wait4, io), 2, 1234567);
+	bld_sample(p, 200, 200, BP_KIND_ONCPU, BLD_STACK(p, evil), 3, 3 * PERIOD);
+	bld_sample(p, 200, 200, BP_KIND_ONCPU, bld_stack(p, &evil, 0), 1, PERIOD);
+	bld_sample(p, 300, 300, BP_KIND_LOCK, BLD_STACK(p, main_, futex), 7, 700000499);
 	return p;
 }
 
@@ -701,12 +675,12 @@ static void diff__before_values_on_after_paths(void **state)
 	assert_non_null(b);
 	b->hz = 499;
 	/* another run of split: another pid, the same process in the diff */
-	proc(b, 4321, "split");
-	main_ = fr(b, "main", "split", false);
-	alpha = fr(b, "alpha", "split", false);
-	gone = fr(b, "only_before", "split", false);
-	add(b, 4321, BP_KIND_ONCPU, (uint32_t[]){ main_, alpha }, 2, 10, 10 * PERIOD);
-	add(b, 4321, BP_KIND_ONCPU, (uint32_t[]){ main_, gone }, 2, 30, 30 * PERIOD);
+	bld_proc(b, 4321, 0, "split", NULL);
+	main_ = bld_frame(b, "main", "split", NULL, NULL, 0, false);
+	alpha = bld_frame(b, "alpha", "split", NULL, NULL, 0, false);
+	gone = bld_frame(b, "only_before", "split", NULL, NULL, 0, false);
+	bld_sample(b, 4321, 4321, BP_KIND_ONCPU, BLD_STACK(b, main_, alpha), 10, 10 * PERIOD);
+	bld_sample(b, 4321, 4321, BP_KIND_ONCPU, BLD_STACK(b, main_, gone), 30, 30 * PERIOD);
 
 	assert_int_equal(bp_export_flame_diff(b, a, &o, &out), 0);
 	xml_check(out.data);
@@ -755,7 +729,7 @@ static void output__deterministic(void **state)
 	q->ncpus = p->ncpus;
 	q->offcpu_enabled = true;
 	for (i = p->nr_procs; i-- > 0;)
-		proc(q, p->procs[i]->pid, p->procs[i]->comm);
+		bld_proc(q, p->procs[i]->pid, 0, p->procs[i]->comm, NULL);
 	for (i = p->nr_samples; i-- > 0;) {
 		const struct bp_sample *s = &p->samples[i];
 		const uint32_t *f = bp_profile__stack_frames(p, s->stack, &nr);
@@ -764,9 +738,9 @@ static void output__deterministic(void **state)
 		for (j = 0; j < nr; j++) {
 			const struct bp_frame *pf = &p->frames[f[j]];
 
-			g[j] = fr(q, pf->name, pf->module, pf->kernel);
+			g[j] = bld_frame(q, pf->name, pf->module, NULL, NULL, 0, pf->kernel);
 		}
-		add(q, s->pid, s->kind, g, nr, s->count, s->ns);
+		bld_sample(q, s->pid, s->pid, s->kind, bld_stack(q, g, nr), s->count, s->ns);
 	}
 	x = export(p, NULL, BP_FLAME_HTML, BP_VIEW_WALL, NULL);
 	y = export(q, NULL, BP_FLAME_HTML, BP_VIEW_WALL, NULL);
@@ -830,18 +804,18 @@ static void output__many_stacks(void **state)
 
 	assert_non_null(p);
 	p->hz = 99;
-	proc(p, 1, "big");
+	bld_proc(p, 1, 0, "big", NULL);
 	for (i = 0; i < 1000; i++) {
 		snprintf(name, sizeof(name), "fn_%u", i);
-		fr(p, name, "big", i % 7 == 0);
+		bld_frame(p, name, "big", NULL, NULL, 0, i % 7 == 0);
 	}
 	while (p->nr_stacks < 5000) {
 		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
 		depth = 2 + (x >> 33) % 30;
 		for (d = 0; d < depth; d++)
 			f[d] = ((x >> (d % 40)) * (d + 1) + d * 31) % 1000;
-		add(p, 1, (x >> 60) % 3 ? BP_KIND_ONCPU : BP_KIND_IO, f, depth, 1 + (x >> 40) % 9,
-		    1000 + (x >> 20) % 100000);
+		bld_sample(p, 1, 1, (x >> 60) % 3 ? BP_KIND_ONCPU : BP_KIND_IO, bld_stack(p, f, depth),
+			   1 + (x >> 40) % 9, 1000 + (x >> 20) % 100000);
 	}
 	doc = export(p, NULL, BP_FLAME_HTML, BP_VIEW_WALL, NULL);
 	tree_read(doc, &t);
