@@ -16,12 +16,17 @@ struct bp_profile *bp_profile__new_like(const struct bp_profile *src, uint64_t s
 	p->hz = src->hz;
 	p->ncpus = src->ncpus;
 	p->pmu = src->pmu;
-	p->event = src->event;
+	/* interned: a window outlives the slice it was made like */
+	p->event = bp_profile__intern(p, src->event);
 	p->system_wide = src->system_wide;
 	p->offcpu_enabled = src->offcpu_enabled;
 	p->io_enabled = src->io_enabled;
 	p->llc_bytes = src->llc_bytes;
 	p->llc_source = bp_profile__intern(p, src->llc_source);
+	if ((src->event && !p->event) || (src->llc_source && !p->llc_source)) {
+		bp_profile__free(p);
+		return NULL;
+	}
 	return p;
 }
 
