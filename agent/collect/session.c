@@ -12,6 +12,7 @@
 #include "collect/cpus.h"
 #include "collect/loader.h"
 #include "util/log.h"
+#include "proc/llc.h"
 #include "proc/memprobe.h"
 #include "model/merge.h"
 #include "proc/pmu.h"

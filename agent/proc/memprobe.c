@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Working-set probes and page-fault counts from /proc, and the size of the
- * last-level cache one core uses. docs/memprobe.md has the method and its
- * measured cost.
+ * Working-set probes and page-fault counts from /proc. docs/memprobe.md has
+ * the method and its measured cost.
  */
 #include <errno.h>
 #include <dirent.h>
@@ -14,12 +13,10 @@
 #include <string.h>
 #include <unistd.h>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <cpuid.h>
-#endif
-
-#include "util/log.h"
+#include "proc/llc.h"
 #include "proc/memprobe.h"
+#include "util/htab.h"
+#include "util/log.h"
 #include "util/readfile.h"
 
 #define KiB		1024ULL
@@ -32,7 +29,6 @@
  * process is dropped, evidence and all. ~150 bytes each, ~0.6 MiB at most.
  */
 #define MP_MAX_PROCS	BP_MEMPROBE_MAX_PROCS
-#define MP_NBUCKETS	8192	/* power of two, twice the cap: short chains */
 /* threads whose CPU is looked up after a clear, see switch_target_cpus() */
 #define MP_MAX_TASKS	1024
 
@@ -43,7 +39,6 @@ enum mp_state {
 
 struct mp_proc {
 	pid_t pid;
-	int32_t hnext;		/* next slot in the bucket chain, -1 ends it */
 	int32_t newer, older;	/* LRU list by last seen(), -1 ends it */
 	uint8_t state;
 	bool have_id;		/* stat read once: identity and fault baseline taken */
@@ -74,7 +69,7 @@ struct bp_memprobe {
 	uint32_t nr, alloc;
 	uint32_t rr;		/* where the next tick starts looking for a clear */
 	int32_t newest, oldest;
-	int32_t buckets[MP_NBUCKETS];
+	struct bp_htab index;	/* pid -> procs[] */
 };
 
 /* ------------------------------------------------------------ parsing */
@@ -151,292 +146,35 @@ int bp_memprobe_parse_rollup(const char *text, uint64_t *rss, uint64_t *referenc
 	return got_rss && got_ref ? 0 : -EINVAL;
 }
 
-/* ------------------------------------------------------------ LLC size */
-
-static void fmt_size(char *buf, size_t len, uint64_t bytes)
-{
-	if (bytes >= MiB && bytes % MiB == 0)
-		snprintf(buf, len, "%llu MiB", (unsigned long long)(bytes / MiB));
-	else if (bytes % KiB == 0)
-		snprintf(buf, len, "%llu KiB", (unsigned long long)(bytes / KiB));
-	else
-		snprintf(buf, len, "%llu B", (unsigned long long)bytes);
-}
-
-static void set_source(char *source, size_t len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static void set_source(char *source, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!source || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(source, len, fmt, ap);
-	va_end(ap);
-}
-
-uint64_t bp_cache_size_parse(const char *text)
-{
-	unsigned long long v;
-	char *end;
-
-	while (*text == ' ')
-		text++;
-	if (*text < '0' || *text > '9')
-		return 0;
-	v = strtoull(text, &end, 10);
-	switch (*end) {
-	case 'K':
-	case 'k':
-		return v * KiB;
-	case 'M':
-		return v * MiB;
-	case 'G':
-		return v * 1024 * MiB;
-	case '\0':
-	case '\n':
-		return v;
-	default:
-		return 0;
-	}
-}
-
-static void chomp(char *s)
-{
-	s[strcspn(s, "\n")] = '\0';
-}
-
-/* <root>/devices/system/cpu/cpu0/cache/index<idx>/<name>, newline cut; bytes or -errno */
-static ssize_t cache_attr(const char *root, unsigned int idx, const char *name, char *buf,
-			  size_t len)
-{
-	char path[512];
-	ssize_t n;
-
-	snprintf(path, sizeof(path), "%s/devices/system/cpu/cpu0/cache/index%u/%s", root, idx,
-		 name);
-	n = bp_read_small(path, buf, len);
-	if (n >= 0)
-		chomp(buf);
-	return n;
-}
-
-uint64_t bp_llc_from_sysfs(const char *sysfs_root, char *source, size_t len)
-{
-	char buf[256], cpus[128] = "";
-	unsigned int best_level = 0, level, idx;
-	uint64_t best = 0, bytes;
-
-	if (!sysfs_root)
-		sysfs_root = "/sys";
-	/* index numbers are dense from 0: the first missing one ends them */
-	for (idx = 0; idx < 32; idx++) {
-		if (cache_attr(sysfs_root, idx, "level", buf, sizeof(buf)) <= 0)
-			break;
-		level = (unsigned int)strtoul(buf, NULL, 10);
-		if (cache_attr(sysfs_root, idx, "type", buf, sizeof(buf)) <= 0 ||
-		    (strcmp(buf, "Data") && strcmp(buf, "Unified")))
-			continue;
-		if (cache_attr(sysfs_root, idx, "size", buf, sizeof(buf)) <= 0)
-			continue;
-		bytes = bp_cache_size_parse(buf);
-		if (!bytes || level < best_level || (level == best_level && bytes <= best))
-			continue;
-		best = bytes;
-		best_level = level;
-		if (cache_attr(sysfs_root, idx, "shared_cpu_list", cpus, sizeof(cpus)) < 0)
-			cpus[0] = '\0';
-	}
-	if (!best)
-		return 0;
-	fmt_size(buf, sizeof(buf), best);
-	if (cpus[0])
-		set_source(source, len, "sysfs cpu0 L%u %s (cpus %s)", best_level, buf, cpus);
-	else
-		set_source(source, len, "sysfs cpu0 L%u %s", best_level, buf);
-	return best;
-}
-
-int bp_cpuid_cache_desc(const struct bp_cpuid_regs *r, unsigned int *level,
-			unsigned int *type, uint64_t *bytes)
-{
-	uint64_t ways = (r->ebx >> 22) + 1;
-	uint64_t parts = ((r->ebx >> 12) & 0x3ff) + 1;
-	uint64_t line = (r->ebx & 0xfff) + 1;
-	uint64_t sets = (uint64_t)r->ecx + 1;
-
-	*type = r->eax & 0x1f;
-	if (!*type)
-		return -ENOENT;
-	*level = (r->eax >> 5) & 0x7;
-	*bytes = ways * parts * line * sets;
-	return 0;
-}
-
-void bp_cpuid_l2_l3(const struct bp_cpuid_regs *r, uint64_t *l2, uint64_t *l3)
-{
-	*l2 = (uint64_t)(r->ecx >> 16) * KiB;
-	*l3 = (uint64_t)(r->edx >> 18) * 512 * KiB;
-}
-
-void bp_cpuid_family_model(uint32_t eax, unsigned int *family, unsigned int *model)
-{
-	unsigned int base = (eax >> 8) & 0xf;
-
-	*family = base;
-	*model = (eax >> 4) & 0xf;
-	if (base == 0xf)
-		*family += (eax >> 20) & 0xff;
-	if (base == 0xf || base == 0x6)
-		*model |= ((eax >> 16) & 0xf) << 4;
-}
-
-/*
- * On AMD, 0x80000006 reports the L3 of the whole socket (every CCD), but a
- * core only allocates into its own CCX's slice. Zen 3, 4 and 5 (families
- * 19h and 1Ah) have 8-core CCXs with 32 MiB; Zen 2 (17h, models 30h and up)
- * 4-core CCXs with 16 MiB; Zen 1/Zen+ (17h below 30h) and Hygon (18h, a Zen
- * 1 derivative) 8 MiB. Smaller parts report less than the cap and keep
- * their own figure. V-Cache parts (96 MiB per CCX) are undercounted here,
- * but they are bare metal, where sysfs answers first.
- */
-uint64_t bp_amd_ccx_l3(unsigned int family, unsigned int model)
-{
-	if (family == 0x17)
-		return model >= 0x30 ? 16 * MiB : 8 * MiB;
-	if (family == 0x18)
-		return 8 * MiB;
-	if (family >= 0x19)
-		return 32 * MiB;
-	return 0;
-}
-
-/* the highest-level data or unified cache a leaf-4-style leaf describes */
-static uint64_t scan_cache_leaf(bp_cpuid_fn fn, void *ctx, uint32_t leaf, unsigned int *out_level)
-{
-	struct bp_cpuid_regs r;
-	unsigned int sub, level, type, best_level = 0;
-	uint64_t bytes, best = 0;
-
-	for (sub = 0; sub < 16; sub++) {
-		memset(&r, 0, sizeof(r));
-		if (!fn(ctx, leaf, sub, &r))
-			break;
-		if (bp_cpuid_cache_desc(&r, &level, &type, &bytes))
-			break;
-		if (type != 1 && type != 3)
-			continue;
-		if (level > best_level || (level == best_level && bytes > best)) {
-			best = bytes;
-			best_level = level;
-		}
-	}
-	*out_level = best_level;
-	return best;
-}
-
-uint64_t bp_llc_from_cpuid(bp_cpuid_fn fn, void *ctx, char *source, size_t len)
-{
-	struct bp_cpuid_regs r = {};
-	char vendor[13], a[32], b[32];
-	unsigned int family = 0, model = 0, level;
-	uint64_t bytes, l2, l3, cap;
-	bool amd;
-
-	if (!fn(ctx, 0, 0, &r))
-		return 0;
-	memcpy(vendor, &r.ebx, 4);
-	memcpy(vendor + 4, &r.edx, 4);
-	memcpy(vendor + 8, &r.ecx, 4);
-	vendor[12] = '\0';
-	amd = !strcmp(vendor, "AuthenticAMD") || !strcmp(vendor, "HygonGenuine");
-	memset(&r, 0, sizeof(r));
-	if (fn(ctx, 1, 0, &r))
-		bp_cpuid_family_model(r.eax, &family, &model);
-
-	/* leaf 4 is reserved on AMD; other vendors (Zhaoxin too) use Intel's layout */
-	bytes = scan_cache_leaf(fn, ctx, amd ? 0x8000001d : 4, &level);
-	if (bytes) {
-		fmt_size(a, sizeof(a), bytes);
-		set_source(source, len, "cpuid %s (L%u %s)", amd ? "0x8000001d" : "4", level, a);
-		return bytes;
-	}
-
-	memset(&r, 0, sizeof(r));
-	if (!fn(ctx, 0x80000006, 0, &r))
-		return 0;
-	bp_cpuid_l2_l3(&r, &l2, &l3);
-	if (l3) {
-		cap = amd ? bp_amd_ccx_l3(family, model) : 0;
-		fmt_size(a, sizeof(a), l3);
-		if (cap && l3 > cap) {
-			fmt_size(b, sizeof(b), cap);
-			set_source(source, len, "cpuid 0x80000006 (socket L3 %s, one CCX: %s)", a, b);
-			return cap;
-		}
-		set_source(source, len, "cpuid 0x80000006 (L3 %s)", a);
-		return l3;
-	}
-	if (l2) {
-		fmt_size(a, sizeof(a), l2);
-		set_source(source, len, "cpuid 0x80000006 (L2 %s, no L3)", a);
-		return l2;
-	}
-	return 0;
-}
-
-#if defined(__x86_64__) || defined(__i386__)
-static bool native_cpuid(void *ctx, uint32_t leaf, uint32_t subleaf, struct bp_cpuid_regs *r)
-{
-	/* __get_cpuid_count checks the basic or extended maximum leaf first */
-	return __get_cpuid_count(leaf, subleaf, &r->eax, &r->ebx, &r->ecx, &r->edx);
-}
-#endif
-
 /* CPUID.1:ECX[31], set by hypervisors for their guests */
 static bool under_hypervisor(void)
 {
-#if defined(__x86_64__) || defined(__i386__)
 	struct bp_cpuid_regs r;
 
-	return native_cpuid(NULL, 1, 0, &r) && (r.ecx & (1U << 31));
-#else
-	return false;
-#endif
-}
-
-uint64_t bp_llc_bytes(const char *sysfs_root, char *source, size_t len)
-{
-	uint64_t bytes;
-
-	set_source(source, len, "unknown");
-	bytes = bp_llc_from_sysfs(sysfs_root, source, len);
-	if (bytes)
-		return bytes;
-#if defined(__x86_64__) || defined(__i386__)
-	return bp_llc_from_cpuid(native_cpuid, NULL, source, len);
-#else
-	return 0;
-#endif
+	return bp_cpuid_native(NULL, 1, 0, &r) && (r.ecx & (1U << 31));
 }
 
 /* ------------------------------------------------------------ the table */
 
-static int32_t *bucket_of(struct bp_memprobe *m, pid_t pid)
+static uint64_t pid_hash(pid_t pid)
 {
-	return &m->buckets[((uint32_t)pid * 2654435761u) & (MP_NBUCKETS - 1)];
+	return bp_hash_u64((uint32_t)pid);
+}
+
+static bool pid_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct bp_memprobe *m = ctx;
+
+	return m->procs[idx].pid == *(const pid_t *)key;
 }
 
 static struct mp_proc *find(struct bp_memprobe *m, pid_t pid)
 {
-	int32_t i;
+	uint32_t i;
 
-	for (i = *bucket_of(m, pid); i >= 0; i = m->procs[i].hnext)
-		if (m->procs[i].pid == pid)
-			return &m->procs[i];
-	return NULL;
+	if (bp_htab_find(&m->index, pid_hash(pid), pid_eq, m, &pid, &i))
+		return NULL;
+	return &m->procs[i];
 }
 
 static void lru_unlink(struct bp_memprobe *m, int32_t i)
@@ -466,24 +204,13 @@ static void lru_push(struct bp_memprobe *m, int32_t i)
 		m->oldest = i;
 }
 
-static void hash_unlink(struct bp_memprobe *m, int32_t i)
-{
-	int32_t *link = bucket_of(m, m->procs[i].pid);
-
-	while (*link != i)
-		link = &m->procs[*link].hnext;
-	*link = m->procs[i].hnext;
-}
-
 static struct mp_proc *add(struct bp_memprobe *m, pid_t pid)
 {
 	struct mp_proc *procs;
-	int32_t i, *bucket;
 	uint32_t n;
+	int32_t i;
 
-	if (m->nr < m->alloc) {
-		i = m->nr++;
-	} else if (m->nr < MP_MAX_PROCS) {
+	if (m->nr == m->alloc && m->nr < MP_MAX_PROCS) {
 		n = m->alloc ? m->alloc * 2 : 64;
 		if (n > MP_MAX_PROCS)
 			n = MP_MAX_PROCS;
@@ -492,19 +219,22 @@ static struct mp_proc *add(struct bp_memprobe *m, pid_t pid)
 			return NULL;
 		m->procs = procs;
 		m->alloc = n;
+	}
+	if (m->nr < m->alloc) {
+		if (bp_htab_insert(&m->index, pid_hash(pid), m->nr))
+			return NULL;
 		i = m->nr++;
 	} else {
+		/* the index keeps its size: a removal then an insertion cannot fail */
 		i = m->oldest;
 		bp_dbg("memprobe: tracking %d processes, dropping pid %d", MP_MAX_PROCS,
 		       m->procs[i].pid);
-		hash_unlink(m, i);
+		bp_htab_remove(&m->index, pid_hash(m->procs[i].pid), i);
 		lru_unlink(m, i);
+		bp_htab_insert(&m->index, pid_hash(pid), i);
 	}
 	memset(&m->procs[i], 0, sizeof(m->procs[i]));
 	m->procs[i].pid = pid;
-	bucket = bucket_of(m, pid);
-	m->procs[i].hnext = *bucket;
-	*bucket = i;
 	lru_push(m, i);
 	return &m->procs[i];
 }
@@ -540,7 +270,6 @@ static void restart(struct mp_proc *p)
 
 	memset(p, 0, sizeof(*p));
 	p->pid = keep.pid;
-	p->hnext = keep.hnext;
 	p->newer = keep.newer;
 	p->older = keep.older;
 	p->cpus = keep.cpus;
@@ -737,7 +466,6 @@ struct bp_memprobe *bp_memprobe__new(const struct bp_memprobe_opts *opts)
 	struct bp_memprobe_opts o = {};
 	struct bp_memprobe *m;
 	char source[128];
-	int i;
 
 	if (opts)
 		o = *opts;
@@ -772,8 +500,6 @@ struct bp_memprobe *bp_memprobe__new(const struct bp_memprobe_opts *opts)
 	if (m->page_size <= 0)
 		m->page_size = 4096;
 	m->newest = m->oldest = -1;
-	for (i = 0; i < MP_NBUCKETS; i++)
-		m->buckets[i] = -1;
 	return m;
 }
 
@@ -781,6 +507,7 @@ void bp_memprobe__free(struct bp_memprobe *m)
 {
 	if (!m)
 		return;
+	bp_htab_free(&m->index);
 	free(m->procs);
 	free(m->proc_root);
 	free(m);

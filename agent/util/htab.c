@@ -85,6 +85,36 @@ int bp_htab_insert(struct bp_htab *h, uint64_t hash, uint32_t idx)
 	return 0;
 }
 
+int bp_htab_remove(struct bp_htab *h, uint64_t hash, uint32_t idx)
+{
+	uint32_t hv = (uint32_t)hash;
+	size_t mask, i, j;
+
+	if (!h->cap)
+		return -ENOENT;
+	mask = h->cap - 1;
+	for (i = hv & mask; h->slots[i].idx1 != idx + 1; i = (i + 1) & mask)
+		if (!h->slots[i].idx1)
+			return -ENOENT;
+	/*
+	 * No tombstones: close the gap by moving back each later entry of the
+	 * run whose probe path crosses it, so find() can still stop at the
+	 * first empty slot.
+	 */
+	for (j = (i + 1) & mask; h->slots[j].idx1; j = (j + 1) & mask) {
+		size_t home = h->slots[j].hash & mask;
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			h->slots[i] = h->slots[j];
+			i = j;
+		}
+	}
+	h->slots[i].idx1 = 0;
+	h->slots[i].hash = 0;
+	h->len--;
+	return 0;
+}
+
 void bp_htab_clear(struct bp_htab *h)
 {
 	if (h->slots)

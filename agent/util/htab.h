@@ -29,6 +29,11 @@ int bp_htab_find(const struct bp_htab *h, uint64_t hash, bp_htab_eq_fn eq,
 		 const void *ctx, const void *key, uint32_t *idx);
 /* record that entry idx has this hash (the caller checked it is absent); 0 or -ENOMEM */
 int bp_htab_insert(struct bp_htab *h, uint64_t hash, uint32_t idx);
+/*
+ * forget that entry idx has this hash, for callers that reuse or drop
+ * entries; 0, or -ENOENT when it was not recorded
+ */
+int bp_htab_remove(struct bp_htab *h, uint64_t hash, uint32_t idx);
 void bp_htab_clear(struct bp_htab *h);
 void bp_htab_free(struct bp_htab *h);
 

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <ftw.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <cmocka.h>
 
@@ -415,4 +417,45 @@ char *json_report(const struct bp_profile *p)
 	assert_int_equal(bp_export_json(p, &s, true, &b), 0);
 	bp_summary_free(&s);
 	return b.data;
+}
+
+/* ----------------------------------------------------------- fake trees */
+
+void bld_tree_make(char *root, size_t len, const char *name)
+{
+	snprintf(root, len, "/tmp/bp-%s-XXXXXX", name);
+	assert_non_null(mkdtemp(root));
+}
+
+void bld_tree_put(const char *root, const char *rel, const char *fmt, ...)
+{
+	char path[4096];
+	va_list ap;
+	char *s;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", root, rel);
+	for (s = path + strlen(root) + 1; (s = strchr(s, '/')); s++) {
+		*s = '\0';
+		mkdir(path, 0755);
+		*s = '/';
+	}
+	f = fopen(path, "w");
+	assert_non_null(f);
+	va_start(ap, fmt);
+	vfprintf(f, fmt, ap);
+	va_end(ap);
+	assert_int_equal(fclose(f), 0);
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	return remove(path);
+}
+
+void bld_tree_remove(char *root)
+{
+	if (root[0])
+		nftw(root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+	root[0] = '\0';
 }

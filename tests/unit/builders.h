@@ -8,6 +8,7 @@
 #define BP_TEST_BUILDERS_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "model/profile.h"
@@ -49,5 +50,15 @@ void assert_profile_eq(const struct bp_profile *a, const struct bp_profile *b);
 
 /* the JSON report with verdicts, as `boundprof record --json` renders it; free() it */
 char *json_report(const struct bp_profile *p);
+
+/*
+ * Fake /proc and /sys trees: a new directory /tmp/bp-NAME-XXXXXX into root
+ * (at least 64 bytes), files written under it with their directories, and
+ * the whole tree removed again (root emptied; an empty root is a no-op).
+ */
+void bld_tree_make(char *root, size_t len, const char *name);
+void bld_tree_put(const char *root, const char *rel, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+void bld_tree_remove(char *root);
 
 #endif /* BP_TEST_BUILDERS_H */
