@@ -4,6 +4,7 @@
 #   unit tests:        tests/unit/test_*.c, cmocka, agent built with ASan+UBSan
 #   fixtures:          tests/fixtures/*.c, small programs with known behaviour
 #   integration tests: tests/integration/test_*.c, cmocka, drive ./boundprof as root
+#   make test T=NAME   one test binary or one case (HACKING.md)
 
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
@@ -12,6 +13,9 @@ SAN_CFLAGS	:= -g -O1 $(SAN_FLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP 
 SAN_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(AGENT_SRCS)) $(OUT)/san/flame_assets.o
 LIBAGENT_SAN	:= $(OUT)/san/libagent.a
 TEST_LDLIBS	:= -lcmocka $(LDLIBS)
+# every test binary: BP_TEST_CASE picks one case (tests/filter.c)
+TEST_FILTER	:= $(OUT)/san/tests/filter.o
+TEST_LDFLAGS	:= -Wl,--wrap=_cmocka_run_group_tests
 
 UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
@@ -43,16 +47,18 @@ $(LIBAGENT_SAN): $(SAN_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
-$(OUT)/tests/unit/%: tests/unit/%.c $(UNIT_LIB_OBJS) $(LIBAGENT_SAN) | $(DEPS_STAMP)
+$(OUT)/tests/unit/%: tests/unit/%.c $(UNIT_LIB_OBJS) $(TEST_FILTER) $(LIBAGENT_SAN) | $(DEPS_STAMP)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -o $@ $< $(UNIT_LIB_OBJS) $(LIBAGENT_SAN) $(TEST_LDLIBS) -lm
+	$(Q)$(CC) $(SAN_CFLAGS) $(TEST_LDFLAGS) -o $@ $< $(UNIT_LIB_OBJS) $(TEST_FILTER) \
+		$(LIBAGENT_SAN) $(TEST_LDLIBS) -lm
 
-$(OUT)/tests/integration/%: tests/integration/%.c $(INTEG_LIB_OBJS) $(LIBAGENT_SAN) | $(DEPS_STAMP)
+$(OUT)/tests/integration/%: tests/integration/%.c $(INTEG_LIB_OBJS) $(TEST_FILTER) $(LIBAGENT_SAN) \
+			    | $(DEPS_STAMP)
 	$(call msg,CC-TEST,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(SAN_CFLAGS) -Itests/integration -o $@ $< $(INTEG_LIB_OBJS) \
-		$(LIBAGENT_SAN) $(TEST_LDLIBS)
+	$(Q)$(CC) $(SAN_CFLAGS) $(TEST_LDFLAGS) -Itests/integration -o $@ $< $(INTEG_LIB_OBJS) \
+		$(TEST_FILTER) $(LIBAGENT_SAN) $(TEST_LDLIBS)
 
 # Fixtures keep frame pointers so that their user stacks are whole; -O1 keeps
 # the work loops real while leaving the named functions in place.
@@ -65,13 +71,18 @@ $(OUT)/tests/fixtures/%: tests/fixtures/%.c tests/fixtures/fixture.h | $(DEPS_ST
 
 -include $(sort $(wildcard tests/unit/*.mk))
 
+# how each kind of test binary runs
+UNIT_ENV	:= BP_TEST_DATA=$(OUT)/tests/data BP_SRC=$(CURDIR) \
+		   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+		   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+INTEG_ENV	:= BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \
+		   BP_SRC=$(CURDIR) ASAN_OPTIONS=detect_leaks=0 \
+		   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+
 test-unit: $(UNIT_BINS) $(UNIT_DATA)
 	$(Q)fail=0; sh tests/lint/layers.sh || fail=1; for t in $(UNIT_BINS); do \
 		echo "  UNIT     $$(basename $$t)"; \
-		BP_TEST_DATA=$(OUT)/tests/data BP_SRC=$(CURDIR) \
-		ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		$$t || fail=1; \
+		$(UNIT_ENV) $$t || fail=1; \
 	done; exit $$fail
 
 # What the integration tests run besides boundprof: real programs for the
@@ -101,14 +112,43 @@ test-deps: | $(DEPS_STAMP)
 test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 	$(Q)fail=0; for t in $(INTEG_BINS); do \
 		echo "  INTEG    $$(basename $$t)"; \
-		BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \
-		BP_SRC=$(CURDIR) ASAN_OPTIONS=detect_leaks=0 \
-		UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-		$$t || fail=1; \
+		$(INTEG_ENV) $$t || fail=1; \
 	done; exit $$fail
 
+ifeq ($(T),)
 test: boundprof
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-integration
+else
+# T=NAME: a test binary (test_merge, merge, unit/test_flame: a name in both
+# tests/unit and tests/integration runs both), a case (the name of a test
+# function: the binaries that register it), or BINARY:PATTERN (cases by
+# cmocka's * and ? wildcards)
+T_BIN		:= $(firstword $(subst :, ,$(T)))
+T_CASE		:= $(word 2,$(subst :, ,$(T)))
+T_BINS		:= $(filter $(OUT)/tests/%/$(T_BIN) $(OUT)/tests/%/test_$(T_BIN) \
+		   $(OUT)/tests/$(T_BIN) $(OUT)/tests/$(dir $(T_BIN))test_$(notdir $(T_BIN)), \
+		   $(UNIT_BINS) $(INTEG_BINS))
+ifeq ($(T_BINS)$(T_CASE),)
+T_CASE		:= $(T_BIN)
+T_BINS		:= $(patsubst tests/%.c,$(OUT)/tests/%,$(shell grep -lE \
+		   'cmocka_unit_test[a-z_]*\($(T_BIN)[,)]' $(UNIT_SRCS) $(INTEG_SRCS)))
+endif
+ifeq ($(T_BINS),)
+$(error T=$(T): no test binary (tests/unit, tests/integration) or test case of that name)
+endif
+T_UNIT		:= $(filter $(UNIT_BINS),$(T_BINS))
+T_INTEG		:= $(filter $(INTEG_BINS),$(T_BINS))
 
--include $(wildcard $(OUT)/san/agent/*/*.d $(OUT)/san/tests/*/*.d $(OUT)/tests/*/*.d)
+test: $(T_BINS) $(if $(T_UNIT),$(UNIT_DATA)) $(if $(T_INTEG),boundprof test-deps $(FIXTURES))
+	$(Q)fail=0; for t in $(T_UNIT); do \
+		echo "  UNIT     $$(basename $$t) $(T_CASE)"; \
+		BP_TEST_CASE='$(T_CASE)' $(UNIT_ENV) $$t || fail=1; \
+	done; for t in $(T_INTEG); do \
+		echo "  INTEG    $$(basename $$t) $(T_CASE)"; \
+		BP_TEST_CASE='$(T_CASE)' $(INTEG_ENV) $$t || fail=1; \
+	done; exit $$fail
+endif
+
+-include $(wildcard $(OUT)/san/agent/*/*.d $(OUT)/san/tests/*.d $(OUT)/san/tests/*/*.d \
+	  $(OUT)/tests/*/*.d)
