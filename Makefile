@@ -8,6 +8,8 @@
 #   make install    PREFIX=/usr/local (binary, man page, bash completion, systemd unit)
 #   make uninstall  remove what make install installed
 #   V=1             show full commands; O=DIR puts objects in DIR (default .output)
+#   CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS are honoured; libbpf, libelf and zlib
+#   come from pkg-config (PKG_CONFIG_PATH for a libbpf of your own)
 
 O		?= .output
 OUT		:= $(abspath $(O))
@@ -18,6 +20,7 @@ CC		?= gcc
 CLANG		?= clang
 BPFTOOL		?= $(shell command -v bpftool 2>/dev/null || echo /usr/sbin/bpftool)
 LLVM_STRIP	?= llvm-strip
+PKG_CONFIG	?= pkg-config
 
 ifeq ($(V),1)
 Q =
@@ -27,16 +30,24 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(patsubst $(OUT)/%,%,$(2))";
 endif
 
+# a library's flags from pkg-config; without its .pc (or pkg-config), the fallback
+pc_cflags	= $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
+pc_libs		= $(or $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null),$(2))
+LIB_CFLAGS	:= $(call pc_cflags,libbpf) $(call pc_cflags,libelf) $(call pc_cflags,zlib)
+LIB_LDLIBS	:= $(call pc_libs,libbpf,-lbpf) $(call pc_libs,libelf,-lelf) \
+		   $(call pc_libs,zlib,-lz)
+
 WARNINGS	:= -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS		?= -g -O2
 # frame pointers: a profiler that can be profiled (by itself, too) at ~1% cost
-ALL_CFLAGS	:= $(CFLAGS) -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
-		   -I$(OUT) -Ibpf -Iagent
-LDLIBS		:= -lbpf -lelf -lz -lm
-# -mcpu=v3: atomic fetch-and-add, xchg and cmpxchg (kernel 5.12+)
+ALL_CFLAGS	:= $(CPPFLAGS) $(CFLAGS) -fno-omit-frame-pointer -std=gnu11 $(WARNINGS) \
+		   -D_GNU_SOURCE -MMD -MP -I$(OUT) -Ibpf -Iagent $(LIB_CFLAGS)
+ALL_LDLIBS	:= $(LIB_LDLIBS) -lm $(LDLIBS)
+# -mcpu=v3: atomic fetch-and-add, xchg and cmpxchg (kernel 5.12+); libbpf's
+# flags for its bpf_helpers.h
 BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra \
 		   -Wno-unused-parameter -Wno-missing-declarations -MMD -MP \
-		   -Ivmlinux/$(ARCH) -Ibpf
+		   -Ivmlinux/$(ARCH) -Ibpf $(call pc_cflags,libbpf)
 
 # proc.bpf.c defines the shared maps; bpftool 7.1's linker only resolves an
 # extern map whose definition comes earlier on the command line
@@ -68,7 +79,9 @@ BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
 define need_build
 for t in $(CLANG) $(LLVM_STRIP) pkg-config; do command -v $$t >/dev/null || exit 1; done; \
 	command -v bpftool >/dev/null || test -x /usr/sbin/bpftool || exit 1; \
-	for h in bpf/libbpf.h gelf.h zlib.h cmocka.h; do test -f /usr/include/$$h || exit 1; done
+	for h in bpf/libbpf.h gelf.h zlib.h cmocka.h; do \
+		printf '#include <stddef.h>\n#include <stdarg.h>\n#include <setjmp.h>\n#include <%s>\n' $$h | \
+		$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -E -x c - >/dev/null 2>&1 || exit 1; done
 endef
 
 $(DEPS_STAMP):
@@ -133,7 +146,7 @@ $(LIBAGENT): $(AGENT_OBJS)
 
 boundprof: $(CLI_OBJS) $(LIBAGENT)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $^ $(ALL_LDLIBS)
 
 # ---------------------------------------------------------------------------
 # Tests and benchmarks

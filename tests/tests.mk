@@ -8,14 +8,14 @@
 
 SAN_FLAGS	:= -fsanitize=address,undefined -fno-sanitize-recover=all \
 		   -fno-omit-frame-pointer
-SAN_CFLAGS	:= -g -O1 $(SAN_FLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
-		   -I$(OUT) -Ibpf -Iagent -Itests
+SAN_CFLAGS	:= $(CPPFLAGS) -g -O1 $(SAN_FLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOURCE -MMD -MP \
+		   -I$(OUT) -Ibpf -Iagent -Itests $(LIB_CFLAGS)
 SAN_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(AGENT_SRCS)) $(OUT)/san/flame_assets.o
 LIBAGENT_SAN	:= $(OUT)/san/libagent.a
-TEST_LDLIBS	:= -lcmocka $(LDLIBS)
+TEST_LDLIBS	:= $(call pc_libs,cmocka,-lcmocka) $(ALL_LDLIBS)
 # every test binary: BP_TEST_CASE picks one case (tests/filter.c)
 TEST_FILTER	:= $(OUT)/san/tests/filter.o
-TEST_LDFLAGS	:= -Wl,--wrap=_cmocka_run_group_tests
+TEST_LDFLAGS	:= $(LDFLAGS) -Wl,--wrap=_cmocka_run_group_tests
 
 UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
