@@ -315,7 +315,9 @@ static int write_frames(struct writer *w)
 				sys = name;
 			}
 		} else {
-			bp_buf_printf(&w->tmp, "%s+0x%" PRIx64, f->module, f->offset);
+			char label[512];
+
+			bp_buf_printf(&w->tmp, "%s", bp_frame_label(f, false, label, sizeof(label)));
 			name = wstr(w, bp_buf_str(&w->tmp));
 			sys = wstr(w, f->kernel ? KERNEL_MARK : "");
 		}

@@ -385,6 +385,9 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
 
 	if (f->name)
 		snprintf(buf, len, "%s%s", f->name, k);
+	/* "[unknown]", "[kernel]": no base to count an offset from */
+	else if (!f->offset && f->module[0] == '[')
+		snprintf(buf, len, "%s%s", f->module, k);
 	else
 		snprintf(buf, len, "%s+0x%" PRIx64 "%s", f->module, f->offset, k);
 	return buf;

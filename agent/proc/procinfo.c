@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -90,6 +92,75 @@ int bp_procinfo_read(const char *proc_root, pid_t pid, struct bp_procinfo *out)
 			out->cmdline = strdup(buf);
 	}
 	return 0;
+}
+
+/*
+ * The numbers on the line "key\t1\t2..." of a status file: how many (at most
+ * max are stored; the rest are read and dropped), -ENOENT without the line,
+ * -EINVAL when it holds something else.
+ */
+static int status_numbers(const char *text, const char *key, unsigned long long *v, int max)
+{
+	size_t klen = strlen(key);
+	const char *p = text;
+	int n = 0;
+
+	while (strncmp(p, key, klen)) {
+		p = strchr(p, '\n');
+		if (!p)
+			return -ENOENT;
+		p++;
+	}
+	for (p += klen;;) {
+		unsigned long long x = 0;
+		int digits = 0;
+
+		p += strspn(p, " \t");
+		if (!*p || *p == '\n')
+			return n;
+		while (*p >= '0' && *p <= '9') {
+			if (++digits > 19)
+				return -EINVAL;
+			x = x * 10 + (unsigned long long)(*p - '0');
+			p++;
+		}
+		if (!digits || (*p && *p != ' ' && *p != '\t' && *p != '\n'))
+			return -EINVAL;
+		if (n < max)
+			v[n] = x;
+		n++;
+	}
+}
+
+int bp_procinfo_parse_status(const char *text, uid_t *euid, pid_t *nspid)
+{
+	/* pid namespaces nest at most 32 deep */
+	unsigned long long v[33];
+	int n;
+
+	/* Uid: real effective saved fs */
+	n = status_numbers(text, "Uid:", v, 4);
+	if (n < 2 || v[1] >= UINT32_MAX)
+		return -EINVAL;
+	*euid = (uid_t)v[1];
+	n = status_numbers(text, "NSpid:", v, 33);
+	if (n > 0 && n <= 33 && v[n - 1] && v[n - 1] <= INT32_MAX)
+		*nspid = (pid_t)v[n - 1];
+	return 0;
+}
+
+int bp_procinfo_read_ids(const char *proc_root, pid_t pid, uid_t *euid, pid_t *nspid)
+{
+	char path[128], buf[8192];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "%s/%d/status", proc_root ? proc_root : "/proc", pid);
+	/* Uid: and NSpid: come in the first dozen lines, long before 8 KiB */
+	n = bp_read_small(path, buf, sizeof(buf));
+	if (n < 0)
+		return n == -ENOENT ? -ESRCH : (int)n;
+	*nspid = pid;
+	return bp_procinfo_parse_status(buf, euid, nspid);
 }
 
 void bp_procinfo_free(struct bp_procinfo *pi)

@@ -23,6 +23,18 @@ void bp_procinfo_free(struct bp_procinfo *pi);
 int bp_procinfo_parse_stat(const char *text, char *comm, size_t comm_len, uint32_t *ppid,
 			   uint64_t *start_ticks);
 
+/*
+ * Whose a process is and what it calls itself, from /proc/PID/status: the
+ * effective uid (the second field of Uid:, what the kernel checks for its
+ * files) and the pid inside its innermost pid namespace (the last field of
+ * NSpid:; pid itself on kernels without the line). 0, -ESRCH when the
+ * process is gone, -EINVAL without a Uid: line, or another -errno.
+ */
+int bp_procinfo_read_ids(const char *proc_root, pid_t pid, uid_t *euid, pid_t *nspid);
+
+/* the same from the text of a status file; *nspid is left alone without NSpid: */
+int bp_procinfo_parse_status(const char *text, uid_t *euid, pid_t *nspid);
+
 /* all CPUs' busy and total time from /proc/stat, in clock ticks; 0 or -errno */
 int bp_cpu_times(const char *proc_root, uint64_t *busy, uint64_t *total);
 

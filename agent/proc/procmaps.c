@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "proc/procmaps.h"
 #include "util/hex.h"
+#include "util/readfile.h"
 
 #define DELETED_SUFFIX " (deleted)"
 
@@ -13,22 +16,7 @@
 /* strtoull would accept signs, "0x" and leading blanks; maps have none */
 static int parse_hex(const char **pp, uint64_t *out)
 {
-	const char *p = *pp;
-	uint64_t v = 0;
-	int d, n = 0;
-
-	while ((d = bp_hexval(*p)) >= 0) {
-		if (v >> 60)
-			return -EINVAL;
-		v = (v << 4) | (uint64_t)d;
-		p++;
-		n++;
-	}
-	if (!n)
-		return -EINVAL;
-	*pp = p;
-	*out = v;
-	return 0;
+	return bp_parse_hex(pp, out);
 }
 
 static int parse_dec(const char **pp, uint64_t *out)
@@ -122,33 +110,42 @@ int bp_procmaps__parse_line(char *line, struct bp_maps_line *out)
 	return 0;
 }
 
+struct read_ctx {
+	bp_procmaps_cb cb;
+	void *ctx;
+	size_t bad;
+};
+
+static int read_line(char *line, size_t len, void *ctx)
+{
+	struct read_ctx *rc = ctx;
+	struct bp_maps_line l;
+
+	if (bp_procmaps__parse_line(line, &l)) {
+		rc->bad++;
+		return 0;
+	}
+	return rc->cb(&l, rc->ctx);
+}
+
 int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad)
 {
-	struct bp_maps_line l;
-	size_t cap = 0, bad = 0;
-	char *line = NULL;
-	int err = 0;
-	FILE *f;
+	struct bp_lines lr = {
+		.max_line = BP_MAPS_LINE_MAX,
+		.max_lines = BP_MAPS_LINES_MAX,
+		/* a maps file cut short by an exiting process keeps its last line */
+		.take_partial = true,
+	};
+	struct read_ctx rc = { .cb = cb, .ctx = ctx };
+	int fd, err;
 
-	f = fopen(path, "re");
-	if (!f)
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
 		return -errno;
-	errno = 0;
-	while (getline(&line, &cap, f) > 0) {
-		if (bp_procmaps__parse_line(line, &l)) {
-			bad++;
-			continue;
-		}
-		err = cb(&l, ctx);
-		if (err)
-			break;
-	}
-	/* a process exiting under us reads as ESRCH or as a short file */
-	if (!err && ferror(f))
-		err = errno ? -errno : -EIO;
-	free(line);
-	fclose(f);
+	err = bp_read_lines(fd, &lr, read_line, &rc);
+	close(fd);
+	rc.bad += lr.too_long + (lr.truncated ? 1 : 0);
 	if (nr_bad)
-		*nr_bad = bad;
+		*nr_bad = rc.bad;
 	return err;
 }

@@ -38,8 +38,18 @@ int bp_procmaps__parse_line(char *line, struct bp_maps_line *out);
 typedef int (*bp_procmaps_cb)(const struct bp_maps_line *l, void *ctx);
 
 /*
- * Call cb for every well-formed line of a maps file; *nr_bad (may be NULL)
- * counts skipped lines. 0, -errno from opening/reading, or cb's value.
+ * Bounds on what one maps file may cost, checked as it is read: a line is a
+ * path (at most PATH_MAX) and its header; the line count is four times the
+ * kernel's default vm.max_map_count.
+ */
+#define BP_MAPS_LINE_MAX	(4096 + 256)
+#define BP_MAPS_LINES_MAX	(256 * 1024)
+
+/*
+ * Call cb for every well-formed line of a maps file, reading it through a
+ * fixed buffer; *nr_bad (may be NULL) counts skipped lines: malformed, too
+ * long, and one more when the file was cut at BP_MAPS_LINES_MAX lines.
+ * 0, -errno from opening/reading, or cb's value.
  */
 int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad);
 

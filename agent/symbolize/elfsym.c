@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <gelf.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,9 +12,13 @@
 #include <zlib.h>
 
 #include "symbolize/elfsym.h"
+#include "util/hex.h"
 #include "util/log.h"
+#include "util/safeopen.h"
 
 #define BUILD_ID_MAX	64	/* bytes; sha1 is 20, nothing real exceeds 64 */
+/* one note section or segment; a build-id note is 36 bytes */
+#define NOTE_MAX	(64 * 1024)
 
 /* how far back a lookup walks to find a symbol that encloses nested ones */
 #define ENCLOSING_WALK	8
@@ -27,8 +32,11 @@ struct elf_load {
 
 struct bp_elf {
 	int fd;
-	Elf *elf;
+	Elf *elf;			/* NULL once the symbols are loaded */
 	void *image;			/* our copy for elf_memory() */
+	uint64_t size;			/* of the file (or image): what sections must fit in */
+	dev_t dev;			/* of the file, to tell a debug file from it */
+	ino_t ino;
 	struct elf_load *loads;
 	size_t nr_loads;
 	char build_id[BUILD_ID_MAX * 2 + 1];
@@ -37,14 +45,15 @@ struct bp_elf {
 	char *path;
 	char *root;
 	char *debug_root;
+	bool uid_known;
+	uid_t uid;
 
 	bool loaded;
 	int load_err;
 	const char *source;
 	struct bp_elf_sym *syms;
 	size_t nr_syms;
-	char *vnames;			/* names with their @VERSION cut off */
-	Elf *dbg_elf;
+	char *names;			/* the kept names, @VERSION cut off */
 	char *dbg_path;
 };
 
@@ -62,13 +71,108 @@ static char *xstrdup(const char *s)
 	return s ? strdup(s) : NULL;
 }
 
-static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
+/*
+ * The header counts, checked before elf_begin(): libelf allocates per
+ * section header, and a crafted file can claim millions. Only the native
+ * byte order is read (every file a process here maps has it).
+ */
+static int check_header(const void *hdr, size_t len, uint64_t fsize)
+{
+	const unsigned char *id = hdr;
+	uint64_t shoff, phoff;
+	unsigned int shnum, phnum, shentsize, phentsize, sh_want, ph_want;
+
+	if (len < EI_NIDENT || memcmp(id, ELFMAG, SELFMAG))
+		return -ENOEXEC;
+#if __BYTE_ORDER == __LITTLE_ENDIAN
+	if (id[EI_DATA] != ELFDATA2LSB)
+		return -ENOEXEC;
+#else
+	if (id[EI_DATA] != ELFDATA2MSB)
+		return -ENOEXEC;
+#endif
+	if (id[EI_CLASS] == ELFCLASS64) {
+		Elf64_Ehdr eh;
+
+		if (len < sizeof(eh))
+			return -ENOEXEC;
+		memcpy(&eh, hdr, sizeof(eh));
+		shoff = eh.e_shoff;
+		phoff = eh.e_phoff;
+		shnum = eh.e_shnum;
+		phnum = eh.e_phnum;
+		shentsize = eh.e_shentsize;
+		phentsize = eh.e_phentsize;
+		sh_want = sizeof(Elf64_Shdr);
+		ph_want = sizeof(Elf64_Phdr);
+	} else if (id[EI_CLASS] == ELFCLASS32) {
+		Elf32_Ehdr eh;
+
+		if (len < sizeof(eh))
+			return -ENOEXEC;
+		memcpy(&eh, hdr, sizeof(eh));
+		shoff = eh.e_shoff;
+		phoff = eh.e_phoff;
+		shnum = eh.e_shnum;
+		phnum = eh.e_phnum;
+		shentsize = eh.e_shentsize;
+		phentsize = eh.e_phentsize;
+		sh_want = sizeof(Elf32_Shdr);
+		ph_want = sizeof(Elf32_Phdr);
+	} else {
+		return -ENOEXEC;
+	}
+	/* extended numbering is for more than 65279 sections: none of ours */
+	if ((!shnum && shoff) || phnum == PN_XNUM)
+		return -EFBIG;
+	if (shnum > BP_ELF_SHNUM_MAX || phnum > BP_ELF_PHNUM_MAX)
+		return -EFBIG;
+	if (shnum && (shentsize != sh_want || shoff > fsize ||
+		      (uint64_t)shnum * shentsize > fsize - shoff))
+		return -ENOEXEC;
+	if (phnum && (phentsize != ph_want || phoff > fsize ||
+		      (uint64_t)phnum * phentsize > fsize - phoff))
+		return -ENOEXEC;
+	return 0;
+}
+
+static int check_fd_header(int fd, uint64_t fsize)
+{
+	unsigned char hdr[sizeof(Elf64_Ehdr)];
+	ssize_t n = pread(fd, hdr, sizeof(hdr), 0);
+
+	if (n < 0)
+		return -errno;
+	return check_header(hdr, (size_t)n, fsize);
+}
+
+/* the section has data, all of it inside the file, and at most cap bytes */
+static bool section_fits(const GElf_Shdr *sh, uint64_t fsize, uint64_t cap)
+{
+	return sh->sh_type != SHT_NOBITS && sh->sh_size <= cap && sh->sh_offset <= fsize &&
+	       sh->sh_size <= fsize - sh->sh_offset;
+}
+
+static bool section_names_fit(Elf *elf, uint64_t fsize)
+{
+	size_t shstrndx;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	scn = elf_getscn(elf, shstrndx);
+	return scn && gelf_getshdr(scn, &sh) && sh.sh_type == SHT_STRTAB &&
+	       section_fits(&sh, fsize, BP_ELF_SHSTRTAB_MAX);
+}
+
+static Elf_Scn *find_section(Elf *elf, uint64_t fsize, Elf64_Word type, const char *name)
 {
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	GElf_Shdr sh;
 
-	if (name && elf_getshdrstrndx(elf, &shstrndx))
+	if (name && (elf_getshdrstrndx(elf, &shstrndx) || !section_names_fit(elf, fsize)))
 		return NULL;
 	while ((scn = elf_nextscn(elf, scn))) {
 		const char *n;
@@ -86,8 +190,7 @@ static Elf_Scn *find_section(Elf *elf, Elf64_Word type, const char *name)
 
 static bool note_build_id(Elf_Data *d, char *out)
 {
-	static const char hex[] = "0123456789abcdef";
-	size_t off = 0, next, name_off, desc_off, i;
+	size_t off = 0, next, name_off, desc_off;
 	GElf_Nhdr nh;
 
 	while ((next = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
@@ -99,19 +202,16 @@ static bool note_build_id(Elf_Data *d, char *out)
 			continue;
 		if (!nh.n_descsz || nh.n_descsz > BUILD_ID_MAX)
 			continue;
-		for (i = 0; i < nh.n_descsz; i++) {
-			out[2 * i] = hex[desc[i] >> 4];
-			out[2 * i + 1] = hex[desc[i] & 0xf];
-		}
-		out[2 * i] = '\0';
+		bp_hex_encode(desc, nh.n_descsz, out);
 		return true;
 	}
 	return false;
 }
 
 /* sections first: debug files keep the note section, not a valid PT_NOTE */
-static void read_build_id(Elf *elf, char *out)
+static void read_build_id(Elf *elf, uint64_t fsize, char *out)
 {
+	uint64_t budget = BP_ELF_NOTES_MAX;
 	Elf_Scn *scn = NULL;
 	size_t i, nr;
 	GElf_Shdr sh;
@@ -123,6 +223,9 @@ static void read_build_id(Elf *elf, char *out)
 
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_NOTE)
 			continue;
+		if (!section_fits(&sh, fsize, NOTE_MAX) || sh.sh_size > budget)
+			continue;
+		budget -= sh.sh_size;
 		d = elf_getdata(scn, NULL);
 		if (d && d->d_buf && note_build_id(d, out))
 			return;
@@ -134,21 +237,36 @@ static void read_build_id(Elf *elf, char *out)
 
 		if (!gelf_getphdr(elf, (int)i, &ph) || ph.p_type != PT_NOTE)
 			continue;
+		if (ph.p_filesz > NOTE_MAX || ph.p_filesz > budget || ph.p_offset > fsize ||
+		    ph.p_filesz > fsize - ph.p_offset)
+			continue;
+		budget -= ph.p_filesz;
 		d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz, ELF_T_NHDR);
 		if (d && d->d_buf && note_build_id(d, out))
 			return;
 	}
 }
 
+/*
+ * A debuglink is a file name, looked up in fixed directories: a "/" or a
+ * ".." would let the binary's author point us anywhere.
+ */
+static bool debuglink_name_ok(const char *name, size_t len)
+{
+	return len && len <= NAME_MAX && !memchr(name, '/', len) &&
+	       !(len == 1 && name[0] == '.') && !(len == 2 && !memcmp(name, "..", 2));
+}
+
 static void read_debuglink(struct bp_elf *e)
 {
-	Elf_Scn *scn = find_section(e->elf, SHT_PROGBITS, ".gnu_debuglink");
+	Elf_Scn *scn = find_section(e->elf, e->size, SHT_PROGBITS, ".gnu_debuglink");
 	const char *ident;
 	size_t len, crc_off;
 	uint32_t crc;
+	GElf_Shdr sh;
 	Elf_Data *d;
 
-	if (!scn)
+	if (!scn || !gelf_getshdr(scn, &sh) || !section_fits(&sh, e->size, BP_ELF_DEBUGLINK_MAX))
 		return;
 	d = elf_getdata(scn, NULL);
 	if (!d || !d->d_buf || !d->d_size)
@@ -157,6 +275,11 @@ static void read_debuglink(struct bp_elf *e)
 	crc_off = (len + 4) & ~(size_t)3;
 	if (!len || len == d->d_size || crc_off + 4 > d->d_size)
 		return;
+	if (!debuglink_name_ok(d->d_buf, len)) {
+		bp_dbg("%s: debuglink is not a plain file name, ignored",
+		       e->path ? e->path : "ELF image");
+		return;
+	}
 	memcpy(&crc, (const char *)d->d_buf + crc_off, 4);
 	ident = elf_getident(e->elf, NULL);
 	if (ident && ident[EI_DATA] == ELFDATA2MSB)
@@ -190,7 +313,7 @@ static int read_headers(struct bp_elf *e)
 			.memsz = ph.p_memsz,
 		};
 	}
-	read_build_id(e->elf, e->build_id);
+	read_build_id(e->elf, e->size, e->build_id);
 	read_debuglink(e);
 	return 0;
 }
@@ -198,6 +321,7 @@ static int read_headers(struct bp_elf *e)
 int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out)
 {
 	struct bp_elf *e;
+	struct stat st;
 	int err;
 
 	*out = NULL;
@@ -216,12 +340,28 @@ int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out)
 		e->path = xstrdup(opts->path);
 		e->root = xstrdup(opts->root);
 		e->debug_root = xstrdup(opts->debug_root);
+		e->uid_known = opts->uid_known;
+		e->uid = opts->uid;
 		if ((opts->path && !e->path) || (opts->root && !e->root) ||
 		    (opts->debug_root && !e->debug_root)) {
 			err = -ENOMEM;
 			goto err_out;
 		}
 	}
+	if (fstat(fd, &st)) {
+		err = -errno;
+		goto err_out;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		err = -ENOEXEC;
+		goto err_out;
+	}
+	e->size = (uint64_t)st.st_size;
+	e->dev = st.st_dev;
+	e->ino = st.st_ino;
+	err = check_fd_header(fd, e->size);
+	if (err)
+		goto err_out;
 	/* ELF_C_READ reads sections on demand with pread, no mmap: a file
 	 * truncated under us cannot SIGBUS the profiler */
 	e->elf = elf_begin(fd, ELF_C_READ, NULL);
@@ -258,6 +398,10 @@ int bp_elf__open_mem(const void *image, size_t size, struct bp_elf **out)
 		goto err_out;
 	}
 	memcpy(e->image, image, size);
+	e->size = size;
+	err = check_header(e->image, size, size);
+	if (err)
+		goto err_out;
 	e->elf = elf_memory(e->image, size);
 	if (!e->elf) {
 		err = -ENOEXEC;
@@ -278,9 +422,7 @@ void bp_elf__free(struct bp_elf *e)
 	if (!e)
 		return;
 	free(e->syms);
-	free(e->vnames);
-	if (e->dbg_elf)
-		elf_end(e->dbg_elf);
+	free(e->names);
 	if (e->elf)
 		elf_end(e->elf);
 	if (e->fd >= 0)
@@ -327,7 +469,8 @@ int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr)
 struct raw_sym {
 	uint64_t addr;
 	uint64_t size;
-	const char *name;
+	const char *name;	/* in libelf's copy of the string table */
+	uint32_t len;		/* without a @VERSION suffix */
 	uint32_t shndx;
 	uint8_t rank;
 };
@@ -342,11 +485,20 @@ static int bind_rank(unsigned char bind)
 	}
 }
 
+static size_t underscores(const struct raw_sym *r)
+{
+	size_t n = 0;
+
+	while (n < r->len && r->name[n] == '_')
+		n++;
+	return n;
+}
+
 /* by address; among aliases the preferred name sorts first */
 static int cmp_raw(const void *a, const void *b)
 {
 	const struct raw_sym *x = a, *y = b;
-	size_t ux, uy, lx, ly;
+	size_t ux, uy;
 
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
@@ -354,15 +506,13 @@ static int cmp_raw(const void *a, const void *b)
 		return x->rank > y->rank ? -1 : 1;
 	if (!x->size != !y->size)
 		return x->size ? -1 : 1;
-	ux = strspn(x->name, "_");
-	uy = strspn(y->name, "_");
+	ux = underscores(x);
+	uy = underscores(y);
 	if (ux != uy)
 		return ux < uy ? -1 : 1;
-	lx = strlen(x->name);
-	ly = strlen(y->name);
-	if (lx != ly)
-		return lx < ly ? -1 : 1;
-	return strcmp(x->name, y->name);
+	if (x->len != y->len)
+		return x->len < y->len ? -1 : 1;
+	return memcmp(x->name, y->name, x->len);
 }
 
 /*
@@ -370,36 +520,12 @@ static int cmp_raw(const void *a, const void *b)
  * "memcpy@@GLIBC_2.14": the version is noise in a profile, and two versions
  * of one function would otherwise be two functions.
  */
-static int strip_versions(struct bp_elf *e, struct raw_sym *raw, size_t n)
+static uint32_t name_len(const char *name)
 {
-	size_t i, need = 0, used = 0;
+	const char *at = strchr(name, '@');
+	size_t len = at && at != name ? (size_t)(at - name) : strlen(name);
 
-	for (i = 0; i < n; i++) {
-		const char *at = strchr(raw[i].name, '@');
-
-		if (at && at != raw[i].name)
-			need += (size_t)(at - raw[i].name) + 1;
-	}
-	free(e->vnames);
-	e->vnames = NULL;
-	if (!need)
-		return 0;
-	e->vnames = malloc(need);
-	if (!e->vnames)
-		return -ENOMEM;
-	for (i = 0; i < n; i++) {
-		const char *at = strchr(raw[i].name, '@');
-		size_t len;
-
-		if (!at || at == raw[i].name)
-			continue;
-		len = (size_t)(at - raw[i].name);
-		memcpy(e->vnames + used, raw[i].name, len);
-		e->vnames[used + len] = '\0';
-		raw[i].name = e->vnames + used;
-		used += len + 1;
-	}
-	return 0;
+	return len > UINT32_MAX ? UINT32_MAX : (uint32_t)len;
 }
 
 /* end of each allocated section, for zero-size symbols; 0 when unknown */
@@ -425,39 +551,70 @@ static uint64_t *section_ends(Elf *elf, size_t *nr)
 	return ends;
 }
 
-static int read_syms(struct bp_elf *e, Elf *elf, Elf_Scn *scn)
+static bool want_sym(const GElf_Sym *sym)
+{
+	int type = GELF_ST_TYPE(sym->st_info);
+
+	return (type == STT_FUNC || type == STT_GNU_IFUNC) && sym->st_shndx != SHN_UNDEF &&
+	       sym->st_value && sym->st_name;
+}
+
+/*
+ * The table and its strings are checked against the file and the caps
+ * before libelf reads them; the names kept are copied out, so that the
+ * file and libelf's copy can go once this returns.
+ */
+static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
 {
 	struct raw_sym *raw = NULL;
 	uint64_t *ends = NULL;
-	size_t i, j, n, nr_raw = 0, nr_ends = 0;
-	GElf_Shdr sh;
+	size_t i, j, n, nr_raw = 0, cap_raw = 0, nr_ends = 0, names_len = 0;
+	GElf_Shdr sh, strsh;
+	Elf_Scn *strscn;
 	Elf_Data *d;
 	int err = 0;
 
-	if (!gelf_getshdr(scn, &sh) || !sh.sh_entsize)
+	if (!scn || !gelf_getshdr(scn, &sh) ||
+	    sh.sh_entsize != gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT))
 		return -ENOEXEC;
+	strscn = elf_getscn(elf, sh.sh_link);
+	if (!strscn || !gelf_getshdr(strscn, &strsh) || strsh.sh_type != SHT_STRTAB)
+		return -ENOEXEC;
+	if (!section_fits(&sh, fsize, BP_ELF_SYMTAB_MAX) ||
+	    !section_fits(&strsh, fsize, BP_ELF_STRTAB_MAX)) {
+		bp_dbg("%s: symbol table of %llu bytes (strings %llu) out of bounds, not read",
+		       e->path ? e->path : "ELF image", (unsigned long long)sh.sh_size,
+		       (unsigned long long)strsh.sh_size);
+		return -EFBIG;
+	}
 	d = elf_getdata(scn, NULL);
 	if (!d)
 		return -ENOEXEC;
 	n = sh.sh_size / sh.sh_entsize;
 	if (!n)
 		return -ENOENT;
-	raw = calloc(n, sizeof(*raw));
+	for (i = 1; i < n; i++) {
+		GElf_Sym sym;
+
+		if (!gelf_getsym(d, (int)i, &sym))
+			break;
+		if (want_sym(&sym))
+			cap_raw++;
+	}
+	if (!cap_raw)
+		return -ENOENT;
+	raw = calloc(cap_raw, sizeof(*raw));
 	if (!raw)
 		return -ENOMEM;
 	ends = section_ends(elf, &nr_ends);
 
-	for (i = 1; i < n; i++) {
+	for (i = 1; i < n && nr_raw < cap_raw; i++) {
 		GElf_Sym sym;
 		const char *name;
-		int type;
 
 		if (!gelf_getsym(d, (int)i, &sym))
 			break;
-		type = GELF_ST_TYPE(sym.st_info);
-		if (type != STT_FUNC && type != STT_GNU_IFUNC)
-			continue;
-		if (sym.st_shndx == SHN_UNDEF || !sym.st_value)
+		if (!want_sym(&sym))
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
@@ -466,6 +623,7 @@ static int read_syms(struct bp_elf *e, Elf *elf, Elf_Scn *scn)
 			.addr = sym.st_value,
 			.size = sym.st_size,
 			.name = name,
+			.len = name_len(name),
 			.shndx = sym.st_shndx,
 			.rank = (uint8_t)bind_rank(GELF_ST_BIND(sym.st_info)),
 		};
@@ -474,9 +632,6 @@ static int read_syms(struct bp_elf *e, Elf *elf, Elf_Scn *scn)
 		err = -ENOENT;
 		goto out;
 	}
-	err = strip_versions(e, raw, nr_raw);
-	if (err)
-		goto out;
 	qsort(raw, nr_raw, sizeof(*raw), cmp_raw);
 
 	/* one entry per address: the preferred name, the largest size */
@@ -489,19 +644,29 @@ static int read_syms(struct bp_elf *e, Elf *elf, Elf_Scn *scn)
 		raw[j++] = raw[i];
 	}
 	nr_raw = j;
+	for (i = 0; i < nr_raw; i++)
+		names_len += raw[i].len + 1;
 
 	e->syms = calloc(nr_raw, sizeof(*e->syms));
-	if (!e->syms) {
+	e->names = malloc(names_len);
+	if (!e->syms || !e->names) {
+		free(e->syms);
+		free(e->names);
+		e->syms = NULL;
+		e->names = NULL;
 		err = -ENOMEM;
 		goto out;
 	}
-	for (i = 0; i < nr_raw; i++) {
+	for (i = 0, names_len = 0; i < nr_raw; i++) {
 		struct bp_elf_sym *s = &e->syms[i];
 		const struct raw_sym *r = &raw[i];
 		uint64_t end;
 
+		memcpy(e->names + names_len, r->name, r->len);
+		e->names[names_len + r->len] = '\0';
+		s->name = e->names + names_len;
+		names_len += r->len + 1;
 		s->addr = r->addr;
-		s->name = r->name;
 		if (r->size) {
 			s->end = r->addr + r->size;
 			continue;
@@ -520,16 +685,22 @@ out:
 	return err;
 }
 
-static int file_crc(int fd, uint32_t *out)
+/* over the size fstat() saw, which the caller bounded */
+static int file_crc(int fd, uint64_t size, uint32_t *out)
 {
 	unsigned char buf[64 * 1024];
 	uLong crc = crc32(0L, Z_NULL, 0);
-	off_t off = 0;
-	ssize_t n;
+	uint64_t off = 0;
+	ssize_t n = 0;
 
-	while ((n = pread(fd, buf, sizeof(buf), off)) > 0) {
+	while (off < size) {
+		size_t want = size - off < sizeof(buf) ? (size_t)(size - off) : sizeof(buf);
+
+		n = pread(fd, buf, want, (off_t)off);
+		if (n <= 0)
+			break;
 		crc = crc32(crc, buf, (uInt)n);
-		off += n;
+		off += (uint64_t)n;
 	}
 	if (n < 0)
 		return -errno;
@@ -537,49 +708,70 @@ static int file_crc(int fd, uint32_t *out)
 	return 0;
 }
 
+struct debug_file {
+	Elf *elf;
+	int fd;
+	uint64_t size;
+};
+
 /*
- * A candidate debug file: another file than the binary, matching it (CRC for
- * a debuglink, build-id for the build-id tree), with a .symtab.
+ * A candidate debug file: a regular file (opened the untrusted way: in the
+ * process's root, no symlinks, no blocking, one that the process's owner
+ * could read), another file than the binary, matching it, with a .symtab.
+ * Matching is by build-id whenever the binary has one, checked before
+ * anything else is read; only a binary without one falls back to the
+ * debuglink's CRC, over a bounded size.
  */
-static Elf *open_debug(struct bp_elf *e, const char *path, bool by_build_id, int *fdp)
+static bool open_debug(struct bp_elf *e, int root_fd, const char *path,
+		       struct debug_file *out)
 {
+	struct bp_open_opts o = {
+		.flags = e->uid_known ? BP_OPEN_READABLE : 0,
+		.uid = e->uid,
+	};
 	char bid[BUILD_ID_MAX * 2 + 1];
-	struct stat st, self;
 	Elf *elf = NULL;
+	struct stat st;
 	uint32_t crc;
 	int fd;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return NULL;
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
-		goto fail;
-	if (e->fd >= 0 && !fstat(e->fd, &self) && self.st_dev == st.st_dev &&
-	    self.st_ino == st.st_ino)
-		goto fail;
-	if (!by_build_id && (file_crc(fd, &crc) || crc != e->debuglink_crc)) {
-		bp_dbg("%s: debuglink crc mismatch, ignored", path);
-		goto fail;
+	fd = bp_open_untrusted(root_fd, path, &o, &st);
+	if (fd < 0) {
+		if (fd != -ENOENT && fd != -ENOTDIR)
+			bp_dbg("%s: debug file refused: %s", path, strerror(-fd));
+		return false;
 	}
+	if (st.st_dev == e->dev && st.st_ino == e->ino)
+		goto fail;
+	if (check_fd_header(fd, (uint64_t)st.st_size))
+		goto fail;
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF)
 		goto fail;
-	if (by_build_id) {
-		read_build_id(elf, bid);
+	if (e->build_id[0]) {
+		read_build_id(elf, (uint64_t)st.st_size, bid);
 		if (strcmp(bid, e->build_id)) {
 			bp_dbg("%s: build-id mismatch, ignored", path);
 			goto fail;
 		}
-	}
-	if (!find_section(elf, SHT_SYMTAB, NULL))
+	} else if ((uint64_t)st.st_size > BP_ELF_CRC_MAX) {
+		bp_dbg("%s: too big to check its CRC, ignored", path);
 		goto fail;
-	*fdp = fd;
-	return elf;
+	} else if (file_crc(fd, (uint64_t)st.st_size, &crc) || crc != e->debuglink_crc) {
+		bp_dbg("%s: debuglink crc mismatch, ignored", path);
+		goto fail;
+	}
+	if (!find_section(elf, (uint64_t)st.st_size, SHT_SYMTAB, NULL))
+		goto fail;
+	out->elf = elf;
+	out->fd = fd;
+	out->size = (uint64_t)st.st_size;
+	return true;
 fail:
 	if (elf)
 		elf_end(elf);
 	close(fd);
-	return NULL;
+	return false;
 }
 
 /* dirname of e->path, without the trailing slash ("" for "/x") */
@@ -590,75 +782,108 @@ static size_t dir_len(const char *path)
 	return slash ? (size_t)(slash - path) : 0;
 }
 
-static Elf *find_debug(struct bp_elf *e, char *path, size_t sz, int *fdp)
+static bool find_debug_in(struct bp_elf *e, int root_fd, char *path, size_t sz,
+			  struct debug_file *out)
 {
-	const char *root = e->root ? e->root : "";
 	const char *link = e->debuglink;
-	Elf *elf;
 	int dl;
 
-	if (e->debug_root && e->build_id[0] && strlen(e->build_id) > 2) {
-		snprintf(path, sz, "%s/.build-id/%.2s/%s.debug", e->debug_root,
-			 e->build_id, e->build_id + 2);
-		elf = open_debug(e, path, true, fdp);
-		if (elf)
-			return elf;
+	/* build-id first: the binary has one, so the build-id tree is exact */
+	if (e->debug_root && strlen(e->build_id) > 2) {
+		snprintf(path, sz, "%s/.build-id/%.2s/%s.debug", e->debug_root, e->build_id,
+			 e->build_id + 2);
+		if (open_debug(e, root_fd, path, out))
+			return true;
 	}
 	if (!link || !e->path || e->path[0] != '/')
-		return NULL;
+		return false;
 	/* gdb's order: next to the binary, in .debug/ there, under debug_root */
 	dl = (int)dir_len(e->path);
-	snprintf(path, sz, "%s%.*s/%s", root, dl, e->path, link);
-	elf = open_debug(e, path, false, fdp);
-	if (elf)
-		return elf;
-	snprintf(path, sz, "%s%.*s/.debug/%s", root, dl, e->path, link);
-	elf = open_debug(e, path, false, fdp);
-	if (elf)
-		return elf;
+	snprintf(path, sz, "%.*s/%s", dl, e->path, link);
+	if (open_debug(e, root_fd, path, out))
+		return true;
+	snprintf(path, sz, "%.*s/.debug/%s", dl, e->path, link);
+	if (open_debug(e, root_fd, path, out))
+		return true;
 	if (e->debug_root) {
 		snprintf(path, sz, "%s%.*s/%s", e->debug_root, dl, e->path, link);
-		elf = open_debug(e, path, false, fdp);
-		if (elf)
-			return elf;
+		if (open_debug(e, root_fd, path, out))
+			return true;
 	}
-	return NULL;
+	return false;
+}
+
+static bool find_debug(struct bp_elf *e, char *path, size_t sz, struct debug_file *out)
+{
+	int root_fd = AT_FDCWD;
+	bool found;
+
+	if (!e->debug_root && !e->debuglink)
+		return false;
+	/* the process's root: /proc/PID/root is a link we mean to follow */
+	if (e->root && e->root[0]) {
+		root_fd = open(e->root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+		if (root_fd < 0)
+			return false;
+	}
+	found = find_debug_in(e, root_fd, path, sz, out);
+	if (root_fd != AT_FDCWD)
+		close(root_fd);
+	return found;
+}
+
+static bool try_source(int err)
+{
+	return err && err != -ENOMEM;
 }
 
 static int load_syms(struct bp_elf *e)
 {
+	struct debug_file dbg;
 	char path[4096];
 	Elf_Scn *scn;
-	Elf *dbg;
-	int err, fd = -1;
+	int err = -ENOENT;
 
-	scn = find_section(e->elf, SHT_SYMTAB, NULL);
+	scn = find_section(e->elf, e->size, SHT_SYMTAB, NULL);
 	if (scn) {
 		e->source = "symtab";
-		return read_syms(e, e->elf, scn);
+		err = read_syms(e, e->elf, e->size, scn);
+		if (!try_source(err))
+			return err;
 	}
-	dbg = find_debug(e, path, sizeof(path), &fd);
-	if (dbg) {
-		err = read_syms(e, dbg, find_section(dbg, SHT_SYMTAB, NULL));
+	if (find_debug(e, path, sizeof(path), &dbg)) {
+		err = read_syms(e, dbg.elf, dbg.size, find_section(dbg.elf, dbg.size, SHT_SYMTAB,
+								     NULL));
+		elf_end(dbg.elf);
+		close(dbg.fd);
 		if (!err) {
-			/* names point into data libelf has read; the fd can go */
-			elf_cntl(dbg, ELF_C_FDDONE);
-			close(fd);
-			e->dbg_elf = dbg;
 			e->dbg_path = strdup(path);
 			e->source = "debug";
 			bp_dbg("symbols of %s from %s", e->path ? e->path : "?", path);
 			return 0;
 		}
-		elf_end(dbg);
-		close(fd);
+		if (!try_source(err))
+			return err;
 	}
-	scn = find_section(e->elf, SHT_DYNSYM, NULL);
+	scn = find_section(e->elf, e->size, SHT_DYNSYM, NULL);
 	if (scn) {
 		e->source = "dynsym";
-		return read_syms(e, e->elf, scn);
+		err = read_syms(e, e->elf, e->size, scn);
 	}
-	return -ENOENT;
+	return err;
+}
+
+/* everything needed is copied out: the file and libelf's copy can go */
+static void release_file(struct bp_elf *e)
+{
+	if (e->elf)
+		elf_end(e->elf);
+	e->elf = NULL;
+	if (e->fd >= 0)
+		close(e->fd);
+	e->fd = -1;
+	free(e->image);
+	e->image = NULL;
 }
 
 int bp_elf__load_syms(struct bp_elf *e)
@@ -669,6 +894,7 @@ int bp_elf__load_syms(struct bp_elf *e)
 		e->load_err = load_syms(e);
 		if (e->load_err)
 			e->source = "none";
+		release_file(e);
 	}
 	return e->load_err;
 }

@@ -8,6 +8,15 @@
  * .symtab, else from a separate debug file (build-id tree, then debuglink),
  * else from .dynsym. A debug file is used with the binary's own PT_LOADs:
  * objcopy --only-keep-debug keeps the virtual addresses, not the offsets.
+ * Once the symbols are loaded (names copied out), the file and libelf's
+ * copy of it are let go: a loaded bp_elf holds no fd.
+ *
+ * The file may be anyone's: the header counts and every section read
+ * (notes, .gnu_debuglink, the symbol tables and their strings) are checked
+ * against the file's size and a cap before libelf reads them. Debug files
+ * are found by build-id or by the debuglink's basename only, in the
+ * documented directories, resolved inside the process's root without
+ * following symlinks (util/safeopen.h).
  */
 #ifndef BP_ELFSYM_H
 #define BP_ELFSYM_H
@@ -15,6 +24,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct bp_elf;
 
@@ -25,19 +35,35 @@ struct bp_elf_sym {
 	const void *udata;	/* free for the caller (symbols.c caches its copy) */
 };
 
+/* what one file may make us read, checked before the reading */
+#define BP_ELF_SHNUM_MAX	16384			/* section headers */
+#define BP_ELF_PHNUM_MAX	4096			/* program headers */
+#define BP_ELF_SHSTRTAB_MAX	(1024 * 1024)		/* section names */
+#define BP_ELF_NOTES_MAX	(256 * 1024)		/* notes read for the build-id */
+#define BP_ELF_DEBUGLINK_MAX	4096			/* .gnu_debuglink */
+#define BP_ELF_SYMTAB_MAX	(64ULL * 1024 * 1024)	/* .symtab, .dynsym */
+#define BP_ELF_STRTAB_MAX	(128ULL * 1024 * 1024)	/* their strings */
+#define BP_ELF_CRC_MAX		(256ULL * 1024 * 1024)	/* a debug file checked by CRC */
+
 struct bp_elf_opts {
 	/* the file's path as its process sees it (for debuglink); may be NULL */
 	const char *path;
-	/* prefix reaching that path from here: "" or "/proc/PID/root"; may be NULL */
+	/* the directory that is "/" for that path: "/proc/PID/root"; NULL or "": ours */
 	const char *root;
-	/* root of separate debug files, e.g. "/usr/lib/debug"; NULL: don't look */
+	/* root of separate debug files, e.g. "/usr/lib/debug", looked up in
+	 * root too; NULL: don't look */
 	const char *debug_root;
+	/* with uid_known, a debug file is used only if uid could read it: it
+	 * is uid's, or readable by everyone (util/safeopen.h BP_OPEN_READABLE) */
+	bool uid_known;
+	uid_t uid;
 };
 
 /*
- * Open from an fd, which the bp_elf owns from then on (closed by
- * bp_elf__free(), and on failure). opts may be NULL. 0 or -errno; -ENOEXEC
- * when it is not an ELF file.
+ * Open from an fd, which the bp_elf owns from then on (closed once the
+ * symbols are loaded, by bp_elf__free(), and on failure). opts may be NULL.
+ * 0 or -errno; -ENOEXEC when it is not an ELF file, -EFBIG when its headers
+ * exceed the bounds above.
  */
 int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out);
 
@@ -58,7 +84,10 @@ const char *bp_elf__debuglink(const struct bp_elf *e, uint32_t *crc);
  */
 int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr);
 
-/* load the symbols now (idempotent): 0, or -errno / -ENOENT when there are none */
+/*
+ * Load the symbols now (idempotent), then close the file: 0, or -errno /
+ * -ENOENT when there are none, -EFBIG when the tables exceed the bounds.
+ */
 int bp_elf__load_syms(struct bp_elf *e);
 bool bp_elf__syms_loaded(const struct bp_elf *e);
 

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "symbolize/kallsyms.h"
 #include "util/hex.h"
 #include "util/log.h"
+#include "util/readfile.h"
 
 /*
  * kallsyms has no sizes: a symbol runs to the next one. The last symbol of a
@@ -15,6 +18,13 @@
  * next module, so it is capped; the biggest kernel functions are a few KiB.
  */
 #define KSYM_LAST_MAX	(64 * 1024)
+
+/*
+ * What one kallsyms may cost: a name is at most KSYM_NAME_LEN (512) bytes, a
+ * module name 56; kernels have a few hundred thousand symbols.
+ */
+#define KSYM_LINE_MAX	1024u
+#define KSYM_LINES_MAX	(8u * 1024 * 1024)
 
 enum {
 	KSYM_END	= 1,	/* marks the end of a text region, not a function */
@@ -41,6 +51,7 @@ struct bp_kallsyms {
 	char *names;
 	size_t names_len, names_cap;
 	uint64_t kernel_base;
+	uint64_t core_end;	/* past the last core-kernel symbol */
 };
 
 static bool warned_zero;
@@ -140,15 +151,10 @@ static int parse_line(struct bp_kallsyms *k, const char *p, uint64_t *text, uint
 	size_t name_len, mod_len = 0;
 	struct ksym_ent *e;
 	uint64_t addr = 0;
-	int d, n = 0, rank, err;
+	int rank, err;
 	uint16_t mod_idx = 0;
 
-	while ((d = bp_hexval(*p)) >= 0 && n < 16) {
-		addr = (addr << 4) | (uint64_t)d;
-		p++;
-		n++;
-	}
-	if (!n || p[0] != ' ' || !p[1] || p[2] != ' ')
+	if (bp_parse_hex(&p, &addr) || p[0] != ' ' || !p[1] || p[2] != ' ')
 		return 0;
 	rank = type_rank(p[1]);
 	if (rank < 0)
@@ -239,11 +245,15 @@ static void finish(struct bp_kallsyms *k, uint64_t text, uint64_t stext)
 	for (i = 0; i < k->nr; i++) {
 		const struct ksym_ent *e = &k->syms[i];
 
+		if (!e->mod && (e->flags & KSYM_END) && e->addr >= k->core_end)
+			k->core_end = e->addr + 1;
 		if (e->flags & KSYM_END)
 			continue;
 		if (!e->mod) {
 			if (e->addr < core_min)
 				core_min = e->addr;
+			if (e->addr >= k->core_end)
+				k->core_end = e->addr + 1;
 		} else if (e->addr < k->mods[e->mod].base) {
 			k->mods[e->mod].base = e->addr;
 		}
@@ -256,28 +266,47 @@ static void finish(struct bp_kallsyms *k, uint64_t text, uint64_t stext)
 		k->kernel_base = core_min == UINT64_MAX ? 0 : core_min;
 }
 
+struct load_ctx {
+	struct bp_kallsyms *k;
+	uint64_t text, stext;
+	bool nonzero;
+};
+
+static int load_line(char *line, size_t len, void *ctx)
+{
+	struct load_ctx *lc = ctx;
+	int err = parse_line(lc->k, line, &lc->text, &lc->stext);
+
+	if (err < 0)
+		return err;
+	if (err > 0 && lc->k->syms[lc->k->nr - 1].addr)
+		lc->nonzero = true;
+	return 0;
+}
+
 int bp_kallsyms__load(const char *path, struct bp_kallsyms **out)
 {
-	uint64_t text = UINT64_MAX, stext = UINT64_MAX;
+	struct load_ctx lc = { .text = UINT64_MAX, .stext = UINT64_MAX };
+	struct bp_lines lr = {
+		.max_line = KSYM_LINE_MAX,
+		.max_lines = KSYM_LINES_MAX,
+	};
 	struct bp_kallsyms *k;
-	bool nonzero = false;
-	size_t cap = 0;
-	char *line = NULL;
-	int err = 0;
-	FILE *f;
+	int fd, err = 0;
 
 	*out = NULL;
-	f = fopen(path, "re");
-	if (!f) {
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0) {
 		err = -errno;
 		bp_warn("failed to open %s: %s", path, strerror(-err));
 		return err;
 	}
 	k = calloc(1, sizeof(*k));
 	if (!k) {
-		fclose(f);
+		close(fd);
 		return -ENOMEM;
 	}
+	lc.k = k;
 	/* slot 0 of mods is the core kernel, so module indexes are never 0 */
 	err = grow((void **)&k->mods, &k->cap_mods, 1, sizeof(*k->mods));
 	if (err)
@@ -288,25 +317,22 @@ int bp_kallsyms__load(const char *path, struct bp_kallsyms **out)
 	if (err)
 		goto out;
 
-	while (getline(&line, &cap, f) > 0) {
-		err = parse_line(k, line, &text, &stext);
-		if (err < 0)
-			goto out;
-		if (err > 0 && k->syms[k->nr - 1].addr)
-			nonzero = true;
-		err = 0;
-	}
-	if (ferror(f)) {
-		err = -EIO;
-		bp_warn("failed to read %s", path);
+	err = bp_read_lines(fd, &lr, load_line, &lc);
+	if (err) {
+		bp_warn("failed to read %s: %s", path, strerror(-err));
 		goto out;
 	}
+	if (lr.truncated)
+		bp_warn("%s: more than %u lines, the rest is ignored", path, KSYM_LINES_MAX);
+	if (lr.too_long)
+		bp_dbg("%s: %llu lines longer than %u bytes skipped", path,
+		       (unsigned long long)lr.too_long, KSYM_LINE_MAX);
 	if (!k->nr) {
 		err = -ENOENT;
 		bp_warn("no text symbols in %s", path);
 		goto out;
 	}
-	if (!nonzero) {
+	if (!lc.nonzero) {
 		err = -EPERM;
 		if (!warned_zero) {
 			warned_zero = true;
@@ -315,11 +341,10 @@ int bp_kallsyms__load(const char *path, struct bp_kallsyms **out)
 		}
 		goto out;
 	}
-	finish(k, text, stext);
+	finish(k, lc.text, lc.stext);
 	bp_dbg("kallsyms: %zu symbols, %zu modules", k->nr, k->nr_mods - 1);
 out:
-	free(line);
-	fclose(f);
+	close(fd);
 	if (err) {
 		bp_kallsyms__free(k);
 		return err;
@@ -392,6 +417,14 @@ size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64
 		n++;
 	}
 	return n;
+}
+
+int bp_kallsyms__core_offset(const struct bp_kallsyms *k, uint64_t addr, uint64_t *off)
+{
+	if (!k->kernel_base || addr < k->kernel_base || addr >= k->core_end)
+		return -ENOENT;
+	*off = addr - k->kernel_base;
+	return 0;
 }
 
 size_t bp_kallsyms__count(const struct bp_kallsyms *k)

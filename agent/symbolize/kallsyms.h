@@ -36,6 +36,13 @@ int bp_kallsyms__find(const struct bp_kallsyms *k, uint64_t addr, struct bp_ksym
 size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64_t *start,
 			   uint64_t *end, size_t max);
 
+/*
+ * addr - _text for an address within the core kernel's image (from _text to
+ * its last symbol, _end): an offset that does not reveal where KASLR put the
+ * kernel. 0, or -ENOENT outside it.
+ */
+int bp_kallsyms__core_offset(const struct bp_kallsyms *k, uint64_t addr, uint64_t *off);
+
 /* distinct symbol addresses kept after merging aliases */
 size_t bp_kallsyms__count(const struct bp_kallsyms *k);
 

@@ -8,8 +8,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/log.h"
 #include "symbolize/perfmap.h"
+#include "util/hex.h"
+#include "util/log.h"
+#include "util/readfile.h"
+#include "util/safeopen.h"
 
 /* how many earlier entries a lookup checks for an overlapping, newer one */
 #define OVERLAP_WALK	32
@@ -33,15 +36,30 @@ struct bp_perfmap {
 	off_t size;
 	struct timespec mtime;
 	off_t consumed;
+	bool skipping;		/* consumed ends inside a too-long line */
 
-	/* whose process it is: a map owned by anyone else (bar root) is refused */
+	/* whose process it is: a map owned by anyone else is refused */
 	bool uid_known;
 	uid_t uid;
+
+	struct bp_perfmap_limits lim;
+	struct bp_perfmap_stats st;
 };
 
 struct bp_perfmap *bp_perfmap__new(void)
 {
-	return calloc(1, sizeof(struct bp_perfmap));
+	struct bp_perfmap *pm = calloc(1, sizeof(*pm));
+
+	if (pm)
+		bp_perfmap__set_limits(pm, NULL);
+	return pm;
+}
+
+void bp_perfmap__set_limits(struct bp_perfmap *pm, const struct bp_perfmap_limits *l)
+{
+	pm->lim.max_size = l && l->max_size ? l->max_size : BP_PERFMAP_SIZE_MAX;
+	pm->lim.max_line = l && l->max_line ? l->max_line : BP_PERFMAP_LINE_MAX;
+	pm->lim.max_mem = l && l->max_mem ? l->max_mem : BP_PERFMAP_MEM_MAX;
 }
 
 void bp_perfmap__set_owner(struct bp_perfmap *pm, uid_t uid)
@@ -61,32 +79,9 @@ void bp_perfmap__free(struct bp_perfmap *pm)
 
 static int parse_hex(const char **pp, uint64_t *out)
 {
-	const char *p = *pp;
-	uint64_t v = 0;
-	int n = 0;
-
-	if (p[0] == '0' && (p[1] == 'x' || p[1] == 'X'))
-		p += 2;
-	for (;; p++, n++) {
-		int d;
-
-		if (*p >= '0' && *p <= '9')
-			d = *p - '0';
-		else if (*p >= 'a' && *p <= 'f')
-			d = *p - 'a' + 10;
-		else if (*p >= 'A' && *p <= 'F')
-			d = *p - 'A' + 10;
-		else
-			break;
-		if (v >> 60)
-			return -EINVAL;
-		v = (v << 4) | (uint64_t)d;
-	}
-	if (!n)
-		return -EINVAL;
-	*pp = p;
-	*out = v;
-	return 0;
+	if ((*pp)[0] == '0' && ((*pp)[1] == 'x' || (*pp)[1] == 'X'))
+		*pp += 2;
+	return bp_parse_hex(pp, out);
 }
 
 int bp_perfmap__parse_line(char *line, uint64_t *addr, uint64_t *size, const char **name)
@@ -116,28 +111,50 @@ static void reset(struct bp_perfmap *pm)
 	pm->names_len = 0;
 	pm->next_seq = 0;
 	pm->consumed = 0;
+	pm->skipping = false;
 }
 
+uint64_t bp_perfmap__mem(const struct bp_perfmap *pm)
+{
+	return (uint64_t)pm->cap * sizeof(*pm->ents) + pm->names_cap;
+}
+
+/* a line past max_mem is dropped: what is held never exceeds it */
 static int add(struct bp_perfmap *pm, uint64_t addr, uint64_t size, const char *name)
 {
+	const size_t esz = sizeof(*pm->ents);
 	size_t len = strlen(name) + 1;
+	size_t ents_need = pm->nr == pm->cap ? pm->nr + 1 : pm->cap;
+	size_t names_need = pm->names_len + len > pm->names_cap ? pm->names_len + len
+								  : pm->names_cap;
 	struct pm_ent *e;
 
+	if ((uint64_t)ents_need * esz + names_need > pm->lim.max_mem) {
+		pm->st.lines_dropped++;
+		return 0;
+	}
 	if (pm->nr == pm->cap) {
+		uint64_t room = (pm->lim.max_mem - names_need) / esz;
 		size_t ncap = pm->cap ? pm->cap * 2 : 256;
-		void *p = reallocarray(pm->ents, ncap, sizeof(*pm->ents));
+		void *p;
 
+		if (ncap > room)
+			ncap = (size_t)room;	/* >= nr + 1, checked above */
+		p = reallocarray(pm->ents, ncap, esz);
 		if (!p)
 			return -ENOMEM;
 		pm->ents = p;
 		pm->cap = ncap;
 	}
 	if (pm->names_len + len > pm->names_cap) {
+		uint64_t room = pm->lim.max_mem - (uint64_t)pm->cap * esz;
 		size_t ncap = pm->names_cap ? pm->names_cap : 4096;
 		char *p;
 
 		while (ncap < pm->names_len + len)
 			ncap *= 2;
+		if (ncap > room)
+			ncap = (size_t)room;	/* >= names_len + len, checked above */
 		p = realloc(pm->names, ncap);
 		if (!p)
 			return -ENOMEM;
@@ -163,68 +180,68 @@ static int cmp_ent(const void *a, const void *b)
 	return x->sym.seq < y->sym.seq ? -1 : x->sym.seq > y->sym.seq;
 }
 
-/* complete lines from pm->consumed on; a line still being written waits */
-static int read_from(struct bp_perfmap *pm, int fd, const char *path)
+static int read_line(char *line, size_t len, void *ctx)
 {
-	size_t cap = 0, bad = 0;
-	char *line = NULL;
-	ssize_t n;
-	int err = 0;
-	FILE *f;
+	struct bp_perfmap *pm = ctx;
+	uint64_t addr, size;
+	const char *name;
 
-	f = fdopen(fd, "r");
-	if (!f)
+	if (bp_perfmap__parse_line(line, &addr, &size, &name)) {
+		pm->st.lines_skipped++;
+		return 0;
+	}
+	return add(pm, addr, size, name);
+}
+
+/* complete lines from pm->consumed to the size fstat() saw; a line still being written waits */
+static int read_from(struct bp_perfmap *pm, int fd, off_t size)
+{
+	struct bp_lines lr = {
+		.max_line = pm->lim.max_line,
+		.max_bytes = (uint64_t)(size - pm->consumed),
+		.skipping = pm->skipping,
+	};
+	int err;
+
+	if (lseek(fd, pm->consumed, SEEK_SET) < 0)
 		return -errno;
-	if (fseeko(f, pm->consumed, SEEK_SET)) {
-		err = -errno;
-		goto out;
-	}
-	while ((n = getline(&line, &cap, f)) > 0) {
-		uint64_t addr, size;
-		const char *name;
-
-		if (line[n - 1] != '\n')
-			break;
-		pm->consumed += n;
-		if (bp_perfmap__parse_line(line, &addr, &size, &name)) {
-			bad++;
-			continue;
-		}
-		err = add(pm, addr, size, name);
-		if (err)
-			break;
-	}
-	if (bad)
-		bp_dbg("%s: %zu malformed lines skipped", path, bad);
-out:
-	free(line);
-	fclose(f);
+	err = bp_read_lines(fd, &lr, read_line, pm);
+	pm->consumed += (off_t)lr.consumed;
+	pm->skipping = lr.skipping;
+	pm->st.lines_skipped += lr.too_long;
 	return err;
 }
 
 int bp_perfmap__update(struct bp_perfmap *pm, const char *path)
 {
+	return bp_perfmap__update_at(pm, AT_FDCWD, path);
+}
+
+int bp_perfmap__update_at(struct bp_perfmap *pm, int root_fd, const char *path)
+{
+	struct bp_open_opts o = {
+		.flags = pm->uid_known ? BP_OPEN_OWNER : 0,
+		.uid = pm->uid,
+		.max_size = pm->lim.max_size,
+	};
 	struct stat st;
 	size_t i;
 	int fd, err;
 
 	/*
-	 * /tmp is everyone's: a FIFO or device planted under the name would
-	 * block or feed us forever. Open without blocking, read regular files
-	 * only, and only those owned by root or by the process's owner (what
-	 * perf checks too); path is /tmp/perf-PID.map, or under /proc/PID/root.
+	 * /tmp is everyone's: a symlink planted under the name would make us
+	 * read another user's file, a FIFO or device would block or feed us
+	 * forever, a huge sparse file would eat our memory. The size is
+	 * checked before any of it is read.
 	 */
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-		close(fd);
-		return err;
-	}
-	if (!S_ISREG(st.st_mode) || (pm->uid_known && st.st_uid && st.st_uid != pm->uid)) {
-		close(fd);
-		return -EPERM;
+	fd = bp_open_untrusted(root_fd, path, &o, &st);
+	if (fd < 0) {
+		if (fd == -ELOOP || fd == -EPERM || fd == -EFBIG || fd == -EXDEV ||
+		    fd == -ENOTDIR) {
+			pm->st.refused++;
+			bp_dbg("%s: perf map refused: %s", path, strerror(-fd));
+		}
+		return fd;
 	}
 	if (pm->have && pm->dev == st.st_dev && pm->ino == st.st_ino &&
 	    pm->size == st.st_size && pm->mtime.tv_sec == st.st_mtim.tv_sec &&
@@ -235,7 +252,12 @@ int bp_perfmap__update(struct bp_perfmap *pm, const char *path)
 	if (!pm->have || pm->dev != st.st_dev || pm->ino != st.st_ino ||
 	    st.st_size < pm->consumed)
 		reset(pm);
-	err = read_from(pm, fd, path);	/* closes fd */
+	err = read_from(pm, fd, st.st_size);
+	close(fd);
+	if (pm->st.lines_skipped || pm->st.lines_dropped)
+		bp_dbg("%s: %llu lines skipped, %llu dropped so far", path,
+		       (unsigned long long)pm->st.lines_skipped,
+		       (unsigned long long)pm->st.lines_dropped);
 	pm->have = true;
 	pm->dev = st.st_dev;
 	pm->ino = st.st_ino;
@@ -273,4 +295,9 @@ const struct bp_perfmap_sym *bp_perfmap__find(const struct bp_perfmap *pm, uint6
 size_t bp_perfmap__count(const struct bp_perfmap *pm)
 {
 	return pm->nr;
+}
+
+void bp_perfmap__stats(const struct bp_perfmap *pm, struct bp_perfmap_stats *out)
+{
+	*out = pm->st;
 }

@@ -17,128 +17,30 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "symbolize/elfsym.h"
-#include "util/htab.h"
-#include "symbolize/kallsyms.h"
-#include "util/log.h"
-#include "symbolize/perfmap.h"
+#include "proc/procinfo.h"
 #include "proc/procmaps.h"
+#include "symbolize/elfsym.h"
+#include "symbolize/kallsyms.h"
+#include "symbolize/perfmap.h"
 #include "symbolize/symbols.h"
+#include "util/hex.h"
+#include "util/htab.h"
+#include "util/log.h"
+#include "util/safeopen.h"
 
 /*
  * Garbage addresses from broken frame-pointer chains are common; without a
  * limit each one would re-read /proc/PID/maps or stat the perf map.
  */
 #define REFRESH_NS		(100ULL * 1000 * 1000)
-/* unreferenced files kept open: a short-lived process run again and again
- * (shell loops, make) would otherwise re-parse its binary every time */
+/* unreferenced files whose symbols are kept: a short-lived process run again
+ * and again (shell loops, make) would otherwise re-parse its binary every time */
 #define IDLE_FILES_MAX		64
 /* how far a non-executable file mapping looks for an executable one of the
  * same file, to borrow its ELF for the vaddr arithmetic */
 #define LINK_WALK		4
 #define ARENA_CHUNK		(64 * 1024)
 #define VDSO_MAX		(1024 * 1024)
-
-#define container_of(ptr, type, member) \
-	((type *)((char *)(ptr) - offsetof(type, member)))
-
-/* --- a minimal intrusive hash table ------------------------------------- */
-
-struct hnode {
-	struct hnode *next;
-	uint64_t hash;
-};
-
-struct htab {
-	struct hnode **b;
-	size_t nb;		/* power of two */
-	size_t n;
-};
-
-static int htab_init(struct htab *h)
-{
-	h->nb = 64;
-	h->n = 0;
-	h->b = calloc(h->nb, sizeof(*h->b));
-	return h->b ? 0 : -ENOMEM;
-}
-
-static void htab_grow(struct htab *h)
-{
-	size_t nb = h->nb * 2, i;
-	struct hnode **b;
-
-	b = calloc(nb, sizeof(*b));
-	if (!b)
-		return;		/* longer chains, still correct */
-	for (i = 0; i < h->nb; i++) {
-		struct hnode *n = h->b[i], *next;
-
-		for (; n; n = next) {
-			next = n->next;
-			n->next = b[n->hash & (nb - 1)];
-			b[n->hash & (nb - 1)] = n;
-		}
-	}
-	free(h->b);
-	h->b = b;
-	h->nb = nb;
-}
-
-static void htab_add(struct htab *h, struct hnode *n, uint64_t hash)
-{
-	struct hnode **slot;
-
-	if (h->n >= h->nb)
-		htab_grow(h);
-	slot = &h->b[hash & (h->nb - 1)];
-	n->hash = hash;
-	n->next = *slot;
-	*slot = n;
-	h->n++;
-}
-
-static void htab_del(struct htab *h, struct hnode *n)
-{
-	struct hnode **pp = &h->b[n->hash & (h->nb - 1)];
-
-	for (; *pp; pp = &(*pp)->next) {
-		if (*pp == n) {
-			*pp = n->next;
-			h->n--;
-			return;
-		}
-	}
-}
-
-static struct hnode *htab_first(const struct htab *h, uint64_t hash)
-{
-	struct hnode *n = h->b[hash & (h->nb - 1)];
-
-	while (n && n->hash != hash)
-		n = n->next;
-	return n;
-}
-
-static struct hnode *htab_next(struct hnode *n, uint64_t hash)
-{
-	for (n = n->next; n && n->hash != hash; n = n->next)
-		;
-	return n;
-}
-
-static uint64_t hash_bytes(const void *p, size_t len)
-{
-	const unsigned char *c = p;
-	uint64_t h = 0xcbf29ce484222325ULL;	/* FNV-1a */
-
-	while (len--) {
-		h ^= *c++;
-		h *= 0x100000001b3ULL;
-	}
-	return h;
-}
-
 
 /* --- state ---------------------------------------------------------------- */
 
@@ -149,20 +51,26 @@ struct chunk {
 };
 
 struct istr {
-	struct hnode node;
 	size_t len;
 	char s[];
 };
 
+/*
+ * A mapped file, known by (st_dev, st_ino) and checked by size, mtime and
+ * ctime (which no user can set back), so that a reused inode is not taken
+ * for the file that had it. No fd is held: its symbols were loaded while a
+ * process mapping it was alive, then the file was closed.
+ */
 struct sym_file {
-	struct hnode node;
+	uint32_t idx;		/* in bp_syms.filev */
+	bool indexed;		/* findable by (dev, ino); a stale version only
+				 * serves the snapshots that hold it */
 	dev_t dev;
 	ino_t ino;
-	int fd;			/* ours until the ELF is opened, then the ELF's */
-	struct bp_elf *elf;
-	int elf_err;		/* not ELF, or failed: don't try again */
+	off_t size;
+	struct timespec mtime, ctime;
+	struct bp_elf *elf;	/* symbols loaded; NULL when not usable as ELF */
 	const char *path;	/* interned, as the first process saw it */
-	char *root;		/* where that path lives from here; "" = our root */
 	const char *module;	/* interned basename */
 	const char *build_id;	/* interned */
 	unsigned int refcnt;
@@ -187,9 +95,12 @@ struct sym_map {
 };
 
 struct sym_proc {
-	struct hnode node;
+	uint32_t idx;		/* in bp_syms.procv */
 	pid_t pid;
 	pid_t nspid;		/* pid inside its own pid namespace */
+	uid_t euid;		/* its owner, for the files it names */
+	bool euid_known;
+	bool same_root;		/* shares our mount namespace */
 	bool exited;
 	bool retiring;		/* gone: dropped at the next bp_syms__retire() */
 	struct sym_map *maps;
@@ -199,15 +110,22 @@ struct sym_proc {
 	uint64_t last_pm_check;
 };
 
+/* pointers kept dense, indexed by a util/htab table */
+struct ptr_vec {
+	void **v;
+	uint32_t n, cap;
+	struct bp_htab h;
+};
+
 struct bp_syms {
 	char *proc_root;
 	char *kallsyms_path;
 	char *debug_root;
 	char *perfmap_dir;
 
-	struct htab procs;
-	struct htab files;
-	struct htab strs;
+	struct ptr_vec procs;	/* struct sym_proc * */
+	struct ptr_vec files;	/* struct sym_file * */
+	struct ptr_vec strs;	/* struct istr * */
 	struct chunk *chunks;
 
 	struct bp_kallsyms *ksyms;
@@ -233,6 +151,58 @@ static uint64_t now_ns(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* --- dense pointer vectors ---------------------------------------------- */
+
+static int vec_add(struct ptr_vec *v, void *ptr, uint64_t hash, uint32_t *idx)
+{
+	if (v->n == UINT32_MAX)
+		return -E2BIG;
+	if (v->n == v->cap) {
+		uint32_t ncap = v->cap ? v->cap * 2 : 64;
+		void *np = reallocarray(v->v, ncap, sizeof(*v->v));
+
+		if (!np)
+			return -ENOMEM;
+		v->v = np;
+		v->cap = ncap;
+	}
+	if (bp_htab_insert(&v->h, hash, v->n))
+		return -ENOMEM;
+	v->v[v->n] = ptr;
+	*idx = v->n++;
+	return 0;
+}
+
+/*
+ * Take out entry idx (indexed under hash when indexed): the last entry moves
+ * into its place, so moved_idx() tells it its new index (and is given its
+ * hash to re-index it).
+ */
+static void vec_del(struct ptr_vec *v, uint32_t idx, bool indexed, uint64_t hash,
+		    bool last_indexed, uint64_t last_hash)
+{
+	uint32_t last = v->n - 1;
+
+	if (indexed)
+		bp_htab_remove(&v->h, hash, idx);
+	if (idx != last) {
+		if (last_indexed) {
+			bp_htab_remove(&v->h, last_hash, last);
+			/* cannot fail: the table has the room the removal made */
+			bp_htab_insert(&v->h, last_hash, idx);
+		}
+		v->v[idx] = v->v[last];
+	}
+	v->n--;
+}
+
+static void vec_free(struct ptr_vec *v)
+{
+	free(v->v);
+	bp_htab_free(&v->h);
+	memset(v, 0, sizeof(*v));
 }
 
 /* --- interned strings --------------------------------------------------- */
@@ -265,24 +235,36 @@ static void *arena_alloc(struct bp_syms *s, size_t size)
 	return p;
 }
 
+struct str_key {
+	const char *s;
+	size_t len;
+};
+
+static bool str_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct istr *is = ((const struct ptr_vec *)ctx)->v[idx];
+	const struct str_key *k = key;
+
+	return is->len == k->len && !memcmp(is->s, k->s, k->len);
+}
+
 static const char *intern_len(struct bp_syms *s, const char *str, size_t len)
 {
-	uint64_t h = hash_bytes(str, len);
-	struct hnode *n;
+	struct str_key k = { str, len };
+	uint64_t h = bp_hash_bytes(str, len, 0);
 	struct istr *is;
+	uint32_t idx;
 
-	for (n = htab_first(&s->strs, h); n; n = htab_next(n, h)) {
-		is = container_of(n, struct istr, node);
-		if (is->len == len && !memcmp(is->s, str, len))
-			return is->s;
-	}
+	if (!bp_htab_find(&s->strs.h, h, str_eq, &s->strs, &k, &idx))
+		return ((struct istr *)s->strs.v[idx])->s;
 	is = arena_alloc(s, sizeof(*is) + len + 1);
 	if (!is)
 		return NULL;
 	is->len = len;
 	memcpy(is->s, str, len);
 	is->s[len] = '\0';
-	htab_add(&s->strs, &is->node, h);
+	if (vec_add(&s->strs, is, h, &idx))
+		return NULL;
 	return is->s;
 }
 
@@ -298,28 +280,51 @@ static uint64_t file_hash(dev_t dev, ino_t ino)
 	return bp_hash_u64((uint64_t)dev * 0x9e3779b97f4a7c15ULL ^ (uint64_t)ino);
 }
 
+struct file_key {
+	dev_t dev;
+	ino_t ino;
+};
+
+static bool file_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sym_file *f = ((const struct ptr_vec *)ctx)->v[idx];
+	const struct file_key *k = key;
+
+	return f->dev == k->dev && f->ino == k->ino;
+}
+
 static struct sym_file *file_find(struct bp_syms *s, dev_t dev, ino_t ino)
 {
-	uint64_t h = file_hash(dev, ino);
-	struct hnode *n;
+	struct file_key k = { dev, ino };
+	uint32_t idx;
 
-	for (n = htab_first(&s->files, h); n; n = htab_next(n, h)) {
-		struct sym_file *f = container_of(n, struct sym_file, node);
-
-		if (f->dev == dev && f->ino == ino)
-			return f;
-	}
-	return NULL;
+	if (bp_htab_find(&s->files.h, file_hash(dev, ino), file_eq, &s->files, &k, &idx))
+		return NULL;
+	return s->files.v[idx];
 }
+
+static void idle_unlink(struct bp_syms *s, struct sym_file *f);
 
 static void file_destroy(struct bp_syms *s, struct sym_file *f)
 {
-	htab_del(&s->files, &f->node);
+	struct sym_file *last = s->files.v[s->files.n - 1];
+
+	if (f->idle)
+		idle_unlink(s, f);
+	vec_del(&s->files, f->idx, f->indexed, file_hash(f->dev, f->ino), last->indexed,
+		file_hash(last->dev, last->ino));
+	last->idx = f->idx;
 	bp_elf__free(f->elf);
-	if (f->fd >= 0)
-		close(f->fd);
-	free(f->root);
 	free(f);
+}
+
+/* a newer version of the file took its (dev, ino): holders keep this one */
+static void file_unindex(struct bp_syms *s, struct sym_file *f)
+{
+	if (!f->indexed)
+		return;
+	bp_htab_remove(&s->files.h, file_hash(f->dev, f->ino), f->idx);
+	f->indexed = false;
 }
 
 static void idle_unlink(struct bp_syms *s, struct sym_file *f)
@@ -349,6 +354,11 @@ static void file_put(struct bp_syms *s, struct sym_file *f)
 {
 	if (!f || --f->refcnt)
 		return;
+	/* nobody can find a stale version again */
+	if (!f->indexed) {
+		file_destroy(s, f);
+		return;
+	}
 	f->idle = true;
 	f->idle_next = NULL;
 	f->idle_prev = s->idle_tail;
@@ -366,67 +376,18 @@ static void file_put(struct bp_syms *s, struct sym_file *f)
 	}
 }
 
-/* takes fd: it is kept in a new entry or closed */
-static struct sym_file *file_from_fd(struct bp_syms *s, int fd, const char *path,
-				     const char *module, const char *root)
+static bool same_version(const struct sym_file *f, const struct stat *st)
 {
-	struct sym_file *f;
-	struct stat st;
-
-	if (fstat(fd, &st)) {
-		close(fd);
-		return NULL;
-	}
-	f = file_find(s, st.st_dev, st.st_ino);
-	if (f) {
-		close(fd);
-		return file_get(s, f);
-	}
-	f = calloc(1, sizeof(*f));
-	if (f)
-		f->root = strdup(root);
-	if (!f || !f->root) {
-		free(f);
-		close(fd);
-		return NULL;
-	}
-	f->dev = st.st_dev;
-	f->ino = st.st_ino;
-	f->fd = fd;
-	f->path = path;
-	f->module = module;
-	f->refcnt = 1;
-	htab_add(&s->files, &f->node, file_hash(f->dev, f->ino));
-	s->stats.files_opened++;
-	return f;
+	return f->size == st->st_size && f->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       f->mtime.tv_nsec == st->st_mtim.tv_nsec && f->ctime.tv_sec == st->st_ctim.tv_sec &&
+	       f->ctime.tv_nsec == st->st_ctim.tv_nsec;
 }
 
-/* the ELF behind a file, opened on first use; 0 or -errno (remembered) */
-static int file_elf(struct bp_syms *s, struct sym_file *f)
+static void set_version(struct sym_file *f, const struct stat *st)
 {
-	struct bp_elf_opts opts = {
-		.path = f->path,
-		.root = f->root,
-		.debug_root = s->debug_root,
-	};
-	int fd, err;
-
-	if (f->elf || f->elf_err)
-		return f->elf_err;
-	/* a dup, so the entry keeps its fd (and its inode) if this fails */
-	fd = fcntl(f->fd, F_DUPFD_CLOEXEC, 0);
-	if (fd < 0)
-		return -errno;	/* EMFILE: not remembered, may work later */
-	err = bp_elf__open_fd(fd, &opts, &f->elf);
-	if (err) {
-		bp_dbg("%s: not usable as ELF: %s", f->path, strerror(-err));
-		f->elf_err = err;
-		return err;
-	}
-	close(f->fd);
-	f->fd = -1;
-	f->build_id = intern(s, bp_elf__build_id(f->elf));
-	return 0;
+	f->size = st->st_size;
+	f->mtime = st->st_mtim;
+	f->ctime = st->st_ctim;
 }
 
 static void count_parse(struct bp_syms *s, struct bp_elf *e)
@@ -441,18 +402,25 @@ static void count_parse(struct bp_syms *s, struct bp_elf *e)
 
 /* --- processes ------------------------------------------------------------ */
 
+static uint64_t proc_hash(pid_t pid)
+{
+	return bp_hash_u64((uint64_t)(uint32_t)pid);
+}
+
+static bool proc_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct sym_proc *p = ((const struct ptr_vec *)ctx)->v[idx];
+
+	return p->pid == *(const pid_t *)key;
+}
+
 static struct sym_proc *proc_find(struct bp_syms *s, pid_t pid)
 {
-	uint64_t h = bp_hash_u64((uint64_t)(uint32_t)pid);
-	struct hnode *n;
+	uint32_t idx;
 
-	for (n = htab_first(&s->procs, h); n; n = htab_next(n, h)) {
-		struct sym_proc *p = container_of(n, struct sym_proc, node);
-
-		if (p->pid == pid)
-			return p;
-	}
-	return NULL;
+	if (bp_htab_find(&s->procs.h, proc_hash(pid), proc_eq, &s->procs, &pid, &idx))
+		return NULL;
+	return s->procs.v[idx];
 }
 
 static struct sym_proc *proc_new(struct bp_syms *s, pid_t pid)
@@ -463,7 +431,10 @@ static struct sym_proc *proc_new(struct bp_syms *s, pid_t pid)
 		return NULL;
 	p->pid = pid;
 	p->nspid = pid;
-	htab_add(&s->procs, &p->node, bp_hash_u64((uint64_t)(uint32_t)pid));
+	if (vec_add(&s->procs, p, proc_hash(pid), &p->idx)) {
+		free(p);
+		return NULL;
+	}
 	return p;
 }
 
@@ -478,7 +449,10 @@ static void maps_release(struct bp_syms *s, struct sym_map *maps, size_t nr)
 
 static void proc_destroy(struct bp_syms *s, struct sym_proc *p)
 {
-	htab_del(&s->procs, &p->node);
+	struct sym_proc *last = s->procs.v[s->procs.n - 1];
+
+	vec_del(&s->procs, p->idx, true, proc_hash(p->pid), true, proc_hash(last->pid));
+	last->idx = p->idx;
 	maps_release(s, p->maps, p->nr_maps);
 	bp_perfmap__free(p->pm);
 	free(p);
@@ -501,36 +475,6 @@ static const struct sym_map *map_find(const struct sym_map *maps, size_t nr, uin
 	return NULL;
 }
 
-static pid_t read_nspid(struct bp_syms *s, pid_t pid)
-{
-	char path[4096], *line = NULL;
-	pid_t nspid = pid;
-	size_t cap = 0;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%d/status", s->proc_root, pid);
-	f = fopen(path, "re");
-	if (!f)
-		return pid;
-	while (getline(&line, &cap, f) > 0) {
-		char *last;
-
-		if (strncmp(line, "NSpid:", 6))
-			continue;
-		/* one pid per nested namespace, innermost last */
-		line[strcspn(line, "\n")] = '\0';
-		last = strrchr(line, '\t');
-		if (!last)
-			last = strrchr(line, ' ');
-		if (last && atoi(last + 1) > 0)
-			nspid = atoi(last + 1);
-		break;
-	}
-	free(line);
-	fclose(f);
-	return nspid;
-}
-
 static bool same_mnt_ns(struct bp_syms *s, pid_t pid)
 {
 	char path[4096];
@@ -544,35 +488,67 @@ static bool same_mnt_ns(struct bp_syms *s, pid_t pid)
 
 /* --- perf maps ---------------------------------------------------------- */
 
+/* a process's root, as a directory fd to resolve its paths in; -errno */
+static int open_root(const struct bp_syms *s, pid_t pid)
+{
+	char path[4096];
+	int fd;
+
+	/* /proc/PID/root is a magic link to its root: the one link we follow */
+	snprintf(path, sizeof(path), "%s/%d/root", s->proc_root, pid);
+	fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static void perfmap_update(struct bp_syms *s, struct sym_proc *p, int root_fd,
+			   const char *path, int *err)
+{
+	struct bp_perfmap_stats before, after;
+
+	bp_perfmap__stats(p->pm, &before);
+	*err = root_fd >= 0 ? bp_perfmap__update_at(p->pm, root_fd, path)
+			    : bp_perfmap__update(p->pm, path);
+	bp_perfmap__stats(p->pm, &after);
+	s->stats.perfmaps_refused += after.refused - before.refused;
+	s->stats.perfmap_lines_skipped += after.lines_skipped - before.lines_skipped +
+					  after.lines_dropped - before.lines_dropped;
+}
+
 static void perfmap_refresh(struct bp_syms *s, struct sym_proc *p, bool force)
 {
 	char path[4096];
 	uint64_t now = now_ns();
-	int err = -ENOENT;
+	int err = -ENOENT, root_fd;
 
 	if (!force && p->last_pm_check && now - p->last_pm_check < REFRESH_NS)
 		return;
 	p->last_pm_check = now;
+	/* whose map it must be is not known: nothing is read */
+	if (!p->euid_known)
+		return;
 	if (!p->pm) {
-		struct stat st;
-
 		p->pm = bp_perfmap__new();
 		if (!p->pm)
 			return;
-		/* /proc/PID belongs to the process's effective user */
-		snprintf(path, sizeof(path), "%s/%d", s->proc_root, p->pid);
-		if (!p->exited && !stat(path, &st))
-			bp_perfmap__set_owner(p->pm, st.st_uid);
+		bp_perfmap__set_owner(p->pm, p->euid);
 	}
 	/* the JIT wrote it inside its own mount and pid namespace */
 	if (!p->exited) {
-		snprintf(path, sizeof(path), "%s/%d/root%s/perf-%d.map", s->proc_root,
-			 p->pid, s->perfmap_dir, p->nspid);
-		err = bp_perfmap__update(p->pm, path);
+		snprintf(path, sizeof(path), "%s/perf-%d.map", s->perfmap_dir, p->nspid);
+		root_fd = open_root(s, p->pid);
+		if (root_fd >= 0) {
+			perfmap_update(s, p, root_fd, path, &err);
+			close(root_fd);
+			return;
+		}
 	}
-	if (p->exited || (err && err != -ENOENT)) {
+	/*
+	 * Gone: a map it left in our /tmp, when its /tmp and pid numbers were
+	 * ours; still its owner's file only.
+	 */
+	if (p->same_root && p->nspid == p->pid) {
 		snprintf(path, sizeof(path), "%s/perf-%d.map", s->perfmap_dir, p->pid);
-		bp_perfmap__update(p->pm, path);
+		perfmap_update(s, p, -1, path, &err);
 	}
 }
 
@@ -591,9 +567,12 @@ static const struct bp_perfmap_sym *perfmap_find(struct bp_syms *s, struct sym_p
 
 struct snap_ctx {
 	struct bp_syms *s;
-	struct sym_proc *p;
+	struct sym_proc *p;	/* the previous snapshot's, or NULL */
 	pid_t pid;
-	const char *root;	/* "" when the process shares our mount namespace */
+	uid_t euid;
+	bool same_root;
+	int root_fd;		/* the process's root, or -1 */
+	char root[64];		/* its path, for the debug-file lookups */
 	struct sym_map *maps;
 	size_t nr, cap;
 	int err;
@@ -606,55 +585,126 @@ static const char *base_name(const char *path)
 	return slash ? slash + 1 : path;
 }
 
-static int open_mapped(struct snap_ctx *c, const struct bp_maps_line *l)
+/*
+ * The mapped file without /proc/PID/map_files (an older kernel, no
+ * capability for it): by path in the process's root, then in ours when that
+ * is the same; no symlinks, regular files, and only the inode that the maps
+ * line names (a path may now name another file). Deleted files are not
+ * looked up by path. fd or -errno.
+ */
+static int open_by_path(struct snap_ctx *c, const struct bp_maps_line *l, struct stat *st)
 {
-	struct bp_syms *s = c->s;
-	char path[4096];
-	struct stat st;
-	int fd, i;
+	int i, fd;
 
-	/* works for deleted files and other mount namespaces alike */
-	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", s->proc_root, c->pid,
-		 (unsigned long long)l->start, (unsigned long long)l->end);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0 || l->deleted)
-		return fd;
-	/* a path may now name another file: the inode tells */
+	if (l->deleted)
+		return -ENOENT;
 	for (i = 0; i < 2; i++) {
-		if (i == 0)
-			snprintf(path, sizeof(path), "%s/%d/root%s", s->proc_root, c->pid,
-				 l->path);
-		else
-			snprintf(path, sizeof(path), "%s", l->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (i == 0 && c->root_fd < 0)
+			continue;
+		if (i == 1 && !c->same_root)
+			break;
+		fd = bp_open_untrusted(i == 0 ? c->root_fd : AT_FDCWD, l->path, NULL, st);
 		if (fd < 0)
 			continue;
-		if (!fstat(fd, &st) && (!l->inode || st.st_ino == l->inode))
+		if (!l->inode || st->st_ino == l->inode)
 			return fd;
 		close(fd);
 	}
-	return -1;
+	return -ENOENT;
 }
 
+/*
+ * The file of an executable mapping: found again by identity, or opened now
+ * (while the process is alive), its symbols loaded, and closed.
+ */
 static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line *l,
 				  const char *path, const char *module)
 {
+	struct bp_elf_opts opts = {
+		.path = path,
+		.root = c->root[0] ? c->root : NULL,
+		.debug_root = c->s->debug_root,
+		.uid_known = true,
+		.uid = c->euid,
+	};
+	struct bp_syms *s = c->s;
 	struct sym_proc *p = c->p;
 	const struct sym_map *old;
-	int fd;
+	struct sym_file *f, *stale;
+	struct bp_elf *e = NULL;
+	char mf[4096];
+	struct stat st, fst;
+	int fd = -1, err;
 
 	/* refreshing a live process: most mappings are unchanged */
 	old = p ? map_find(p->maps, p->nr_maps, l->start) : NULL;
 	if (old && old->file && old->start == l->start && old->end == l->end &&
 	    old->pgoff == l->pgoff && old->inode == l->inode && old->path == path)
-		return file_get(c->s, old->file);
+		return file_get(s, old->file);
 
-	fd = open_mapped(c, l);
-	if (fd < 0) {
-		bp_dbg("pid %d: cannot open %s, its frames stay unnamed", c->pid, path);
+	/* the very inode mapped, also when deleted or in another mount namespace */
+	snprintf(mf, sizeof(mf), "%s/%d/map_files/%llx-%llx", s->proc_root, c->pid,
+		 (unsigned long long)l->start, (unsigned long long)l->end);
+	if (stat(mf, &st)) {
+		fd = open_by_path(c, l, &st);
+		if (fd < 0) {
+			bp_dbg("pid %d: cannot open %s, its frames stay unnamed", c->pid, path);
+			return NULL;
+		}
+	} else if (!S_ISREG(st.st_mode)) {
 		return NULL;
 	}
-	return file_from_fd(c->s, fd, path, module, c->root);
+	stale = file_find(s, st.st_dev, st.st_ino);
+	if (stale && same_version(stale, &st)) {
+		if (fd >= 0)
+			close(fd);
+		return file_get(s, stale);
+	}
+	if (fd < 0) {
+		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		/* replaced between the stat and the open: take what is there now */
+		if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) ||
+		    fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
+			if (fd >= 0)
+				close(fd);
+			return NULL;
+		}
+		st = fst;
+	}
+	err = bp_elf__open_fd(fd, &opts, &e);	/* takes fd */
+	if (err)
+		bp_dbg("%s: not usable as ELF: %s", path, strerror(-err));
+	/* a new version of a file we know: the same build, if the build-id says so */
+	if (stale && e && stale->elf && stale->build_id && bp_elf__build_id(e) &&
+	    !strcmp(stale->build_id, bp_elf__build_id(e))) {
+		bp_elf__free(e);
+		set_version(stale, &st);
+		return file_get(s, stale);
+	}
+	if (stale)
+		file_unindex(s, stale);
+
+	f = calloc(1, sizeof(*f));
+	if (!f || vec_add(&s->files, f, file_hash(st.st_dev, st.st_ino), &f->idx)) {
+		free(f);
+		bp_elf__free(e);
+		return NULL;
+	}
+	f->indexed = true;
+	f->dev = st.st_dev;
+	f->ino = st.st_ino;
+	set_version(f, &st);
+	f->path = path;
+	f->module = module;
+	f->refcnt = 1;
+	s->stats.files_opened++;
+	if (e) {
+		f->elf = e;
+		f->build_id = intern(s, bp_elf__build_id(e));
+		/* now, while the process lives: its root and map_files are needed */
+		count_parse(s, e);
+	}
+	return f;
 }
 
 static int snap_cb(const struct bp_maps_line *l, void *ctx)
@@ -739,22 +789,27 @@ static void link_files(struct bp_syms *s, struct sym_map *maps, size_t nr)
 
 int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 {
-	struct snap_ctx c = { .s = s, .pid = pid };
-	char path[4096], root[4096];
+	struct snap_ctx c = { .s = s, .pid = pid, .root_fd = -1 };
 	struct sym_proc *p = proc_find(s, pid);
 	bool anon_exec = false;
+	pid_t nspid = pid;
+	char path[4096];
 	size_t i, bad = 0;
 	int err;
 
-	if (!same_mnt_ns(s, pid)) {
-		snprintf(root, sizeof(root), "%s/%d/root", s->proc_root, pid);
-		c.root = root;
-	} else {
-		c.root = "";
+	/* whose it is first: the files it names are opened as that user's */
+	err = bp_procinfo_read_ids(s->proc_root, pid, &c.euid, &nspid);
+	if (!err) {
+		c.same_root = same_mnt_ns(s, pid);
+		c.root_fd = open_root(s, pid);
+		if (c.root_fd >= 0)
+			snprintf(c.root, sizeof(c.root), "%s/%d/root", s->proc_root, pid);
+		c.p = p;
+		snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, pid);
+		err = bp_procmaps__read(path, snap_cb, &c, &bad);
+		if (c.root_fd >= 0)
+			close(c.root_fd);
 	}
-	c.p = p;
-	snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, pid);
-	err = bp_procmaps__read(path, snap_cb, &c, &bad);
 	/* a zombie or a process gone under us reads as empty: keep the old one */
 	if (!err && !c.nr)
 		err = -ESRCH;
@@ -768,8 +823,10 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 			bp_dbg("pid %d: failed to read maps: %s", pid, strerror(-err));
 		return err;
 	}
-	if (bad)
-		bp_dbg("pid %d: %zu malformed maps lines skipped", pid, bad);
+	if (bad) {
+		s->stats.maps_lines_skipped += bad;
+		bp_dbg("pid %d: %zu maps lines skipped (malformed, or out of bounds)", pid, bad);
+	}
 	qsort(c.maps, c.nr, sizeof(*c.maps), cmp_map);
 	link_files(s, c.maps, c.nr);
 
@@ -781,7 +838,7 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 		}
 	}
 	/* gone, and now alive again: a new process got the pid */
-	if (p->exited) {
+	if (p->exited || (p->euid_known && p->euid != c.euid)) {
 		bp_perfmap__free(p->pm);
 		p->pm = NULL;
 		p->last_pm_check = 0;
@@ -799,11 +856,16 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 	p->exited = false;
 	p->retiring = false;
 	p->last_refresh = now_ns();
-	p->nspid = read_nspid(s, pid);
+	p->nspid = nspid;
+	p->euid = c.euid;
+	p->euid_known = true;
+	p->same_root = c.same_root;
 	s->stats.snapshots++;
 
 	for (i = 0; i < c.nr && !anon_exec; i++)
-		anon_exec = c.maps[i].exec && c.maps[i].kind == MAP_ANON;
+		anon_exec = c.maps[i].exec && (c.maps[i].kind == MAP_ANON ||
+					       (c.maps[i].kind == MAP_FILE &&
+					        (!c.maps[i].file || !c.maps[i].file->elf)));
 	/* while it is alive: a container's perf map is only reachable then */
 	if (anon_exec || (p->pm && bp_perfmap__count(p->pm)))
 		perfmap_refresh(s, p, true);
@@ -843,24 +905,19 @@ static bool proc_gone(const struct bp_syms *s, pid_t pid)
 
 uint32_t bp_syms__retire(struct bp_syms *s)
 {
-	uint32_t dropped = 0;
-	size_t i;
+	uint32_t dropped = 0, i;
 
-	for (i = 0; s->procs.b && i < s->procs.nb; i++) {
-		struct hnode *n = s->procs.b[i], *next;
+	/* backwards: a destroyed entry takes the last one, already seen */
+	for (i = s->procs.n; i-- > 0;) {
+		struct sym_proc *p = s->procs.v[i];
 
-		for (; n; n = next) {
-			struct sym_proc *p = container_of(n, struct sym_proc, node);
-
-			next = n->next;
-			if (p->retiring) {
-				proc_destroy(s, p);
-				dropped++;
-			} else if (p->exited || proc_gone(s, p->pid)) {
-				/* an exit event can be lost; the pid's absence cannot */
-				p->exited = true;
-				p->retiring = true;
-			}
+		if (p->retiring) {
+			proc_destroy(s, p);
+			dropped++;
+		} else if (p->exited || proc_gone(s, p->pid)) {
+			/* an exit event can be lost; the pid's absence cannot */
+			p->exited = true;
+			p->retiring = true;
 		}
 	}
 	return dropped;
@@ -989,7 +1046,7 @@ static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_m
 	switch (m->kind) {
 	case MAP_FILE:
 		out->offset = off;
-		if (f && !file_elf(s, f)) {
+		if (f && f->elf) {
 			out->build_id = f->build_id;
 			return resolve_elf(s, f->elf, off, out);
 		}
@@ -1020,9 +1077,10 @@ int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 	const struct sym_map *m = NULL;
 	int err;
 
+	/* outside every mapping: no base to count from, and the address
+	 * itself is not ours to print (it would place another user's code) */
 	memset(out, 0, sizeof(*out));
 	out->module = "[unknown]";
-	out->offset = addr;
 
 	if (!p) {
 		/* dead before we saw it: remember that, don't retry every frame */
@@ -1072,13 +1130,16 @@ int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_in
 	out->kernel = true;
 	out->code = true;
 	out->module = "[kernel]";
-	out->offset = addr;
 	if (!s->ksyms || bp_kallsyms__find(s->ksyms, addr, &ks)) {
+		/* relative to _text, or nothing: never where KASLR put it */
+		if (s->ksyms)
+			bp_kallsyms__core_offset(s->ksyms, addr, &out->offset);
 		s->stats.unresolved++;
 		return -ENOENT;
 	}
 	out->name = ks.name;
 	out->sym_offset = addr - ks.addr;
+	/* ks.base <= addr always: it is the lowest symbol of its module or _text */
 	if (addr >= ks.base)
 		out->offset = addr - ks.base;
 	if (ks.module)
@@ -1094,7 +1155,6 @@ int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_in
 /* /sys/kernel/notes is the kernel's own note section: its build-id */
 static const char *kernel_build_id(struct bp_syms *s)
 {
-	static const char hex[] = "0123456789abcdef";
 	unsigned char buf[4096];
 	char out[2 * 64 + 1];
 	size_t off = 0, len;
@@ -1111,7 +1171,7 @@ static const char *kernel_build_id(struct bp_syms *s)
 	len = (size_t)n;
 	while (off + sizeof(Elf64_Nhdr) <= len) {
 		Elf64_Nhdr nh;
-		size_t name_off, desc_off, i;
+		size_t name_off, desc_off;
 
 		memcpy(&nh, buf + off, sizeof(nh));
 		name_off = off + sizeof(nh);
@@ -1122,11 +1182,7 @@ static const char *kernel_build_id(struct bp_syms *s)
 		if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
 		    memcmp(buf + name_off, "GNU", 4) || !nh.n_descsz || nh.n_descsz > 64)
 			continue;
-		for (i = 0; i < nh.n_descsz; i++) {
-			out[2 * i] = hex[buf[desc_off + i] >> 4];
-			out[2 * i + 1] = hex[buf[desc_off + i] & 0xf];
-		}
-		out[2 * i] = '\0';
+		bp_hex_encode(buf + desc_off, nh.n_descsz, out);
 		return intern(s, out);
 	}
 	return NULL;
@@ -1187,8 +1243,7 @@ struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts)
 	s->kallsyms_path = strdup(o.kallsyms_path);
 	s->debug_root = strdup(o.debug_root);
 	s->perfmap_dir = strdup(o.perfmap_dir);
-	if (!s->proc_root || !s->kallsyms_path || !s->debug_root || !s->perfmap_dir ||
-	    htab_init(&s->procs) || htab_init(&s->files) || htab_init(&s->strs)) {
+	if (!s->proc_root || !s->kallsyms_path || !s->debug_root || !s->perfmap_dir) {
 		bp_syms__free(s);
 		errno = ENOMEM;
 		return NULL;
@@ -1205,12 +1260,10 @@ void bp_syms__free(struct bp_syms *s)
 
 	if (!s)
 		return;
-	for (i = 0; s->procs.b && i < s->procs.nb; i++)
-		while (s->procs.b[i])
-			proc_destroy(s, container_of(s->procs.b[i], struct sym_proc, node));
-	for (i = 0; s->files.b && i < s->files.nb; i++)
-		while (s->files.b[i])
-			file_destroy(s, container_of(s->files.b[i], struct sym_file, node));
+	while (s->procs.n)
+		proc_destroy(s, s->procs.v[s->procs.n - 1]);
+	while (s->files.n)
+		file_destroy(s, s->files.v[s->files.n - 1]);
 	for (c = s->chunks; c; c = next) {
 		next = c->next;
 		free(c);
@@ -1220,9 +1273,9 @@ void bp_syms__free(struct bp_syms *s)
 		bp_kallsyms__free(s->old_ksyms[i]);
 	free(s->old_ksyms);
 	bp_elf__free(s->vdso);
-	free(s->procs.b);
-	free(s->files.b);
-	free(s->strs.b);
+	vec_free(&s->procs);
+	vec_free(&s->files);
+	vec_free(&s->strs);
 	free(s->proc_root);
 	free(s->kallsyms_path);
 	free(s->debug_root);

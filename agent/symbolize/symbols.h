@@ -62,6 +62,11 @@ struct bp_syms_stats {
 	uint64_t debug_files;		/* separate debug files used */
 	uint64_t resolved;		/* addresses named */
 	uint64_t unresolved;		/* addresses printed as module+0xOFFSET */
+	uint64_t perfmaps_refused;	/* perf map reads refused: a symlink, not a
+					 * regular file, another owner, too big */
+	uint64_t perfmap_lines_skipped;	/* malformed, too long, or past the memory bound */
+	uint64_t maps_lines_skipped;	/* /proc/PID/maps lines malformed, too long,
+					 * or past the line bound */
 };
 
 /* NULL and errno set on failure; opts may be NULL */

@@ -173,11 +173,11 @@ static void resolve_kernel__via_symbolizer(void **state)
 
 	s = bp_syms__new(NULL);
 	assert_non_null(s);
-	/* not loaded yet: still a frame */
+	/* not loaded yet: still a frame, but not the address (KASLR's secret) */
 	assert_int_equal(bp_syms__resolve_kernel(s, 0xffffffff81000010ULL, &fi), -ENOENT);
 	assert_null(fi.name);
 	assert_string_equal(fi.module, "[kernel]");
-	assert_int_equal(fi.offset, 0xffffffff81000010ULL);
+	assert_int_equal(fi.offset, 0);
 	assert_true(fi.kernel);
 
 	if (!sched) {
@@ -193,11 +193,11 @@ static void resolve_kernel__via_symbolizer(void **state)
 	if (text)
 		assert_int_equal(fi.offset, sched + 2 - text);
 
-	/* an address in no symbol */
+	/* an address in no symbol, outside the kernel's image */
 	assert_int_equal(bp_syms__resolve_kernel(s, 0x10, &fi), -ENOENT);
 	assert_null(fi.name);
 	assert_string_equal(fi.module, "[kernel]");
-	assert_int_equal(fi.offset, 0x10);
+	assert_int_equal(fi.offset, 0);
 
 	/* a reload keeps names handed out before valid */
 	assert_int_equal(bp_syms__resolve_kernel(s, sched, &fi), 0);
@@ -223,6 +223,56 @@ static void resolve_kernel__fake_module(void **state)
 	bp_syms__free(s);
 }
 
+/*
+ * Unnamed kernel addresses: inside the core image, an offset from _text;
+ * elsewhere (modules' space, BPF code, garbage) no offset at all.
+ */
+static void resolve_kernel__unnamed__no_absolute_address(void **state)
+{
+	static const char text[] =
+		"ffffffff81000000 T _text\n"
+		"ffffffff81000100 T f\n"
+		"ffffffff81000200 T _etext\n"
+		"ffffffff81000400 T _sinittext\n"
+		"ffffffff81000500 T _einittext\n"
+		"ffffffffc0001000 t m\t[mod]\n";
+	struct bp_syms_opts o = { .kallsyms_path = write_kallsyms(text) };
+	struct bp_frame_info fi;
+	struct bp_syms *s = bp_syms__new(&o);
+
+	assert_non_null(s);
+	assert_int_equal(bp_syms__load_kernel(s), 0);
+	assert_int_equal(bp_syms__resolve_kernel(s, 0xffffffff81000300ULL, &fi), -ENOENT);
+	assert_string_equal(fi.module, "[kernel]");
+	assert_int_equal(fi.offset, 0x300);
+	assert_int_equal(bp_syms__resolve_kernel(s, 0xffffffffd0000000ULL, &fi), -ENOENT);
+	assert_int_equal(fi.offset, 0);
+	assert_int_equal(bp_syms__resolve_kernel(s, 0xffffffff80000000ULL, &fi), -ENOENT);
+	assert_int_equal(fi.offset, 0);
+	bp_syms__free(s);
+}
+
+/* lines past the length bound are skipped, not buffered */
+static void load__long_line__skipped(void **state)
+{
+	char *text = malloc(8192);
+	struct bp_kallsyms *k;
+	struct bp_ksym ks;
+	size_t n;
+
+	assert_non_null(text);
+	n = (size_t)snprintf(text, 8192, "ffffffff81000000 T _text\nffffffff81000100 T ");
+	memset(text + n, 'x', 4000);
+	n += 4000;
+	snprintf(text + n, 8192 - n, "\nffffffff81000200 T after\n");
+	assert_int_equal(bp_kallsyms__load(write_kallsyms(text), &k), 0);
+	free(text);
+	assert_int_equal(bp_kallsyms__count(k), 2);
+	assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000210ULL, &ks), 0);
+	assert_string_equal(ks.name, "after");
+	bp_kallsyms__free(k);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -232,6 +282,8 @@ int main(void)
 		cmocka_unit_test(load__real_kallsyms__schedule),
 		cmocka_unit_test(resolve_kernel__via_symbolizer),
 		cmocka_unit_test_teardown(resolve_kernel__fake_module, sf_cleanup),
+		cmocka_unit_test_teardown(resolve_kernel__unnamed__no_absolute_address, sf_cleanup),
+		cmocka_unit_test_teardown(load__long_line__skipped, sf_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("kallsyms", tests, NULL, sf_cleanup);

@@ -170,6 +170,53 @@ static void read__mixed_file__skips_bad_lines(void **state)
 	assert_int_equal(c.n, 1);
 }
 
+/* a line longer than a path can be is skipped, not buffered; the rest reads on */
+static void read__long_line__skipped(void **state)
+{
+	const char *dir = sf_tmpdir();
+	struct collect c = { 0 };
+	char path[PATH_MAX], *junk;
+	size_t bad = 0, n = BP_MAPS_LINE_MAX + 100;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	junk = malloc(n + 1);
+	assert_non_null(junk);
+	memset(junk, 'a', n);
+	junk[n] = '\0';
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "400000-401000 r-xp 00001000 08:02 42 /bin/%s\n", junk);
+	fprintf(f, "500000-501000 rw-p 00000000 00:00 0 [heap]\n");
+	fprintf(f, "600000-601000 rw-p 00000000 00:00 0 /no/newline/%s", junk);
+	fclose(f);
+	free(junk);
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, &bad), 0);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.last, "[heap]");
+	assert_int_equal(bad, 2);
+}
+
+/* a file with more lines than any process can have mappings is cut there */
+static void read__line_bound__cut_and_counted(void **state)
+{
+	const char *dir = sf_tmpdir();
+	struct collect c = { 0 };
+	char path[PATH_MAX];
+	size_t bad = 0, i;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	for (i = 0; i < BP_MAPS_LINES_MAX + 10; i++)
+		fprintf(f, "%zx-%zx r--p 0 0:0 0\n", i * 0x1000 + 0x1000, i * 0x1000 + 0x2000);
+	fclose(f);
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, &bad), 0);
+	assert_int_equal(c.n, BP_MAPS_LINES_MAX);
+	assert_int_equal(bad, 1);
+}
+
 static void read__missing_file__enoent(void **state)
 {
 	struct collect c = { 0 };
@@ -199,6 +246,8 @@ int main(void)
 		cmocka_unit_test(parse_line__special_and_anon),
 		cmocka_unit_test(parse_line__garbage__einval),
 		cmocka_unit_test_teardown(read__mixed_file__skips_bad_lines, sf_cleanup),
+		cmocka_unit_test_teardown(read__long_line__skipped, sf_cleanup),
+		cmocka_unit_test_teardown(read__line_bound__cut_and_counted, sf_cleanup),
 		cmocka_unit_test(read__missing_file__enoent),
 		cmocka_unit_test(read__own_maps__sane),
 	};
