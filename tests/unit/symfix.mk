@@ -10,9 +10,12 @@
 #   symfix_rootlink              stripped, debug file under debugroot/<its dir>/
 #   symfix_buildid               stripped, no debuglink, debug file under
 #                                debugroot/.build-id/xx/yyyy.debug
+#   symfix_nobid                 stripped, no build-id, debug file next to it
+#                                (found by the debuglink's CRC alone)
 #   perf-sample.map              a JIT perf map with good and bad lines
 
 SYMFIX_SRC	:= tests/unit/symfix
+comma		:= ,
 SYMFIX_OUT	:= $(OUT)/tests/data
 SYMFIX_DBGROOT	:= $(SYMFIX_OUT)/debugroot
 SYMFIX_CFLAGS	:= -g -O1 -fno-inline -fno-omit-frame-pointer -Wall -Wextra \
@@ -24,7 +27,7 @@ READELF		?= readelf
 
 SYMFIX_BINS	:= $(addprefix $(SYMFIX_OUT)/,symfix_pie symfix_nopie libsymfix.so \
 		   symfix_uselib libsymfix_nosym.so symfix_dbglink symfix_dotdebug \
-		   symfix_rootlink symfix_buildid perf-sample.map)
+		   symfix_rootlink symfix_buildid symfix_nobid perf-sample.map)
 UNIT_DATA	+= $(SYMFIX_BINS)
 
 $(SYMFIX_BINS): | $(DEPS_STAMP)
@@ -54,11 +57,12 @@ $(SYMFIX_OUT)/symfix_uselib: $(SYMFIX_SRC)/symfix_uselib.c $(SYMFIX_OUT)/libsymf
 	$(Q)$(CC) $(SYMFIX_CFLAGS) -o $@ $< -L$(SYMFIX_OUT) -lsymfix \
 		-Wl,-rpath,'$$ORIGIN'
 
-# $(1): target, $(2): FN, $(3): where the debug file goes (empty: none)
+# $(1): target, $(2): FN, $(3): where the debug file goes (empty: none),
+# $(4): extra flags
 define symfix_split
 	$(call msg,CC-FIX,$(1))
 	$(Q)mkdir -p $(dir $(1))
-	$(Q)$(CC) $(SYMFIX_CFLAGS) -DFN=$(2) -o $(1).full $<
+	$(Q)$(CC) $(SYMFIX_CFLAGS) $(4) -DFN=$(2) -o $(1).full $<
 	$(Q)if [ -n "$(3)" ]; then \
 		mkdir -p $(dir $(3)) && \
 		$(OBJCOPY) --only-keep-debug $(1).full $(3) && \
@@ -86,6 +90,9 @@ $(SYMFIX_OUT)/symfix_rootlink: $(SYMFIX_SRC)/symfix_prog.c $(SYMFIX_HDRS)
 
 $(SYMFIX_OUT)/symfix_buildid: $(SYMFIX_SRC)/symfix_prog.c $(SYMFIX_HDRS)
 	$(call symfix_split,$@,symfix_epsilon,)
+
+$(SYMFIX_OUT)/symfix_nobid: $(SYMFIX_SRC)/symfix_prog.c $(SYMFIX_HDRS)
+	$(call symfix_split,$@,symfix_iota,$(SYMFIX_OUT)/symfix_nobid.debug,-Wl$(comma)--build-id=none)
 
 $(SYMFIX_OUT)/perf-sample.map: $(SYMFIX_SRC)/perf-sample.map
 	$(call msg,CP,$@)

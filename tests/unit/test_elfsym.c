@@ -4,6 +4,8 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <elf.h>
+
 #include "symbolize/elfsym.h"
 #include "proc/procmaps.h"
 #include "unit/symfix/symfix_test.h"
@@ -368,6 +370,378 @@ static void open_mem__same_as_file(void **state)
 	bp_elf__free(ef);
 }
 
+/* --- untrusted debug links and files ------------------------------------ */
+
+/* bytes this process has read through read()/pread() so far */
+static uint64_t rchar(void)
+{
+	char buf[1024], *p;
+	FILE *f = fopen("/proc/self/io", "r");
+	size_t n;
+
+	assert_non_null(f);
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = '\0';
+	p = strstr(buf, "rchar:");
+	assert_non_null(p);
+	return strtoull(p + 6, NULL, 10);
+}
+
+static void run_ok(const char *cmd)
+{
+	int rc = system(cmd);
+
+	if (rc)
+		fail_msg("%s: status %d", cmd, rc);
+}
+
+/* a copy of a stripped data binary whose .gnu_debuglink says name (CRC kept) */
+static void relink(const char *src_name, const char *dst, const char *name)
+{
+	char src[PATH_MAX], blob[PATH_MAX], cmd[3 * PATH_MAX];
+	unsigned char buf[512] = { 0 };
+	struct bp_elf *e;
+	uint32_t crc;
+	size_t len = strlen(name), off;
+	FILE *f;
+
+	sf_data_path(src, sizeof(src), src_name);
+	e = open_file(src, NULL);
+	assert_non_null(bp_elf__debuglink(e, &crc));
+	bp_elf__free(e);
+	memcpy(buf, name, len);
+	off = (len + 4) & ~(size_t)3;
+	memcpy(buf + off, &crc, 4);
+	snprintf(blob, sizeof(blob), "%s.link", dst);
+	f = fopen(blob, "w");
+	assert_non_null(f);
+	assert_int_equal(fwrite(buf, 1, off + 4, f), off + 4);
+	fclose(f);
+	snprintf(cmd, sizeof(cmd),
+		 "objcopy --remove-section=.gnu_debuglink --add-section .gnu_debuglink='%s' "
+		 "'%s' '%s'", blob, src, dst);
+	run_ok(cmd);
+	unlink(blob);
+}
+
+/*
+ * A debuglink is a name, not a path: "../" or "/" would take us where its
+ * author wants. The debug file it would reach matches the binary (CRC and
+ * build-id), so only the name check keeps it out.
+ */
+static void debug__debuglink_with_a_path__ignored(void **state)
+{
+	static const char *const names[] = { "../symfix_dbglink.debug", "/etc/passwd", "..", "." };
+	const char *dir = sf_tmpdir();
+	char sub[PATH_MAX], bin[PATH_MAX], src[PATH_MAX], dbg[PATH_MAX];
+	struct bp_elf_opts o = { .path = bin };
+	struct bp_elf *e;
+	size_t i;
+
+	snprintf(sub, sizeof(sub), "%s/sub", dir);
+	assert_int_equal(mkdir(sub, 0755), 0);
+	sf_data_path(src, sizeof(src), "symfix_dbglink.debug");
+	snprintf(dbg, sizeof(dbg), "%s/symfix_dbglink.debug", dir);
+	sf_copy_file(src, dbg, 0644);
+	snprintf(bin, sizeof(bin), "%s/sub/prog", dir);
+	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+		relink("symfix_dbglink", bin, names[i]);
+		e = open_file(bin, &o);
+		assert_null(bp_elf__debuglink(e, NULL));
+		assert_int_equal(bp_elf__load_syms(e), -ENOENT);
+		assert_null(bp_elf__debug_path(e));
+		bp_elf__free(e);
+	}
+	/* the same file by its plain name is found: the check is the name */
+	relink("symfix_dbglink", bin, "symfix_dbglink.debug");
+	snprintf(dbg, sizeof(dbg), "%s/sub/symfix_dbglink.debug", dir);
+	sf_copy_file(src, dbg, 0644);
+	e = open_file(bin, &o);
+	assert_int_equal(bp_elf__load_syms(e), 0);
+	assert_string_equal(bp_elf__sym_source(e), "debug");
+	bp_elf__free(e);
+}
+
+static void alarm_fail(int sig)
+{
+	(void)sig;
+	/* a FIFO open blocked: the test has failed */
+	_exit(3);
+}
+
+/* a FIFO under the debug file's name cannot block us */
+static void debug__fifo__no_hang(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char bin[PATH_MAX], src[PATH_MAX], dbg[PATH_MAX];
+	struct bp_elf_opts o = { .path = bin };
+	struct bp_elf *e;
+
+	sf_data_path(src, sizeof(src), "symfix_dbglink");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	snprintf(dbg, sizeof(dbg), "%s/symfix_dbglink.debug", dir);
+	assert_int_equal(mkfifo(dbg, 0644), 0);
+	signal(SIGALRM, alarm_fail);
+	alarm(30);
+	e = open_file(bin, &o);
+	assert_int_equal(bp_elf__load_syms(e), -ENOENT);
+	alarm(0);
+	signal(SIGALRM, SIG_DFL);
+	assert_null(bp_elf__debug_path(e));
+	bp_elf__free(e);
+}
+
+/* a symlink under the debug file's name (or on the way to it) is not followed */
+static void debug__symlink__refused(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char bin[PATH_MAX], src[PATH_MAX], dbg[PATH_MAX];
+	struct bp_elf_opts o = { .path = bin };
+	struct bp_elf *e;
+
+	sf_data_path(src, sizeof(src), "symfix_dbglink");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	sf_data_path(src, sizeof(src), "symfix_dbglink.debug");
+	snprintf(dbg, sizeof(dbg), "%s/symfix_dbglink.debug", dir);
+	if (!realpath(src, bin + strlen(bin) + 1))
+		fail_msg("realpath %s", src);
+	assert_int_equal(symlink(bin + strlen(bin) + 1, dbg), 0);
+	e = open_file(bin, &o);
+	assert_int_equal(bp_elf__load_syms(e), -ENOENT);
+	assert_null(bp_elf__debug_path(e));
+	bp_elf__free(e);
+}
+
+/*
+ * A huge regular file under the debug file's name is not read for its CRC:
+ * a binary with a build-id is matched by build-id first (a non-ELF file
+ * fails at its first bytes), and a CRC is computed only up to a bound.
+ */
+static void debug__huge_file__not_read(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char bin[PATH_MAX], src[PATH_MAX], dbg[PATH_MAX];
+	struct bp_elf_opts o = { .path = bin };
+	struct bp_elf *e;
+	uint64_t before;
+
+	/* with a build-id */
+	sf_data_path(src, sizeof(src), "symfix_dbglink");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	snprintf(dbg, sizeof(dbg), "%s/symfix_dbglink.debug", dir);
+	sf_write_file(dbg, "", "w");
+	assert_int_equal(truncate(dbg, 1LL << 30), 0);
+	e = open_file(bin, &o);
+	before = rchar();
+	assert_int_equal(bp_elf__load_syms(e), -ENOENT);
+	assert_true(rchar() - before < (1 << 20));
+	bp_elf__free(e);
+
+	/* without one: the CRC bound */
+	sf_data_path(src, sizeof(src), "symfix_nobid");
+	snprintf(bin, sizeof(bin), "%s/nobid", dir);
+	sf_copy_file(src, bin, 0755);
+	snprintf(dbg, sizeof(dbg), "%s/symfix_nobid.debug", dir);
+	sf_write_file(dbg, "", "w");
+	assert_int_equal(truncate(dbg, BP_ELF_CRC_MAX + 1), 0);
+	e = open_file(bin, &o);
+	assert_null(bp_elf__build_id(e));
+	before = rchar();
+	assert_int_equal(bp_elf__load_syms(e), -ENOENT);
+	assert_true(rchar() - before < (1 << 20));
+	bp_elf__free(e);
+}
+
+/* no build-id: the debuglink's CRC alone finds the debug file */
+static void debug__no_build_id__crc(void **state)
+{
+	char path[PATH_MAX];
+	struct bp_elf_opts o = { .path = path };
+
+	sf_data_path(path, sizeof(path), "symfix_nobid");
+	check_debug("symfix_nobid", "symfix_iota", &o, "/symfix_nobid.debug");
+}
+
+/* a debug file the process's owner could not read is not used for them */
+static void debug__unreadable_for_owner__refused(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char bin[PATH_MAX], src[PATH_MAX], dbg[PATH_MAX];
+	struct bp_elf_opts o = { .path = bin, .uid_known = true, .uid = 4243 };
+	struct bp_elf *e;
+
+	if (getuid() != 0)
+		skip();
+	sf_data_path(src, sizeof(src), "symfix_dbglink");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	sf_data_path(src, sizeof(src), "symfix_dbglink.debug");
+	snprintf(dbg, sizeof(dbg), "%s/symfix_dbglink.debug", dir);
+	sf_copy_file(src, dbg, 0600);
+	assert_int_equal(chown(dbg, 4242, 4242), 0);
+	e = open_file(bin, &o);
+	assert_int_equal(bp_elf__load_syms(e), -ENOENT);
+	bp_elf__free(e);
+	/* its owner's file */
+	o.uid = 4242;
+	e = open_file(bin, &o);
+	assert_int_equal(bp_elf__load_syms(e), 0);
+	assert_string_equal(bp_elf__sym_source(e), "debug");
+	bp_elf__free(e);
+	/* anyone's file that everyone may read */
+	o.uid = 4243;
+	assert_int_equal(chmod(dbg, 0644), 0);
+	e = open_file(bin, &o);
+	assert_int_equal(bp_elf__load_syms(e), 0);
+	bp_elf__free(e);
+}
+
+/* the binary's directory is looked up inside the process's root */
+static void debug__in_process_root(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char root[PATH_MAX], src[PATH_MAX], dst[PATH_MAX];
+	struct bp_elf_opts o = { .path = "/opt/app/prog", .root = root };
+	struct bp_elf *e;
+
+	snprintf(root, sizeof(root), "%s/root", dir);
+	snprintf(dst, sizeof(dst), "%s/root/opt", dir);
+	assert_int_equal(mkdir(root, 0755), 0);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	snprintf(dst, sizeof(dst), "%s/root/opt/app", dir);
+	assert_int_equal(mkdir(dst, 0755), 0);
+	sf_data_path(src, sizeof(src), "symfix_dbglink");
+	snprintf(dst, sizeof(dst), "%s/root/opt/app/prog", dir);
+	sf_copy_file(src, dst, 0755);
+	sf_data_path(src, sizeof(src), "symfix_dbglink.debug");
+	snprintf(dst, sizeof(dst), "%s/root/opt/app/symfix_dbglink.debug", dir);
+	sf_copy_file(src, dst, 0644);
+	snprintf(dst, sizeof(dst), "%s/root/opt/app/prog", dir);
+	e = open_file(dst, &o);
+	assert_int_equal(bp_elf__load_syms(e), 0);
+	assert_string_equal(bp_elf__debug_path(e), "/opt/app/symfix_dbglink.debug");
+	bp_elf__free(e);
+}
+
+/* --- bounds on what a file may make us read ------------------------------ */
+
+static void patch(const char *path, off_t off, const void *data, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(pwrite(fd, data, len, off), (ssize_t)len);
+	close(fd);
+}
+
+/* where the header of the section named name is in a copy of a data binary */
+static off_t shdr_offset(const char *path, const char *name, Elf64_Shdr *out)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	Elf64_Shdr sh, strs;
+	char n[64];
+	int i;
+
+	assert_true(fd >= 0);
+	assert_int_equal(pread(fd, &eh, sizeof(eh), 0), sizeof(eh));
+	assert_int_equal(pread(fd, &strs, sizeof(strs), eh.e_shoff +
+			       (off_t)eh.e_shstrndx * eh.e_shentsize), sizeof(strs));
+	for (i = 0; i < eh.e_shnum; i++) {
+		off_t off = eh.e_shoff + (off_t)i * eh.e_shentsize;
+
+		assert_int_equal(pread(fd, &sh, sizeof(sh), off), sizeof(sh));
+		memset(n, 0, sizeof(n));
+		assert_true(pread(fd, n, sizeof(n) - 1, strs.sh_offset + sh.sh_name) > 0);
+		if (!strcmp(n, name)) {
+			close(fd);
+			*out = sh;
+			return off;
+		}
+	}
+	close(fd);
+	fail_msg("%s: no section %s", path, name);
+	return -1;
+}
+
+static void open__header_counts__bounded(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char src[PATH_MAX], bin[PATH_MAX];
+	struct bp_elf *e = NULL;
+	uint16_t v;
+	int fd;
+
+	sf_data_path(src, sizeof(src), "symfix_pie");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	v = BP_ELF_SHNUM_MAX + 1;
+	patch(bin, offsetof(Elf64_Ehdr, e_shnum), &v, sizeof(v));
+	fd = open(bin, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(bp_elf__open_fd(fd, NULL, &e), -EFBIG);
+	assert_null(e);
+
+	sf_copy_file(src, bin, 0755);
+	v = BP_ELF_PHNUM_MAX + 1;
+	patch(bin, offsetof(Elf64_Ehdr, e_phnum), &v, sizeof(v));
+	fd = open(bin, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(bp_elf__open_fd(fd, NULL, &e), -EFBIG);
+
+	/* a count that fits the cap but not the file */
+	sf_copy_file(src, bin, 0755);
+	v = BP_ELF_SHNUM_MAX;
+	patch(bin, offsetof(Elf64_Ehdr, e_shnum), &v, sizeof(v));
+	fd = open(bin, O_RDONLY | O_CLOEXEC);
+	assert_int_equal(bp_elf__open_fd(fd, NULL, &e), -ENOEXEC);
+}
+
+/*
+ * A symbol table that claims more than the file holds, or more than the
+ * cap, is not read (libelf would allocate all it claims); the next source
+ * is tried.
+ */
+static void syms__section_sizes__bounded(void **state)
+{
+	static const char *const sections[] = { ".symtab", ".strtab" };
+	const char *dir = sf_tmpdir();
+	char src[PATH_MAX], bin[PATH_MAX];
+	uint64_t v = stripped_vaddr("symfix_pie", "symfix_alpha"), before;
+	Elf64_Shdr sh;
+	struct bp_elf *e;
+	off_t off;
+	size_t i;
+
+	sf_data_path(src, sizeof(src), "symfix_pie");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	for (i = 0; i < sizeof(sections) / sizeof(sections[0]); i++) {
+		/* sparse: the claim is inside the file, beyond the cap */
+		sf_copy_file(src, bin, 0755);
+		off = shdr_offset(bin, sections[i], &sh);
+		sh.sh_size = (i ? BP_ELF_STRTAB_MAX : BP_ELF_SYMTAB_MAX) + 24;
+		assert_int_equal(truncate(bin, (off_t)(sh.sh_offset + sh.sh_size)), 0);
+		patch(bin, off, &sh, sizeof(sh));
+		e = open_file(bin, NULL);
+		before = rchar();
+		expect_not_sym(e, v + 1, "symfix_alpha");
+		assert_true(rchar() - before < (1 << 20));
+		assert_string_not_equal(bp_elf__sym_source(e), "symtab");
+		bp_elf__free(e);
+
+		/* past the end of the file */
+		sf_copy_file(src, bin, 0755);
+		off = shdr_offset(bin, sections[i], &sh);
+		sh.sh_size = 1 << 20;
+		patch(bin, off, &sh, sizeof(sh));
+		e = open_file(bin, NULL);
+		expect_not_sym(e, v + 1, "symfix_alpha");
+		bp_elf__free(e);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -379,6 +753,15 @@ int main(void)
 		cmocka_unit_test_teardown(debug__debuglink_under_debug_root, sf_cleanup),
 		cmocka_unit_test_teardown(debug__build_id_tree, sf_cleanup),
 		cmocka_unit_test_teardown(debug__mismatches__rejected, sf_cleanup),
+		cmocka_unit_test_teardown(debug__debuglink_with_a_path__ignored, sf_cleanup),
+		cmocka_unit_test_teardown(debug__fifo__no_hang, sf_cleanup),
+		cmocka_unit_test_teardown(debug__symlink__refused, sf_cleanup),
+		cmocka_unit_test_teardown(debug__huge_file__not_read, sf_cleanup),
+		cmocka_unit_test_teardown(debug__no_build_id__crc, sf_cleanup),
+		cmocka_unit_test_teardown(debug__unreadable_for_owner__refused, sf_cleanup),
+		cmocka_unit_test_teardown(debug__in_process_root, sf_cleanup),
+		cmocka_unit_test_teardown(open__header_counts__bounded, sf_cleanup),
+		cmocka_unit_test_teardown(syms__section_sizes__bounded, sf_cleanup),
 		cmocka_unit_test_teardown(open__not_elf__enoexec, sf_cleanup),
 		cmocka_unit_test_teardown(open_mem__same_as_file, sf_cleanup),
 	};

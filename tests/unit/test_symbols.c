@@ -4,7 +4,9 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <dirent.h>
 #include <dlfcn.h>
+#include <sys/mman.h>
 
 #include "symbolize/symbols.h"
 #include "unit/symfix/symfix_test.h"
@@ -166,6 +168,158 @@ static void user__deleted_binary__resolves(void **state)
 	expect_named(s, c.pid, alpha->addr, "symfix_alpha", "victim prog", &fi);
 	assert_string_equal(fi.path, bin);
 	assert_int_equal(fi.offset, alpha->vaddr);
+}
+
+/* our open fds */
+static int count_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((de = readdir(d)))
+		n += de->d_name[0] != '.';
+	closedir(d);
+	return n - 1;	/* the opendir's own */
+}
+
+/*
+ * A process mapping many distinct files costs no fd per file: each was read
+ * and closed at the snapshot (an fd per mapped file ran the agent out of
+ * them).
+ */
+static void user__many_mapped_files__no_fd_held(void **state)
+{
+	enum { NR = 300 };
+	struct bp_syms *s = new_syms(NULL);
+	const char *dir = sf_tmpdir();
+	int go[2], fds_before, i;
+	struct bp_syms_stats st;
+	struct bp_frame_info fi;
+	char path[PATH_MAX];
+	uint64_t addr[NR];
+	pid_t pid;
+
+	for (i = 0; i < NR; i++) {
+		snprintf(path, sizeof(path), "%s/f%d", dir, i);
+		sf_write_file(path, "not an ELF file, mapped executable\n", "w");
+	}
+	assert_int_equal(pipe2(go, O_CLOEXEC), 0);
+	/* at fixed spots, so that the parent knows where */
+	for (i = 0; i < NR; i++)
+		addr[i] = 0x200000000000ULL + (uint64_t)i * 0x10000;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (!pid) {
+		char c;
+
+		close(go[1]);
+		for (i = 0; i < NR; i++) {
+			int fd;
+
+			snprintf(path, sizeof(path), "%s/f%d", dir, i);
+			fd = open(path, O_RDONLY);
+			if (fd < 0 || mmap((void *)addr[i], 4096, PROT_READ | PROT_EXEC,
+					   MAP_PRIVATE | MAP_FIXED_NOREPLACE, fd, 0) == MAP_FAILED)
+				_exit(1);
+			close(fd);
+		}
+		while (read(go[0], &c, 1) > 0)
+			;
+		_exit(0);
+	}
+	close(go[0]);
+	sf_track(pid, go[1]);
+	/* wait until all are mapped: the child's maps list the last one */
+	for (i = 0; i < 500; i++) {
+		char maps[64], *text;
+		FILE *f;
+		size_t len = 0;
+		ssize_t n;
+
+		snprintf(maps, sizeof(maps), "/proc/%d/maps", pid);
+		f = fopen(maps, "r");
+		text = NULL;
+		n = f ? getdelim(&text, &len, '\0', f) : -1;
+		if (f)
+			fclose(f);
+		snprintf(path, sizeof(path), "%s/f%d", dir, NR - 1);
+		if (n > 0 && strstr(text, path)) {
+			free(text);
+			break;
+		}
+		free(text);
+		usleep(10000);
+	}
+	fds_before = count_fds();
+	assert_int_equal(bp_syms__snapshot(s, pid), 0);
+	assert_int_equal(count_fds(), fds_before);
+	bp_syms__stats(s, &st);
+	assert_true(st.files_opened >= NR);
+	/* and they still resolve as module+offset */
+	assert_int_equal(bp_syms__resolve_user(s, pid, addr[7] + 0x10, &fi), -ENOENT);
+	assert_string_equal(fi.module, "f7");
+	assert_int_equal(fi.offset, 0x10);
+	assert_int_equal(count_fds(), fds_before);
+}
+
+/*
+ * A file rewritten in place keeps its inode: the cache must not take it for
+ * the old contents (size, mtime, ctime and build-id tell).
+ */
+static void user__file_rewritten_in_place__reparsed(void **state)
+{
+	struct bp_syms *s = new_syms(NULL);
+	const char *dir = sf_tmpdir();
+	char src[PATH_MAX], bin[PATH_MAX];
+	const struct sf_sym *a1, *a2;
+	struct bp_syms_stats st1, st2;
+	struct bp_frame_info fi;
+	struct sf_child c1, c2;
+	struct stat before, after;
+
+	sf_data_path(src, sizeof(src), "symfix_pie");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	assert_int_equal(stat(bin, &before), 0);
+	sf_spawn(&c1, bin);
+	a1 = sf_sym(&c1, "symfix_alpha");
+	assert_int_equal(bp_syms__snapshot(s, c1.pid), 0);
+	expect_named(s, c1.pid, a1->addr, "symfix_alpha", "prog", &fi);
+	assert_int_equal(fi.offset, a1->vaddr);
+	bp_syms__stats(s, &st1);
+	sf_kill(&c1);
+	bp_syms__exited(s, c1.pid);
+
+	/* same inode, other contents (a non-PIE build: other addresses) */
+	sf_data_path(src, sizeof(src), "symfix_nopie");
+	{
+		FILE *in = fopen(src, "r"), *out = fopen(bin, "r+");
+		char buf[65536];
+		size_t n;
+
+		assert_non_null(in);
+		assert_non_null(out);
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			assert_int_equal(fwrite(buf, 1, n, out), n);
+		fflush(out);
+		assert_int_equal(ftruncate(fileno(out), ftell(out)), 0);
+		fclose(out);
+		fclose(in);
+	}
+	assert_int_equal(stat(bin, &after), 0);
+	assert_int_equal(after.st_ino, before.st_ino);
+	sf_spawn(&c2, bin);
+	a2 = sf_sym(&c2, "symfix_alpha");
+	assert_int_equal(bp_syms__snapshot(s, c2.pid), 0);
+	expect_named(s, c2.pid, a2->addr, "symfix_alpha", "prog", &fi);
+	assert_int_equal(fi.offset, a2->vaddr);
+	bp_syms__stats(s, &st2);
+	assert_int_equal(st2.files_opened, st1.files_opened + 1);
+	/* the first process's frames still read the first version */
+	expect_named(s, c1.pid, a1->addr, "symfix_alpha", "prog", &fi);
+	assert_int_equal(fi.offset, a1->vaddr);
 }
 
 static void user__two_processes__share_files(void **state)
@@ -639,6 +793,8 @@ int main(void)
 		cmocka_unit_test_teardown(user__debug_file_via_build_id__survives_exit, teardown),
 		cmocka_unit_test_teardown(user__debuglink__survives_exit, teardown),
 		cmocka_unit_test_teardown(user__deleted_binary__resolves, teardown),
+		cmocka_unit_test_teardown(user__many_mapped_files__no_fd_held, teardown),
+		cmocka_unit_test_teardown(user__file_rewritten_in_place__reparsed, teardown),
 		cmocka_unit_test_teardown(user__two_processes__share_files, teardown),
 		cmocka_unit_test_teardown(user__gone_process__unknown_frame, teardown),
 		cmocka_unit_test_teardown(user__fake_proc__every_kind_of_frame, teardown),
