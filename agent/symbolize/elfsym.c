@@ -54,6 +54,10 @@ struct bp_elf {
 	struct bp_elf_sym *syms;
 	size_t nr_syms;
 	char *names;			/* the kept names, @VERSION cut off */
+	/* read at load, sorted on the first lookup: a file no sample hits
+	 * costs no sort */
+	struct raw_sym *raw;
+	size_t nr_raw;
 	char *dbg_path;
 };
 
@@ -422,6 +426,7 @@ void bp_elf__free(struct bp_elf *e)
 	if (!e)
 		return;
 	free(e->syms);
+	free(e->raw);
 	free(e->names);
 	if (e->elf)
 		elf_end(e->elf);
@@ -469,9 +474,9 @@ int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr)
 struct raw_sym {
 	uint64_t addr;
 	uint64_t size;
-	const char *name;	/* in libelf's copy of the string table */
+	uint64_t sec_end;	/* end of its section, 0 if unknown */
+	const char *name;	/* in e->names, NUL-terminated at len */
 	uint32_t len;		/* without a @VERSION suffix */
-	uint32_t shndx;
 	uint8_t rank;
 };
 
@@ -561,16 +566,17 @@ static bool want_sym(const GElf_Sym *sym)
 
 /*
  * The table and its strings are checked against the file and the caps
- * before libelf reads them; the names kept are copied out, so that the
- * file and libelf's copy can go once this returns.
+ * before libelf reads them; the names are copied out, so that the file and
+ * libelf's copy can go once this returns. Sorting waits for a lookup.
  */
 static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
 {
 	struct raw_sym *raw = NULL;
 	uint64_t *ends = NULL;
-	size_t i, j, n, nr_raw = 0, cap_raw = 0, nr_ends = 0, names_len = 0;
+	size_t i, n, nr_raw = 0, cap_raw = 0, nr_ends = 0, names_len = 0, used = 0;
 	GElf_Shdr sh, strsh;
 	Elf_Scn *strscn;
+	char *names = NULL;
 	Elf_Data *d;
 	int err = 0;
 
@@ -619,21 +625,53 @@ static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
 		if (!name || !*name)
 			continue;
-		raw[nr_raw++] = (struct raw_sym){
+		raw[nr_raw] = (struct raw_sym){
 			.addr = sym.st_value,
 			.size = sym.st_size,
+			.sec_end = ends && sym.st_shndx < nr_ends ? ends[sym.st_shndx] : 0,
 			.name = name,
 			.len = name_len(name),
-			.shndx = sym.st_shndx,
 			.rank = (uint8_t)bind_rank(GELF_ST_BIND(sym.st_info)),
 		};
+		names_len += raw[nr_raw].len + 1;
+		nr_raw++;
 	}
 	if (!nr_raw) {
 		err = -ENOENT;
-		goto out;
+		goto fail;
 	}
-	qsort(raw, nr_raw, sizeof(*raw), cmp_raw);
+	names = malloc(names_len);
+	if (!names) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	for (i = 0; i < nr_raw; i++) {
+		memcpy(names + used, raw[i].name, raw[i].len);
+		names[used + raw[i].len] = '\0';
+		raw[i].name = names + used;
+		used += raw[i].len + 1;
+	}
+	free(ends);
+	free(e->names);
+	e->names = names;
+	e->raw = raw;
+	e->nr_raw = nr_raw;
+	return 0;
+fail:
+	free(ends);
+	free(raw);
+	return err;
+}
 
+/* the sort, the one entry per address, the ends: on the first lookup */
+static int finish_syms(struct bp_elf *e)
+{
+	struct raw_sym *raw = e->raw;
+	size_t i, j, nr_raw = e->nr_raw;
+
+	if (!raw)
+		return 0;
+	qsort(raw, nr_raw, sizeof(*raw), cmp_raw);
 	/* one entry per address: the preferred name, the largest size */
 	for (i = 0, j = 0; i < nr_raw; i++) {
 		if (j && raw[j - 1].addr == raw[i].addr) {
@@ -644,28 +682,15 @@ static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
 		raw[j++] = raw[i];
 	}
 	nr_raw = j;
-	for (i = 0; i < nr_raw; i++)
-		names_len += raw[i].len + 1;
-
 	e->syms = calloc(nr_raw, sizeof(*e->syms));
-	e->names = malloc(names_len);
-	if (!e->syms || !e->names) {
-		free(e->syms);
-		free(e->names);
-		e->syms = NULL;
-		e->names = NULL;
-		err = -ENOMEM;
-		goto out;
-	}
-	for (i = 0, names_len = 0; i < nr_raw; i++) {
+	if (!e->syms)
+		return -ENOMEM;
+	for (i = 0; i < nr_raw; i++) {
 		struct bp_elf_sym *s = &e->syms[i];
 		const struct raw_sym *r = &raw[i];
 		uint64_t end;
 
-		memcpy(e->names + names_len, r->name, r->len);
-		e->names[names_len + r->len] = '\0';
-		s->name = e->names + names_len;
-		names_len += r->len + 1;
+		s->name = r->name;
 		s->addr = r->addr;
 		if (r->size) {
 			s->end = r->addr + r->size;
@@ -673,16 +698,15 @@ static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
 		}
 		/* zero-size (assembly): up to the next symbol, within the section */
 		end = i + 1 < nr_raw ? raw[i + 1].addr : UINT64_MAX;
-		if (ends && r->shndx < nr_ends && ends[r->shndx] > r->addr &&
-		    ends[r->shndx] < end)
-			end = ends[r->shndx];
+		if (r->sec_end > r->addr && r->sec_end < end)
+			end = r->sec_end;
 		s->end = end == UINT64_MAX ? r->addr + 1 : end;
 	}
 	e->nr_syms = nr_raw;
-out:
-	free(ends);
 	free(raw);
-	return err;
+	e->raw = NULL;
+	e->nr_raw = 0;
+	return 0;
 }
 
 /* over the size fstat() saw, which the caller bounded */
@@ -910,6 +934,8 @@ struct bp_elf_sym *bp_elf__find(struct bp_elf *e, uint64_t vaddr)
 
 	if (!e->loaded)
 		bp_elf__load_syms(e);
+	if (e->raw && finish_syms(e))
+		return NULL;
 	hi = e->nr_syms;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -926,8 +952,10 @@ struct bp_elf_sym *bp_elf__find(struct bp_elf *e, uint64_t vaddr)
 	return NULL;
 }
 
-size_t bp_elf__nr_syms(const struct bp_elf *e)
+size_t bp_elf__nr_syms(struct bp_elf *e)
 {
+	if (e->raw)
+		finish_syms(e);
 	return e->nr_syms;
 }
 

@@ -94,7 +94,7 @@ bool bp_elf__syms_loaded(const struct bp_elf *e);
 /* the function at vaddr (loading symbols on first use), or NULL */
 struct bp_elf_sym *bp_elf__find(struct bp_elf *e, uint64_t vaddr);
 
-size_t bp_elf__nr_syms(const struct bp_elf *e);
+size_t bp_elf__nr_syms(struct bp_elf *e);
 
 /* the separate debug file the symbols came from, or NULL */
 const char *bp_elf__debug_path(const struct bp_elf *e);

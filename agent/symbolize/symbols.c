@@ -636,6 +636,11 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	struct stat st, fst;
 	int fd = -1, err;
 
+	/* its paths mean nothing in our root: no debug-file lookup by path */
+	if (c->root_fd < 0 && !c->same_root) {
+		opts.path = NULL;
+		opts.debug_root = NULL;
+	}
 	/* refreshing a live process: most mappings are unchanged */
 	old = p ? map_find(p->maps, p->nr_maps, l->start) : NULL;
 	if (old && old->file && old->start == l->start && old->end == l->end &&
@@ -681,8 +686,12 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		set_version(stale, &st);
 		return file_get(s, stale);
 	}
-	if (stale)
+	if (stale) {
 		file_unindex(s, stale);
+		/* idle, and now unreachable */
+		if (!stale->refcnt)
+			file_destroy(s, stale);
+	}
 
 	f = calloc(1, sizeof(*f));
 	if (!f || vec_add(&s->files, f, file_hash(st.st_dev, st.st_ino), &f->idx)) {
