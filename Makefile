@@ -67,39 +67,31 @@ DEPS_STAMP	:= $(OUT)/.deps-ok
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps test test-unit test-integration test-deps bench install uninstall clean
+.PHONY: all deps test test-unit test-integration test-deps test-fresh test-kernels bench \
+	install uninstall clean
 
 all: boundprof
 
 # ---------------------------------------------------------------------------
-# Dependencies. Checked once per output tree; missing pieces are installed with
-# apt-get when running as root, otherwise the command to run is printed.
-BUILD_PKGS := clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev \
-	      libcmocka-dev pkg-config make gcc
-define need_build
-for t in $(CLANG) $(LLVM_STRIP) pkg-config; do command -v $$t >/dev/null || exit 1; done; \
-	command -v bpftool >/dev/null || test -x /usr/sbin/bpftool || exit 1; \
-	for h in bpf/libbpf.h gelf.h zlib.h cmocka.h; do \
-		printf '#include <stddef.h>\n#include <stdarg.h>\n#include <setjmp.h>\n#include <%s>\n' $$h | \
-		$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -E -x c - >/dev/null 2>&1 || exit 1; done
-endef
+# Dependencies. Checked once per output tree; each missing command or header
+# is installed from its Debian package when running as root (and only the
+# missing ones: scripts/need.sh says why), otherwise the command to run is
+# printed. Items are WHAT=PACKAGE, WHAT a command, a path or a <header> (found
+# by the compiler with CPPFLAGS and pkg-config's flags), '|' alternatives.
+NEED		:= NEED_CPP="$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -E" sh scripts/need.sh
+BUILD_NEEDS	:= $(CLANG)=clang $(LLVM_STRIP)=llvm $(PKG_CONFIG)=pkg-config \
+		   'bpftool|/usr/sbin/bpftool=bpftool' '<bpf/libbpf.h>=libbpf-dev' \
+		   '<gelf.h>=libelf-dev' '<zlib.h>=zlib1g-dev' '<cmocka.h>=libcmocka-dev' \
+		   gcc=gcc make=make
 
 $(DEPS_STAMP):
 	$(Q)mkdir -p $(OUT)
-	$(Q)if ! ( $(need_build) ); then $(MAKE) --no-print-directory deps; fi
+	$(Q)$(NEED) -l $(OUT)/apt.log $(BUILD_NEEDS)
 	$(Q)touch $@
 
 deps:
-	@if [ "$$(id -u)" != 0 ]; then \
-		echo "missing build dependencies; run: sudo apt-get install -y $(BUILD_PKGS)" >&2; \
-		exit 1; \
-	fi
-	@echo "  DEPS     apt-get install $(BUILD_PKGS)"
-	$(Q)export DEBIAN_FRONTEND=noninteractive; \
-		apt-get install -y -q $(BUILD_PKGS) >$(OUT)/apt.log 2>&1 || \
-		{ apt-get update -q >>$(OUT)/apt.log 2>&1 && \
-		  apt-get install -y -q $(BUILD_PKGS) >>$(OUT)/apt.log 2>&1; } || \
-		{ tail -20 $(OUT)/apt.log >&2; exit 1; }
+	$(Q)mkdir -p $(OUT)
+	$(Q)$(NEED) -l $(OUT)/apt.log $(BUILD_NEEDS)
 
 # ---------------------------------------------------------------------------
 # BPF: each .bpf.c compiles alone; bpftool links them (resolving the shared

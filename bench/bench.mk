@@ -4,19 +4,15 @@
 # measured in the same run; nothing here asserts on time.
 
 BENCH_BINS := $(OUT)/bench/cpujob $(OUT)/bench/runstat
-BENCH_PKGS := linux-perf bpftrace stress-ng fio curl
+BENCH_NEEDS := perf=linux-perf bpftrace=bpftrace stress-ng=stress-ng fio=fio curl=curl
 
 $(OUT)/bench/%: bench/%.c | $(DEPS_STAMP)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) -O2 -g -Wall -Wextra -D_GNU_SOURCE -o $@ $< -lpthread
 
-bench-deps:
-	$(Q)( for t in perf bpftrace stress-ng fio curl; do command -v $$t >/dev/null || exit 1; done ) || { \
-		echo "  DEPS     apt-get install $(BENCH_PKGS)"; \
-		DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BENCH_PKGS) >$(OUT)/apt-bench.log 2>&1 || \
-		{ apt-get update -q >>$(OUT)/apt-bench.log 2>&1 && \
-		  DEBIAN_FRONTEND=noninteractive apt-get install -y -q $(BENCH_PKGS) >>$(OUT)/apt-bench.log 2>&1; }; }
+bench-deps: | $(DEPS_STAMP)
+	$(Q)$(NEED) -l $(OUT)/apt-bench.log $(BENCH_NEEDS)
 
 bench: boundprof $(BENCH_BINS) bench-deps
 	$(Q)BP=./boundprof bench/oncpu.sh $(OUT)

@@ -88,21 +88,13 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA)
 # What the integration tests run besides boundprof: real programs for the
 # verdicts (stress-ng, fio), Go's pprof, Chromium for the flame graphs,
 # Prometheus for the agent; and playwright-core from npm to drive Chromium.
-TEST_PKGS := stress-ng fio golang-go chromium prometheus nodejs npm
-define need_test
-for t in stress-ng fio go chromium prometheus promtool node npm; do \
-	command -v $$t >/dev/null || exit 1; done
-endef
+# Node.js and npm often come from elsewhere (nodesource): then they are
+# there, and never asked of apt-get (scripts/need.sh).
+TEST_NEEDS := stress-ng=stress-ng fio=fio go=golang-go chromium=chromium \
+	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm
 
 test-deps: | $(DEPS_STAMP)
-	$(Q)if ! ( $(need_test) ); then \
-		echo "  DEPS     apt-get install $(TEST_PKGS)"; \
-		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get install -y -q $(TEST_PKGS) >$(OUT)/apt-test.log 2>&1 || \
-		{ apt-get update -q >>$(OUT)/apt-test.log 2>&1 && \
-		  apt-get install -y -q $(TEST_PKGS) >>$(OUT)/apt-test.log 2>&1; } || \
-		{ tail -20 $(OUT)/apt-test.log >&2; exit 1; }; \
-	fi
+	$(Q)$(NEED) -l $(OUT)/apt-test.log $(TEST_NEEDS)
 	$(Q)if [ ! -d tests/browser/node_modules/playwright-core ]; then \
 		echo "  DEPS     npm ci (tests/browser: playwright-core)"; \
 		cd tests/browser && npm ci --no-audit --no-fund --loglevel=error \
@@ -114,6 +106,11 @@ test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 		echo "  INTEG    $$(basename $$t)"; \
 		$(INTEG_ENV) $$t || fail=1; \
 	done; exit $$fail
+
+# test-deps as on a fresh machine: a clean clone, the test tools hidden, a
+# stand-in apt-get that only simulates (tests/fresh.sh). FULL=1: make test.
+test-fresh:
+	$(Q)sh tests/fresh.sh $(if $(filter 1,$(FULL)),--full)
 
 ifeq ($(T),)
 test: boundprof
