@@ -9,9 +9,11 @@
  * the request after it started), block_rq_merge forgets a request merged
  * into another one, and block_io_done adds the request to the
  * (device, process, direction) row of the current buffer. Kernels before
- * 6.5 have no block_io_*: then block_rq_issue starts a request (its context
- * is often kblockd) and block_rq_complete ends it. Userspace picks the set
- * before load.
+ * 6.5 have no block_io_* (compat.bpf.h): then block_rq_insert starts a
+ * request that goes through an IO scheduler or a plug, in the submitter's
+ * context, block_rq_issue starts one issued directly (also the submitter's
+ * context), and block_rq_complete ends it. Userspace picks the set before
+ * load.
  *
  * Each device also keeps the number of requests in flight and the time it
  * had at least one (busy time), cumulative: userspace takes differences.
@@ -27,6 +29,7 @@
 
 #include "bits.bpf.h"
 #include "common.bpf.h"
+#include "compat.bpf.h"
 
 #ifndef PF_KTHREAD
 #define PF_KTHREAD	0x00200000
@@ -74,7 +77,7 @@ struct {
 	__type(value, struct bp_dev_val);
 } io_devs SEC(".maps");
 
-/* no block_io_start (before 6.5): block_rq_issue starts requests */
+/* no block_io_start (before 6.5): block_rq_insert or block_rq_issue starts requests */
 const volatile __u8 io_start_at_issue = 0;
 
 /* requests that ended without a completion event (see io_unseen_end) */
@@ -176,8 +179,7 @@ static __always_inline void io_add(const struct bp_io_key *key, __u64 bytes, __u
 		return;
 	slot = bp_hist_slot_ns(lat);
 	__sync_fetch_and_add(&v->lat_ns, lat);
-	if (slot < BP_HIST_SLOTS)
-		__sync_fetch_and_add(&v->hist[slot], 1);
+	__sync_fetch_and_add(&v->hist[bp_bound_idx(slot, BP_HIST_SLOTS)], 1);
 }
 
 /*
@@ -286,6 +288,25 @@ int BPF_PROG(bp_io_issue, struct request *rq)
 	if (r && !(io_start_at_issue && r->rq_start != rq->start_time_ns))
 		r->bytes = rq->__data_len;
 	else if (io_start_at_issue)
+		io_track(rq);
+	return 0;
+}
+
+/*
+ * Before 6.5: a request queued in an IO scheduler or a plug is inserted in
+ * the submitter's context and issued later, often by a kblockd worker, so
+ * insert is where its owner is known. Inserted again with the same start
+ * stamp (a requeue), it is the same request: keep it.
+ */
+SEC("?tp_btf/block_rq_insert")
+int BPF_PROG(bp_io_insert, struct request *rq)
+{
+	__u64 id = (__u64)rq;
+	struct io_rq *r = bpf_map_lookup_elem(&io_rqs, &id);
+
+	if (r && r->rq_start == rq->start_time_ns)
+		r->bytes = rq->__data_len;
+	else
 		io_track(rq);
 	return 0;
 }

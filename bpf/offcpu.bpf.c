@@ -21,6 +21,7 @@
 
 #include "bits.bpf.h"
 #include "common.bpf.h"
+#include "compat.bpf.h"
 #include "rules.h"
 #include "stacks.bpf.h"
 
@@ -392,10 +393,13 @@ static __always_inline struct bp_tls *tls_get(struct task_struct *t, __u64 now)
 	return st;
 }
 
+/* the kernel passes prev_state to sched_switch (5.18+): see compat.bpf.h */
+const volatile __u8 switch_has_prev_state = 1;
+
 SEC("?tp_btf/sched_switch")
-int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
-	     unsigned int prev_state)
+int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
+	unsigned int prev_state = bp_switch_prev_state(ctx, prev);
 	__u64 now = bpf_ktime_get_ns(), old;
 	struct bp_tls *st;
 
@@ -439,7 +443,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 				st->wake_lat_ns += lat;
 				if (lat > st->wake_lat_max)
 					st->wake_lat_max = lat;
-				st->wake_hist[bp_hist_slot_ns(lat) & (BP_HIST_SLOTS - 1)]++;
+				st->wake_hist[bp_bound_idx(bp_hist_slot_ns(lat), BP_HIST_SLOTS)]++;
 			}
 			st->wake_ts = 0;
 			st->on_ts = now;
@@ -578,7 +582,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls *st)
 {
 	struct bp_switch_facts f = {
-		.state = BPF_CORE_READ(t, __state),
+		.state = bp_task_state(t),
 		.k_lock = st->k_lock,
 		.syscall = ~0ULL,
 	};

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "cli.h"
@@ -57,6 +58,15 @@ void cli_bad_option(const char *command, int c, char **argv)
 
 int cli_check_environment(void)
 {
+	struct utsname u;
+
+	if (uname(&u) == 0 &&
+	    bp_kernel_at_least(u.release, BP_KERNEL_MIN_MAJOR, BP_KERNEL_MIN_MINOR) == 0) {
+		cli_error("kernel %s is too old: boundprof needs Linux %d.%d or later, for the"
+			  " bpf_task_pt_regs() helper (see docs/kernels.md)", u.release,
+			  BP_KERNEL_MIN_MAJOR, BP_KERNEL_MIN_MINOR);
+		return -ENOTSUP;
+	}
 	if (bp_check_privileges()) {
 		cli_error("permission denied: profiling needs root, or CAP_BPF and CAP_PERFMON"
 			  " (try: sudo boundprof ...)");

@@ -37,6 +37,7 @@ enum io_tp {
 	TP_RQ_ISSUE,
 	TP_RQ_COMPLETE,
 	TP_RQ_MERGE,
+	TP_RQ_INSERT,
 	TP__MAX,
 };
 
@@ -46,6 +47,7 @@ static const char *const tp_btf_names[TP__MAX] = {
 	[TP_RQ_ISSUE] = "btf_trace_block_rq_issue",
 	[TP_RQ_COMPLETE] = "btf_trace_block_rq_complete",
 	[TP_RQ_MERGE] = "btf_trace_block_rq_merge",
+	[TP_RQ_INSERT] = "btf_trace_block_rq_insert",
 };
 
 /* a device's busy time at the start of the window */
@@ -147,8 +149,10 @@ int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries)
 		at_issue = true;
 		bpf_program__set_autoload(skel->progs.bp_io_issue, true);
 		bpf_program__set_autoload(skel->progs.bp_io_complete, true);
+		bpf_program__set_autoload(skel->progs.bp_io_insert, has[TP_RQ_INSERT]);
 		bp_info("no block_io_start tracepoint (kernel before 6.5): block IO is timed "
-			"from issue and may be attributed to kblockd workers");
+			"from insert or issue%s", has[TP_RQ_INSERT] ? "" :
+			" and may be attributed to kblockd workers");
 	} else {
 		bp_warn("no block request tracepoints in this kernel: block IO is not traced");
 		bpf_map__set_autocreate(skel->maps.io_rqs, false);

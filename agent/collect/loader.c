@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "collect/blockio.h"
@@ -40,6 +41,41 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	bp_dbg("libbpf: %s", msg);
 	free(msg);
 	return 0;
+}
+
+int bp_kernel_at_least(const char *release, int major, int minor)
+{
+	int maj, min;
+
+	if (!release || sscanf(release, "%d.%d", &maj, &min) != 2 || maj < 0 || min < 0)
+		return -EINVAL;
+	return maj > major || (maj == major && min >= minor);
+}
+
+/*
+ * Whether sched_switch passes prev_state (5.18+, bpf/compat.bpf.h): then its
+ * prototype in the kernel's BTF, btf_trace_sched_switch, is (void *ctx, bool
+ * preempt, prev, next, prev_state). Reading the whole BTF takes ~9 ms here.
+ * Anything unexpected: assume a current kernel, whose verifier will say so.
+ */
+static bool switch_has_prev_state(void)
+{
+	const struct btf_type *t = NULL;
+	struct btf *btf = btf__load_vmlinux_btf();
+	bool has = true;
+	int id;
+
+	if (!btf)
+		return true;
+	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	if (id > 0)
+		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+	if (t && btf_is_ptr(t))
+		t = btf__type_by_id(btf, t->type);
+	if (t && btf_is_func_proto(t))
+		has = btf_vlen(t) >= 5;
+	btf__free(btf);
+	return has;
 }
 
 bool bp_kernel_has_btf(void)
@@ -179,6 +215,10 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);
 		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
 		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
+		l->skel->rodata->switch_has_prev_state = switch_has_prev_state();
+		if (!l->skel->rodata->switch_has_prev_state)
+			bp_info("sched_switch has no prev_state argument (kernel before 5.18): "
+				"switch states are read from the task");
 	}
 
 	first_cpu = bp_online_cpu_first();

@@ -105,6 +105,17 @@ int64_t bp_loader__run_ns(struct bp_loader *l);
 
 void bp_loader__free(struct bp_loader *l);
 
+/*
+ * The oldest kernel the BPF programs load on: bpf_task_pt_regs() and
+ * request_queue::disk arrived in 5.15. 6.1 is the oldest tested (make
+ * test-kernels); docs/kernels.md has the list of features and versions.
+ */
+#define BP_KERNEL_MIN_MAJOR	5
+#define BP_KERNEL_MIN_MINOR	15
+
+/* whether a uname release ("6.1.0-57-cloud-amd64") is major.minor or later: 1, 0 or -EINVAL */
+int bp_kernel_at_least(const char *release, int major, int minor);
+
 /* kernel facts the command line checks before loading anything */
 bool bp_kernel_has_btf(void);
 /* 0 when we may load BPF and open perf events, else -EPERM */
