@@ -2,9 +2,11 @@
 #
 # One build for everything: BPF objects -> skeleton -> libagent.a -> ./boundprof.
 #   make            build ./boundprof (installs Debian build dependencies when missing)
-#   make test       unit tests (ASan+UBSan) and integration tests (root, real BPF)
+#   make test       unit tests (ASan+UBSan), integration tests (root, real BPF), test-kernels
+#   make test-kernels  boot Debian 12's 6.1 under qemu and record fixtures in it
+#   make test-fresh    test-deps in a clean clone with the test tools hidden (FULL=1: make test)
 #   make bench      benchmarks; print ratios against peers measured in the same run
-#   make deps       install the Debian packages the build needs
+#   make deps       install the Debian packages the build needs (only the missing ones)
 #   make install    PREFIX=/usr/local (binary, man page, bash completion, systemd unit)
 #   make uninstall  remove what make install installed
 #   V=1             show full commands; O=DIR puts objects in DIR (default .output)

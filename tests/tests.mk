@@ -107,6 +107,11 @@ test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 		$(INTEG_ENV) $$t || fail=1; \
 	done; exit $$fail
 
+# Debian 12's stock 6.1 kernel under qemu, with boundprof inside
+# (tests/kernels/run.sh, docs/kernels.md); the kernel is kept in $(OUT)/kernels
+test-kernels: boundprof $(OUT)/tests/fixtures/split
+	$(Q)sh tests/kernels/run.sh $(OUT) $(CURDIR)/boundprof $(OUT)/tests/fixtures
+
 # test-deps as on a fresh machine: a clean clone, the test tools hidden, a
 # stand-in apt-get that only simulates (tests/fresh.sh). FULL=1: make test.
 test-fresh:
@@ -116,6 +121,7 @@ ifeq ($(T),)
 test: boundprof
 	$(Q)$(MAKE) --no-print-directory test-unit
 	$(Q)$(MAKE) --no-print-directory test-integration
+	$(Q)$(MAKE) --no-print-directory test-kernels
 else
 # T=NAME: a test binary (test_merge, merge, unit/test_flame: a name in both
 # tests/unit and tests/integration runs both), a case (the name of a test

@@ -1,0 +1,271 @@
+#!/bin/sh
+# SPDX-License-Identifier: GPL-2.0
+#
+# make test-kernels: boot Debian 12's stock cloud kernel (6.1, the oldest we
+# test) under qemu with an initramfs holding boundprof, its libraries,
+# busybox and the split fixture; the guest's /init (tests/kernels/init)
+# loads every BPF program that applies there, records the fixture and a
+# run of direct disk reads, and prints the results on the console; this
+# side checks them. docs/kernels.md has the details.
+#
+#   tests/kernels/run.sh OUT BOUNDPROF FIXTURES_DIR
+#
+# Environment: KERNEL_PKG (default: the newest linux-image-6.1.0-N-cloud-
+# amd64-unsigned apt knows), QEMU_TIMEOUT (seconds, default 180), QEMU_KVM=1
+# to try -enable-kvm (it hung on these machines in a quick try).
+#
+# Exit 0 on pass, and also on a loud SKIP when the kernel package cannot be
+# downloaded because there is no network; 1 on any failure.
+set -eu
+
+out=$1
+bin=$2
+fixtures=$3
+src=$(cd "$(dirname "$0")/../.." && pwd)
+timeout_s=${QEMU_TIMEOUT:-180}
+cache="$out/kernels"
+# the virtio disk's modules, in dependency order (tests/kernels/init loads them)
+MODULES="virtio_ring virtio virtio_pci_legacy_dev virtio_pci_modern_dev virtio_pci virtio_blk"
+
+say() { echo "test-kernels: $*"; }
+fail() {
+	echo "test-kernels: FAIL: $*" >&2
+	exit 1
+}
+
+work=
+qpid=
+cleanup() {
+	if [ -n "$qpid" ] && kill -0 "$qpid" 2>/dev/null; then
+		kill "$qpid" 2>/dev/null || true
+		sleep 1
+		kill -9 "$qpid" 2>/dev/null || true
+	fi
+	# keep the last console for a look after a failure
+	[ -s "$work/console.log" ] && cp "$work/console.log" "$cache/console-last.log"
+	[ -n "$work" ] && rm -rf "$work"
+	return 0
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM HUP
+
+# --- tools, each from its Debian package, only when missing
+sh "$src/scripts/need.sh" -l "$out/apt-kernels.log" qemu-system-x86_64=qemu-system-x86 \
+	busybox=busybox-static cpio=cpio || fail "cannot install qemu-system-x86, busybox-static, cpio"
+
+[ "$(uname -m)" = x86_64 ] || fail "x86-64 hosts only (the guest kernel is Debian's amd64 cloud kernel)"
+
+# apt's words for "no network", as opposed to a package that is gone
+OFFLINE='Temporary failure resolving|Could not resolve|Could not connect|Network is unreachable|No route to host|Connection timed out|Connection refused'
+offline_in() {
+	grep -qE "$OFFLINE" "$1"
+}
+skip_offline() {
+	echo "test-kernels: SKIP: no network, cannot download $1 (apt: $(grep -oE "($OFFLINE).*" "$2" | head -n 1))" >&2
+	echo "test-kernels: SKIP: the 6.1 kernel was NOT tested" >&2
+	exit 0
+}
+
+mkdir -p "$cache"
+work=$(mktemp -d "$cache/tmp.XXXXXX")
+
+# the start-up check, on this host: a kernel that reports 2.6 is refused
+# with one line and exit 1, before anything is loaded
+if command -v setarch >/dev/null && setarch "$(uname -m)" --uname-2.6 true 2>/dev/null; then
+	rc=0
+	setarch "$(uname -m)" --uname-2.6 "$bin" record -d 1 >"$work/old.out" 2>"$work/old.err" || rc=$?
+	if [ $rc != 1 ] || [ "$(wc -l <"$work/old.err")" != 1 ] || ! grep -q 'is too old' "$work/old.err"; then
+		cat "$work/old.err" >&2
+		fail "on a kernel reporting 2.6 boundprof exited $rc, expected 1 with one 'too old' line"
+	fi
+	say "start-up check: $(cat "$work/old.err")"
+fi
+
+# --- which kernel: the newest Debian 12 cloud kernel apt knows
+pick() {
+	apt-cache search --names-only '^linux-image-6\.1\.0-[0-9]+-cloud-amd64-unsigned$' 2>/dev/null |
+		awk '{ print $1 }' | sort -V | tail -n 1
+}
+pkg=${KERNEL_PKG:-$(pick)}
+if [ -z "$pkg" ] && [ "$(id -u)" = 0 ]; then
+	# a fresh image has no package lists
+	apt-get update -q >"$work/apt.log" 2>&1 || true
+	pkg=$(pick)
+	if [ -z "$pkg" ]; then
+		cached=$(ls -d "$cache"/linux-image-* 2>/dev/null | sort -V | tail -n 1)
+		if [ -n "$cached" ] && [ -f "$cached/.ok" ]; then
+			pkg=${cached##*/}
+			say "apt knows no 6.1 cloud kernel (offline?); using the cached $pkg"
+		elif offline_in "$work/apt.log"; then
+			skip_offline "the package lists" "$work/apt.log"
+		fi
+	fi
+fi
+[ -n "$pkg" ] || fail "apt knows no linux-image-6.1.0-*-cloud-amd64-unsigned (not Debian 12?)"
+
+# --- the kernel and its modules, downloaded once per output tree
+kdir="$cache/$pkg"
+if [ ! -f "$kdir/.ok" ]; then
+	say "downloading $pkg"
+	if ! (cd "$work" && apt-get download "$pkg") >"$work/download.log" 2>&1; then
+		if ! offline_in "$work/download.log"; then
+			tail -n 5 "$work/download.log" >&2
+			fail "apt-get download $pkg failed"
+		fi
+		cached=$(ls -d "$cache"/linux-image-*/.ok 2>/dev/null | sort -V | tail -n 1)
+		[ -n "$cached" ] || skip_offline "$pkg" "$work/download.log"
+		kdir=${cached%/.ok}
+		say "no network for $pkg; using the cached ${kdir##*/}"
+		pkg=${kdir##*/}
+	fi
+fi
+if [ ! -f "$kdir/.ok" ]; then
+	dpkg-deb -x "$work"/"$pkg"_*.deb "$work/deb"
+	rm -rf "$kdir"
+	mkdir -p "$kdir/modules"
+	cp "$work"/deb/boot/vmlinuz-* "$kdir/vmlinuz"
+	cp "$work"/deb/boot/config-* "$kdir/config"
+	for m in $MODULES; do
+		f=$(find "$work/deb/lib/modules" -name "$m.ko" | head -n 1)
+		[ -n "$f" ] || fail "$pkg has no $m.ko"
+		cp "$f" "$kdir/modules/"
+	done
+	rm -rf "$work/deb" "$work"/*.deb
+	touch "$kdir/.ok"
+fi
+
+# --- the initramfs: busybox, boundprof, the fixture, their libraries, modules
+root="$work/root"
+mkdir -p "$root/bin" "$root/fixtures" "$root/lib/modules" "$root/proc" "$root/sys" \
+	"$root/dev" "$root/tmp" "$root/etc"
+# copy a binary and the libraries ldd lists, at the same paths
+add_bin() {
+	cp "$1" "$2"
+	ldd "$1" 2>/dev/null | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }' |
+		while read -r lib; do
+			mkdir -p "$root$(dirname "$lib")"
+			cp -L "$lib" "$root$lib"
+		done
+}
+add_bin "$(command -v busybox)" "$root/bin/busybox"
+add_bin "$bin" "$root/bin/boundprof"
+add_bin "$fixtures/split" "$root/fixtures/split"
+bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
+add_bin "$bpftool" "$root/bin/bpftool"
+cp "$kdir"/modules/*.ko "$root/lib/modules/"
+cp "$src/tests/kernels/init" "$root/init"
+chmod +x "$root/init"
+echo "root:x:0:0:root:/:/bin/sh" >"$root/etc/passwd"
+(cd "$root" && find . | cpio -o -H newc --quiet) | gzip -1 >"$work/initrd.gz"
+# a raw disk of distinct blocks for the guest to read
+dd if=/dev/urandom of="$work/disk.img" bs=1M count=16 status=none
+
+# --- boot
+accel=
+[ "${QEMU_KVM:-0}" = 1 ] && [ -w /dev/kvm ] && accel="-enable-kvm -cpu host"
+say "booting $pkg under qemu (${accel:-software emulation}, limit ${timeout_s} s)"
+start=$(date +%s)
+# shellcheck disable=SC2086
+qemu-system-x86_64 $accel -m 1024 -smp 2 -nodefaults -display none -no-reboot \
+	-serial "file:$work/console.log" -kernel "$kdir/vmlinuz" -initrd "$work/initrd.gz" \
+	-drive "file=$work/disk.img,if=virtio,format=raw,cache=none" \
+	-append "console=ttyS0 panic=-1 quiet" </dev/null >"$work/qemu.log" 2>&1 &
+qpid=$!
+waited=0
+while kill -0 "$qpid" 2>/dev/null; do
+	if [ $waited -ge "$timeout_s" ]; then
+		tail -n 30 "$work/console.log" >&2 || true
+		fail "the guest did not power off within $timeout_s s (QEMU_TIMEOUT)"
+	fi
+	sleep 1
+	waited=$((waited + 1))
+done
+qrc=0
+wait "$qpid" || qrc=$?
+qpid=
+took=$(($(date +%s) - start))
+log="$work/console.log"
+if [ $qrc != 0 ]; then
+	cat "$work/qemu.log" >&2
+	fail "qemu exited $qrc"
+fi
+grep -q '^@@BPK done' "$log" || {
+	tail -n 40 "$log" >&2
+	fail "the guest did not finish its tests (console: $cache/console-last.log)"
+}
+
+# --- judge what the guest printed
+tr -d '\r' <"$log" >"$work/console.txt"
+log="$work/console.txt"
+value() { sed -n "s/^@@BPK $1 //p" "$log" | head -n 1; }
+sect() { sed -n "/^@@BPK-BEGIN $1\$/,/^@@BPK-END $1\$/p" "$log" | sed '1d;$d'; }
+
+kver=$(value kernel)
+say "guest kernel $kver, BTF $(value btf), cgroup2 mounts $(value cgroup2), disk $(value disk), boot and tests $took s"
+case $kver in
+6.1.*) ;;
+*) fail "the guest runs kernel '$kver', not 6.1" ;;
+esac
+[ "$(value cgroup2)" = 1 ] || fail "cgroup2 is not mounted at /sys/fs/cgroup in the guest"
+
+rc=$(value split-exit)
+if [ "$rc" != 0 ]; then
+	sect split.out >&2
+	sect verbose >&2
+	fail "boundprof record -- split exited '$rc' on $kver"
+fi
+sect split.out | sed 's/^/    /'
+
+# top function by self samples in the folded output, and its share
+sect split.folded >"$work/split.folded"
+top=$(awk '$1 ~ /^split;/ { n = split($1, f, ";"); s[f[n]] += $2; t += $2 }
+	END { for (k in s) if (s[k] > best) { best = s[k]; name = k }
+	      if (t) printf "%s %.0f %d\n", name, 100 * best / t, t }' "$work/split.folded")
+set -- $top
+[ $# = 3 ] || fail "no samples of split in the folded output"
+verdict=$(sect split.out | sed -n 's/^pid [0-9]* split: \([a-z-]*\) (.*/\1/p' | head -n 1)
+say "split: top function $1 ($2% of $3 samples), verdict ${verdict:-none}"
+[ "$1" = alpha ] || fail "split's top function is $1, expected alpha"
+[ "$2" -ge 65 ] && [ "$2" -le 85 ] || fail "alpha has $2% of split's samples, expected 75% (65-85)"
+[ "$verdict" = cpu-bound ] || fail "split's verdict is '${verdict:-none}', expected cpu-bound"
+
+# every program of the skeleton that applies to 6.1 was loaded
+skel="$out/boundprof.skel.h"
+want=$(sed -n 's/^[[:space:]]*struct bpf_program \*\([a-z0-9_]*\);$/\1/p' "$skel" | sort -u)
+[ -n "$want" ] || fail "no programs listed in $skel"
+sect progs >"$work/progs"
+missing=
+for p in $want; do
+	case $p in
+	# block_io_start/block_io_done: 6.5 and later (bpf/compat.bpf.h)
+	bp_io_start | bp_io_done) continue ;;
+	esac
+	grep -q " name $p " "$work/progs" || missing="$missing $p"
+done
+if [ -n "$missing" ]; then
+	sed 's/^/    /' "$work/progs" >&2
+	fail "programs not loaded on $kver:$missing"
+fi
+say "programs loaded: $(grep -o ' name bp_[a-z0-9_]*' "$work/progs" | sed 's/ name //' | sort | tr '\n' ' ')"
+
+# block IO: the disk's direct reads counted on vda, and charged to dd, with
+# and without an IO scheduler
+[ "$(value disk)" = vda ] || fail "the guest has no /dev/vda (virtio_blk did not load)"
+for sched in none mq-deadline; do
+	[ "$(value dd-$sched-exit)" = 0 ] || {
+		sect dd-$sched.out >&2
+		fail "boundprof record -- dd ($sched) exited '$(value dd-$sched-exit)'"
+	}
+	sect dd-$sched.out | grep -E '^  vda:' | sed 's/^/    /'
+	io=$(sect dd-$sched.out | sed -n 's/^  vda: \([0-9]*\) reads.*/\1/p' | head -n 1)
+	# dd's own requests: the first "ops" after its "comm" in the JSON report
+	mine=$(sect dd-$sched.json | awk '/"comm": "dd"/ { dd = 1 }
+		dd && /"ops":/ { gsub(/[^0-9]/, ""); print; exit }')
+	say "block IO ($(value dd-$sched-scheduler)): ${io:-no} reads seen on vda, ${mine:-none} charged to dd (it read 2048 blocks)"
+	[ -n "$io" ] && [ "$io" -ge 2000 ] ||
+		fail "block IO on $kver ($sched): ${io:-no} reads seen on vda, expected about 2048"
+	[ -n "$mine" ] && [ "$mine" -ge 2000 ] ||
+		fail "block IO on $kver ($sched): ${mine:-no} requests charged to dd, expected about 2048"
+done
+
+say "ok: $kver loads every program, split is cpu-bound in alpha ($2%), block IO seen and charged to dd"
