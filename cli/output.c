@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <libgen.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,91 +50,38 @@ int output_format(const char *path, enum out_fmt *fmt)
 	return -EINVAL;
 }
 
+/* mode of a profile written by the CLI: an ordinary file, as the umask says */
+static mode_t output_mode(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return 0666 & ~mask;
+}
+
 int output_prepare(struct output *o)
 {
-	char *dcopy = strdup(o->path), *bcopy = strdup(o->path), *dir, *base;
-	struct stat st;
-	mode_t mask;
-	int err = 0;
+	int err = bp_afile_open(&o->file, AT_FDCWD, o->path, output_mode());
 
-	o->fd = -1;
-	o->tmp_path = NULL;
-	if (!dcopy || !bcopy) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (stat(o->path, &st) == 0 && S_ISDIR(st.st_mode)) {
+	if (err == -EISDIR)
 		cli_error("cannot write %s: it is a directory", o->path);
-		err = -EISDIR;
-		goto out;
-	}
-	dir = dirname(dcopy);
-	base = basename(bcopy);
-	if (asprintf(&o->tmp_path, "%s/.%s.XXXXXX", dir, base) < 0) {
-		o->tmp_path = NULL;
-		err = -ENOMEM;
-		goto out;
-	}
-	o->fd = mkostemp(o->tmp_path, O_CLOEXEC);
-	if (o->fd < 0) {
-		err = -errno;
+	else if (err)
 		cli_error("cannot write %s: %s", o->path, strerror(-err));
-		free(o->tmp_path);
-		o->tmp_path = NULL;
-		goto out;
-	}
-	/* mkstemp makes 0600; a profile is an ordinary file */
-	mask = umask(0);
-	umask(mask);
-	fchmod(o->fd, 0666 & ~mask);
-out:
-	free(dcopy);
-	free(bcopy);
 	return err;
 }
 
 int output_commit(struct output *o, const void *data, size_t len)
 {
-	const char *p = data;
-	int err = 0;
+	int err = bp_afile_commit(&o->file, data, len);
 
-	while (len) {
-		ssize_t n = write(o->fd, p, len);
-
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		p += n;
-		len -= n;
-	}
-	if (!err && close(o->fd))
-		err = -errno;
-	else if (err)
-		close(o->fd);
-	o->fd = -1;
-	if (!err && rename(o->tmp_path, o->path))
-		err = -errno;
-	if (err) {
+	if (err)
 		cli_error("cannot write %s: %s", o->path, strerror(-err));
-		unlink(o->tmp_path);
-	}
-	free(o->tmp_path);
-	o->tmp_path = NULL;
 	return err;
 }
 
 void output_abort(struct output *o)
 {
-	if (o->fd >= 0)
-		close(o->fd);
-	o->fd = -1;
-	if (o->tmp_path)
-		unlink(o->tmp_path);
-	free(o->tmp_path);
-	o->tmp_path = NULL;
+	bp_afile_abort(&o->file);
 }
 
 int cli_parse_output(const char *path, struct output *o)
@@ -153,8 +99,7 @@ int cli_parse_output(const char *path, struct output *o)
 		return -EINVAL;
 	}
 	o->path = path;
-	o->fd = -1;
-	o->tmp_path = NULL;
+	o->file = (struct bp_afile)BP_AFILE_INIT;
 	return 0;
 }
 

@@ -3,12 +3,15 @@
  * Output files: the format follows the extension. Each file is created as a
  * hidden temporary next to its final name before recording starts (so an
  * unwritable path fails early) and renamed into place once complete (so a
- * reader never sees half a profile).
+ * reader never sees half a profile): util/atomicfile.h. This file adds the
+ * formats and the messages.
  */
 #ifndef BP_CLI_OUTPUT_H
 #define BP_CLI_OUTPUT_H
 
 #include <stddef.h>
+
+#include "util/atomicfile.h"
 
 enum out_fmt {
 	OUT_FOLDED,
@@ -23,8 +26,7 @@ enum out_fmt {
 struct output {
 	const char *path;
 	enum out_fmt fmt;
-	char *tmp_path;
-	int fd;
+	struct bp_afile file;
 };
 
 /* the format of a path; 0, -EINVAL (unknown extension) or -ENOTSUP (not built yet) */

@@ -21,6 +21,7 @@
 #include "util/buf.h"
 #include "cli.h"
 #include "collect/loader.h"
+#include "options.h"
 #include "output.h"
 #include "proc/procinfo.h"
 #include "model/profile.h"
@@ -82,48 +83,6 @@ static void usage(FILE *f)
 		output_extensions());
 }
 
-static int parse_double(const char *s, double *out)
-{
-	char *end;
-
-	errno = 0;
-	*out = strtod(s, &end);
-	return errno || end == s || *end || !isfinite(*out) ? -EINVAL : 0;
-}
-
-static int parse_pids(const char *s, struct record_opts *o)
-{
-	char *copy = strdup(s), *tok, *save = NULL, *end;
-	pid_t *n;
-	long v;
-	int err = 0;
-
-	if (!copy)
-		return -ENOMEM;
-	for (tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-		errno = 0;
-		v = strtol(tok, &end, 10);
-		if (errno || end == tok || *end || v <= 0 || v > INT_MAX) {
-			cli_error("invalid pid '%s' in -p %s", tok, s);
-			err = -EINVAL;
-			break;
-		}
-		n = realloc(o->pids, (o->nr_pids + 1) * sizeof(*n));
-		if (!n) {
-			err = -ENOMEM;
-			break;
-		}
-		o->pids = n;
-		o->pids[o->nr_pids++] = v;
-	}
-	if (!err && !o->nr_pids) {
-		cli_error("-p needs at least one pid");
-		err = -EINVAL;
-	}
-	free(copy);
-	return err;
-}
-
 /* find COMMAND the way execvp would, so "no such command" fails before we load anything */
 static int check_command(const char *cmd)
 {
@@ -165,8 +124,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	int c, max_rate;
-	double hz;
+	int c;
 
 	o->hz = 99;
 	/*
@@ -180,24 +138,17 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			o->all = true;
 			break;
 		case 'p':
-			if (parse_pids(optarg, o))
+			if (cli_opt_pids("-p", optarg, &o->pids, &o->nr_pids))
 				return -EINVAL;
 			break;
 		case 'd':
-			if (parse_double(optarg, &o->duration_s) || o->duration_s <= 0 ||
-			    o->duration_s > MAX_DURATION_S) {
-				cli_error("invalid duration -d %s: give seconds, more than 0", optarg);
+			if (cli_opt_seconds("duration", "-d", optarg, 0, MAX_DURATION_S,
+					    &o->duration_s))
 				return -EINVAL;
-			}
 			break;
 		case 'F':
-			max_rate = bp_max_sample_rate();
-			if (parse_double(optarg, &hz) || hz != floor(hz) || hz < 1 || hz > max_rate) {
-				cli_error("invalid frequency -F %s: give a whole number of Hz from 1 to %d"
-					  " (kernel.perf_event_max_sample_rate)", optarg, max_rate);
+			if (cli_opt_freq("-F", optarg, &o->hz))
 				return -EINVAL;
-			}
-			o->hz = (int)hz;
 			break;
 		case 'o':
 			if (cli_add_output(o->outputs, &o->nr_outputs, MAX_OUTPUTS, optarg))

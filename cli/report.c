@@ -83,12 +83,13 @@ int cli_load_profile(const char *path, struct bp_profile **out)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof report FILE.pb.gz [-o FILE]... [--json]\n"
+		"usage: boundprof report FILE.pb.gz [-o FILE]... [--json] [-v]\n"
 		"\n"
 		"Re-render a profile saved with `boundprof record -o FILE.pb.gz`.\n"
 		"  -o, --output FILE  write it again; the format follows the extension:\n"
 		"                     %s\n"
-		"      --json         print the JSON report instead of the human report\n",
+		"      --json         print the JSON report instead of the human report\n"
+		"  -v, --verbose      more detail on stderr\n",
 		output_extensions());
 }
 

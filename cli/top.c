@@ -7,6 +7,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <math.h>
 #include <poll.h>
 #include <signal.h>
@@ -19,6 +20,7 @@
 
 #include "analyze/analyze.h"
 #include "cli.h"
+#include "options.h"
 #include "collect/loader.h"
 #include "proc/procinfo.h"
 #include "model/profile.h"
@@ -98,12 +100,13 @@ static bool quit_pressed(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [--no-offcpu]\n"
+		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [--no-offcpu] [-v]\n"
 		"\n"
 		"  -i, --interval S   refresh every S seconds (default 1)\n"
 		"  -n, --count N      stop after N refreshes (default: until q, Ctrl-C or SIGTERM)\n"
 		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
 		"      --no-offcpu    on-CPU sampling only (no wait classes or verdicts from them)\n"
+		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"On a terminal the view redraws in place and q quits; otherwise one snapshot\n"
 		"per interval is printed.\n");
@@ -257,37 +260,22 @@ int cmd_top(int argc, char **argv)
 	struct bp_session *s = NULL;
 	double interval = 1.0, last;
 	long count = 0, done = 0;
-	char *end;
 	int c, err, ret = 0;
 
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":i:n:F:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
-			errno = 0;
-			interval = strtod(optarg, &end);
-			if (errno || *end || !isfinite(interval) || interval < 0.2 || interval > 3600) {
-				cli_error("invalid interval -i %s: give seconds from 0.2 to 3600", optarg);
+			if (cli_opt_seconds("interval", "-i", optarg, 0.2, 3600, &interval))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'n':
-			errno = 0;
-			count = strtol(optarg, &end, 10);
-			if (errno || *end || count < 1) {
-				cli_error("invalid count -n %s: give a number of refreshes, 1 or more",
-					  optarg);
+			if (cli_opt_count("-n", optarg, 1, INT_MAX, "refreshes", &count))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'F':
-			errno = 0;
-			so.hz = strtol(optarg, &end, 10);
-			if (errno || *end || so.hz < 1 || so.hz > bp_max_sample_rate()) {
-				cli_error("invalid frequency -F %s: give a whole number of Hz from 1 to %d",
-					  optarg, bp_max_sample_rate());
+			if (cli_opt_freq("-F", optarg, &so.hz))
 				return EXIT_USAGE;
-			}
 			break;
 		case 'N':
 			so.offcpu = false;

@@ -79,8 +79,9 @@ INTEG_ENV	:= BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \
 		   BP_SRC=$(CURDIR) ASAN_OPTIONS=detect_leaks=0 \
 		   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
-test-unit: $(UNIT_BINS) $(UNIT_DATA)
-	$(Q)fail=0; sh tests/lint/layers.sh || fail=1; for t in $(UNIT_BINS); do \
+test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
+	$(Q)fail=0; sh tests/lint/layers.sh || fail=1; \
+	sh tests/lint/options.sh $(CURDIR)/boundprof || fail=1; for t in $(UNIT_BINS); do \
 		echo "  UNIT     $$(basename $$t)"; \
 		$(UNIT_ENV) $$t || fail=1; \
 	done; exit $$fail

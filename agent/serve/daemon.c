@@ -1,18 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * boundprof agent: always on, system-wide. Records in one-second slices,
- * folds them into windows (default 10 s); each closed window is written to
- * --dir as pprof + JSON (atomically, newest N kept) and served over HTTP
- * with Prometheus metrics, pprof captures, the report and a flame graph.
- * See docs/agent.md.
+ * The agent's daemon: slices into windows, windows into files and HTTP
+ * answers. See daemon.h and docs/agent.md.
  */
 #include <dirent.h>
 #include <errno.h>
-#include <getopt.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <malloc.h>
-#include <math.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,32 +18,29 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
-#include "util/buf.h"
-#include "cli.h"
+#include "analyze/verdict.h"
 #include "collect/collect.h"
+#include "collect/loader.h"
+#include "collect/session.h"
 #include "export/flame.h"
 #include "export/folded.h"
-#include "export/report_json.h"
-#include "serve/httpd.h"
-#include "collect/loader.h"
-#include "util/log.h"
-#include "model/merge.h"
-#include "serve/metrics.h"
-#include "output.h"
 #include "export/pprof.h"
-#include "proc/procinfo.h"
+#include "export/report_json.h"
+#include "model/merge.h"
 #include "model/profile.h"
+#include "proc/procinfo.h"
+#include "serve/daemon.h"
+#include "serve/httpd.h"
+#include "serve/metrics.h"
 #include "serve/prom.h"
-#include "render.h"
-#include "collect/session.h"
 #include "symbolize/symbols.h"
-#include "analyze/verdict.h"
+#include "util/atomicfile.h"
+#include "util/buf.h"
+#include "util/log.h"
 
-#define DEFAULT_LISTEN	"127.0.0.1:9741"
-#define DEFAULT_DIR	"/var/lib/boundprof"
-#define MAX_CAPTURES	8
-#define MAX_SECONDS	300
-#define FILE_PREFIX	"boundprof-"
+#define SLICE_NS	1000000000ULL
+/* hotspots per process in a window's summary, as `boundprof report` has */
+#define SUMMARY_HOT	20
 
 struct capture {
 	uint64_t id;		/* the held HTTP request */
@@ -56,22 +48,17 @@ struct capture {
 	struct bp_profile *p;
 };
 
-struct agent {
-	double interval;
-	const char *dir;
-	uint32_t keep;
-	uint64_t keep_bytes;
-	const char *listen;
-	uint32_t top;
-	bool bpf_stats;
+struct bp_daemon {
+	struct bp_daemon_opts o;
 	struct bp_session *s;
 	struct bp_httpd *http;
+	int ep;
 	struct bp_profile *window;	/* being filled from slices */
 	uint64_t window_end;
 	struct bp_profile *last;	/* the last closed window ... */
 	struct bp_summary last_sum;	/* ... and its summary */
 	bool have_last;
-	struct capture caps[MAX_CAPTURES];
+	struct capture caps[BP_DAEMON_MAX_CAPTURES];
 	uint32_t nr_caps;
 	struct bp_dev_totals *devs;
 	uint32_t nr_devs;
@@ -79,66 +66,52 @@ struct agent {
 	uint64_t seq;
 	char last_name[96];		/* stem of the last window written */
 	double peak_fill[4];
+	volatile sig_atomic_t stop;	/* the signal that asked, or -1 */
+	volatile sig_atomic_t reopen;
 };
 
-static volatile sig_atomic_t agent_stop, agent_hup;
-
-static void on_stop(int sig)
+void bp_daemon_opts_default(struct bp_daemon_opts *o)
 {
-	agent_stop = sig;
+	*o = (struct bp_daemon_opts){
+		.interval_s = 10,
+		.dir = "/var/lib/boundprof",
+		.keep = 60,
+		.top = 20,
+		.bpf_stats = true,
+		.listen = "127.0.0.1:9741",
+		.session = {
+			.hz = 99,
+			.offcpu = true,
+			.offcpu_ustacks = 2,
+			.no_preempt_stacks = true,
+			.drain_interval_s = 1.0,
+		},
+	};
 }
 
-static void on_hup(int sig)
+void bp_daemon__request_stop(struct bp_daemon *d, int sig)
 {
-	agent_hup = 1;
+	d->stop = sig > 0 ? sig : -1;
 }
 
-static void usage(FILE *f)
+void bp_daemon__request_reopen(struct bp_daemon *d)
 {
-	fprintf(f,
-		"usage: boundprof agent [--interval SECONDS] [--dir DIR] [--keep N] [--keep-bytes SIZE]\n"
-		"                       [--listen ADDR:PORT|off] [--top N] [-F HZ] [--no-offcpu]\n"
-		"                       [--no-bpf-stats] [-v]\n"
-		"\n"
-		"  --interval S      close a window every S seconds (default 10)\n"
-		"  --dir DIR         write each window's .pb.gz and .json here (default %s)\n"
-		"  --keep N          keep the newest N windows (default 60)\n"
-		"  --keep-bytes SIZE and at most SIZE bytes of them (K, M, G suffixes; default: no limit)\n"
-		"  --listen A:P      serve HTTP here (default %s; \":P\" listens on all interfaces;\n"
-		"                    \"off\" serves nothing): /metrics, /debug/pprof/profile?seconds=N,\n"
-		"                    /report, /flamegraph, /healthz\n"
-		"  --top N           processes with series of their own in /metrics (default 20)\n"
-		"  -F HZ             on-CPU sampling frequency (default 99)\n"
-		"  --no-offcpu       on-CPU sampling only\n"
-		"  -v                debug detail in the log (-vv: libbpf's too)\n"
-		"  --no-bpf-stats    do not have the kernel time our BPF programs\n"
-		"                    (boundprof_agent_bpf_seconds_total is then absent)\n"
-		"\n"
-		"SIGTERM and SIGINT write the current partial window and exit; SIGHUP re-creates\n"
-		"the output directory if it was removed.\n",
-		DEFAULT_DIR, DEFAULT_LISTEN);
+	d->reopen = 1;
 }
 
-static int parse_size(const char *s, uint64_t *out)
+uint32_t bp_daemon__captures(const struct bp_daemon *d)
 {
-	char *end;
-	double v;
+	return d->nr_caps;
+}
 
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno || end == s || v < 0 || !isfinite(v))
-		return -EINVAL;
-	switch (*end) {
-	case 'k': case 'K': v *= 1024; end++; break;
-	case 'm': case 'M': v *= 1024 * 1024; end++; break;
-	case 'g': case 'G': v *= 1024.0 * 1024 * 1024; end++; break;
-	}
-	if (*end == 'B' || *end == 'b')
-		end++;
-	if (*end || v > 1e18)
-		return -EINVAL;
-	*out = (uint64_t)v;
-	return 0;
+uint64_t bp_daemon__windows(const struct bp_daemon *d)
+{
+	return d->self.windows;
+}
+
+const char *bp_daemon__last_stem(const struct bp_daemon *d)
+{
+	return d->last_name;
 }
 
 static int mkdirs(const char *dir)
@@ -162,6 +135,19 @@ static int mkdirs(const char *dir)
 
 /* ---------------------------------------------------------------- files */
 
+int bp_window_stem(char *out, size_t size, int64_t end_unix_s, uint64_t seq)
+{
+	time_t t = end_unix_s;
+	char when[32];
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm))
+		return -EINVAL;
+	if (snprintf(out, size, BP_DAEMON_FILE_PREFIX "%s-%08" PRIu64, when, seq) >= (int)size)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 static int cmp_names(const void *a, const void *b)
 {
 	return strcmp(*(char *const *)a, *(char *const *)b);
@@ -171,7 +157,7 @@ static bool ours(const char *name)
 {
 	size_t n = strlen(name);
 
-	return !strncmp(name, FILE_PREFIX, strlen(FILE_PREFIX)) &&
+	return !strncmp(name, BP_DAEMON_FILE_PREFIX, strlen(BP_DAEMON_FILE_PREFIX)) &&
 	       ((n > 6 && !strcmp(name + n - 6, ".pb.gz")) || (n > 5 && !strcmp(name + n - 5, ".json")));
 }
 
@@ -198,7 +184,7 @@ static void sweep_temps(const char *dir)
 		return;
 	while ((de = readdir(d))) {
 		if (de->d_name[0] != '.' ||
-		    strncmp(de->d_name + 1, FILE_PREFIX, strlen(FILE_PREFIX)))
+		    strncmp(de->d_name + 1, BP_DAEMON_FILE_PREFIX, strlen(BP_DAEMON_FILE_PREFIX)))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
 		if (unlink(path) && errno != ENOENT)
@@ -209,21 +195,18 @@ static void sweep_temps(const char *dir)
 	closedir(d);
 }
 
-/*
- * Keep the newest --keep windows and at most --keep-bytes of them; a
- * window's .pb.gz and .json (same stem) stay or go together.
- */
-static void retain(struct agent *a)
+int bp_retain(const char *dir, uint32_t keep, uint64_t keep_bytes)
 {
 	char **names = NULL, path[4096], **n;
 	size_t nr = 0, cap = 0, i, j, first;
 	uint64_t bytes = 0, windows = 0;
 	struct dirent *de;
 	struct stat st;
-	DIR *d = opendir(a->dir);
+	int removed = 0;
+	DIR *d = opendir(dir);
 
 	if (!d)
-		return;
+		return -errno;
 	while ((de = readdir(d))) {
 		if (!ours(de->d_name))
 			continue;
@@ -244,86 +227,92 @@ static void retain(struct agent *a)
 	/* newest last (the stem holds the time and sequence): walk back by window */
 	for (i = nr; i > 0; i = first) {
 		uint64_t size = 0;
-		bool keep;
+		bool kept;
 
 		first = i - 1;
 		while (first > 0 && stem_len(names[first - 1]) == stem_len(names[i - 1]) &&
 		       !strncmp(names[first - 1], names[i - 1], stem_len(names[i - 1])))
 			first--;
 		for (j = first; j < i; j++) {
-			snprintf(path, sizeof(path), "%s/%s", a->dir, names[j]);
+			snprintf(path, sizeof(path), "%s/%s", dir, names[j]);
 			if (!stat(path, &st))
 				size += st.st_size;
 		}
 		windows++;
 		bytes += size;
 		/* the newest window is kept whatever its size: never an empty directory */
-		keep = windows == 1 ||
-		       (windows <= a->keep && (!a->keep_bytes || bytes <= a->keep_bytes));
-		for (j = first; !keep && j < i; j++) {
-			snprintf(path, sizeof(path), "%s/%s", a->dir, names[j]);
+		kept = windows == 1 || (windows <= keep && (!keep_bytes || bytes <= keep_bytes));
+		for (j = first; !kept && j < i; j++) {
+			snprintf(path, sizeof(path), "%s/%s", dir, names[j]);
 			if (unlink(path) && errno != ENOENT)
 				bp_warn("cannot remove %s: %s", path, strerror(errno));
 		}
+		removed += !kept;
 	}
 	for (i = 0; i < nr; i++)
 		free(names[i]);
 	free(names);
+	return removed;
+}
+
+/* a profile in the directory the ordinary way: mode as the umask says */
+static mode_t file_mode(void)
+{
+	mode_t mask = umask(0);
+
+	umask(mask);
+	return 0666 & ~mask;
 }
 
 static int write_file(const char *dir, const char *name, const struct bp_buf *b)
 {
-	struct output o = {};
+	struct bp_afile f = BP_AFILE_INIT;
 	char path[4096];
 	int err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	o.path = path;
-	o.fd = -1;
-	err = output_prepare(&o);
+	err = bp_afile_open(&f, AT_FDCWD, path, file_mode());
 	if (!err)
-		err = output_commit(&o, b->data, b->len);
-	output_abort(&o);
+		err = bp_afile_commit(&f, b->data, b->len);
+	if (err)
+		bp_warn("cannot write %s: %s", path, strerror(-err));
 	return err;
 }
 
 /* the window's files: .pb.gz to re-render anything, .json to read at once */
-static void write_window(struct agent *a)
+static void write_window(struct bp_daemon *d)
 {
 	int err;
 	struct bp_buf b = BP_BUF_INIT;
-	char stem[96], name[128], when[32];
-	time_t t = (a->last->start_unix_ns + (int64_t)(a->last->end_ns - a->last->start_ns)) /
-		   1000000000LL;
-	struct tm tm;
+	char stem[96], name[128];
+	int64_t end = (d->last->start_unix_ns + (int64_t)(d->last->end_ns - d->last->start_ns)) /
+		      1000000000LL;
 
-	if (!a->dir)
+	if (!d->o.dir)
 		return;
-	gmtime_r(&t, &tm);
-	strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm);
-	snprintf(stem, sizeof(stem), FILE_PREFIX "%s-%08" PRIu64, when, a->seq);
+	bp_window_stem(stem, sizeof(stem), end, d->seq);
 	/* write_file() says why it failed; encoding can only run out of memory */
 	snprintf(name, sizeof(name), "%s.pb.gz", stem);
-	err = bp_pprof_write(a->last, &b);
+	err = bp_pprof_write(d->last, &b);
 	if (!err)
-		err = write_file(a->dir, name, &b) ?: 1;
+		err = write_file(d->o.dir, name, &b) ?: 1;
 	bp_buf_reset(&b);
 	if (err == 1) {
 		snprintf(name, sizeof(name), "%s.json", stem);
-		err = bp_export_json(a->last, &a->last_sum, true, &b);
+		err = bp_export_json(d->last, &d->last_sum, true, &b);
 		if (!err)
-			err = write_file(a->dir, name, &b) ?: 1;
+			err = write_file(d->o.dir, name, &b) ?: 1;
 	}
 	bp_buf_free(&b);
 	if (err == 1) {
-		snprintf(a->last_name, sizeof(a->last_name), "%s", stem);
+		snprintf(d->last_name, sizeof(d->last_name), "%s", stem);
 	} else {
 		/* the agent goes on: the window is still served over HTTP */
-		a->self.write_errors++;
+		d->self.write_errors++;
 		if (err == -ENOMEM)
 			bp_warn("cannot encode %s: out of memory", name);
 	}
-	retain(a);
+	bp_retain(d->o.dir, d->o.keep, d->o.keep_bytes);
 }
 
 /* ------------------------------------------------------------- windows */
@@ -341,73 +330,88 @@ static uint64_t rss_bytes(void)
 	return (uint64_t)rss * sysconf(_SC_PAGESIZE);
 }
 
-static void update_self(struct agent *a)
+static void update_self(struct bp_daemon *d)
 {
-	const struct bp_collect_stats *cs = bp_collect__stats(a->s->collect);
 	struct bp_syms_stats ss;
 	struct rusage ru;
 	int64_t run;
 
-	if (a->http) {
-		const struct bp_httpd_stats *hs = bp_httpd__stats(a->http);
+	if (d->http) {
+		const struct bp_httpd_stats *hs = bp_httpd__stats(d->http);
 
 		/* this scrape's own answer is not built yet: count it */
-		a->self.http_requests = hs->responses + hs->rejected_busy + 1;
-		a->self.http_errors = hs->client_errors + hs->server_errors + hs->rejected_busy;
+		d->self.http_requests = hs->responses + hs->rejected_busy + 1;
+		d->self.http_errors = hs->client_errors + hs->server_errors + hs->rejected_busy;
 	}
 
 	if (!getrusage(RUSAGE_SELF, &ru))
-		a->self.cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
+		d->self.cpu_s = ru.ru_utime.tv_sec + ru.ru_utime.tv_usec / 1e6 + ru.ru_stime.tv_sec +
 				ru.ru_stime.tv_usec / 1e6;
-	a->self.rss_bytes = rss_bytes();
-	run = bp_loader__run_ns(a->s->loader);
-	a->self.bpf_run_s = run < 0 ? -1 : run / 1e9;
-	a->self.processes_known = bp_session__known(a->s);
-	bp_syms__stats(a->s->syms, &ss);
-	a->self.sym_processes = ss.processes;
-	a->self.sym_files = ss.files;
-	a->self.sym_string_bytes = ss.string_bytes;
-	a->self.drains = cs->drains;
-	a->self.exec_drains = cs->light_drains;
+	d->self.rss_bytes = rss_bytes();
+	if (!d->s) {
+		d->self.bpf_run_s = -1;
+		return;
+	}
+	run = bp_loader__run_ns(d->s->loader);
+	d->self.bpf_run_s = run < 0 ? -1 : run / 1e9;
+	d->self.processes_known = bp_session__known(d->s);
+	bp_syms__stats(d->s->syms, &ss);
+	d->self.sym_processes = ss.processes;
+	d->self.sym_files = ss.files;
+	d->self.sym_string_bytes = ss.string_bytes;
+	d->self.drains = bp_collect__stats(d->s->collect)->drains;
+	d->self.exec_drains = bp_collect__stats(d->s->collect)->light_drains;
 }
 
-static int close_window(struct agent *a)
+int bp_daemon__close_window(struct bp_daemon *d)
 {
 	struct bp_summary sum = {};
-	uint32_t i, n;
+	uint32_t i, n = 0;
 
-	bp_session__evidence(a->s, a->window);
-	if (render_summarize(a->window, &sum))
+	if (!d->window)
+		return 0;
+	if (d->s)
+		bp_session__evidence(d->s, d->window);
+	if (bp_summarize(d->window, SUMMARY_HOT, &sum) || bp_verdicts(d->window, &sum)) {
+		bp_err("out of memory while summarizing a window");
+		bp_summary_free(&sum);
 		return -ENOMEM;
-	if (a->have_last) {
-		bp_summary_free(&a->last_sum);
-		bp_profile__free(a->last);
 	}
-	a->last = a->window;
-	a->last_sum = sum;
-	a->have_last = true;
-	a->seq++;
-	a->self.windows++;
+	if (d->have_last) {
+		bp_summary_free(&d->last_sum);
+		bp_profile__free(d->last);
+	}
+	d->last = d->window;
+	d->window = NULL;
+	d->last_sum = sum;
+	d->have_last = true;
+	d->seq++;
+	d->self.windows++;
 	for (i = 0; i < 4; i++) {
-		a->self.map_fill[i] = a->peak_fill[i];
-		a->peak_fill[i] = 0;
+		d->self.map_fill[i] = d->peak_fill[i];
+		d->peak_fill[i] = 0;
 	}
-	bp_dev_totals_add(&a->devs, &a->nr_devs, a->last);
-	bp_counters_add(&a->self.bpf, a->self.ucounts, &a->last->stats, a->last->ucounts);
-	write_window(a);
-	n = bp_session__retire(a->s);
-	/* what a burst of processes left behind goes back to the system */
-	malloc_trim(0);
-	bp_dbg("agent: window %" PRIu64 " closed, %u gone processes forgotten, %u known, RSS %" PRIu64
-	       " bytes", a->seq, n, bp_session__known(a->s), rss_bytes());
-	a->window = bp_profile__new_like(a->last, a->last->end_ns);
-	if (!a->window)
+	if (bp_dev_totals_add(&d->devs, &d->nr_devs, d->last))
+		bp_warn("out of memory adding up the block devices");
+	bp_counters_add(&d->self.bpf, d->self.ucounts, &d->last->stats, d->last->ucounts);
+	write_window(d);
+	if (d->s) {
+		n = bp_session__retire(d->s);
+		/* what a burst of processes left behind goes back to the system */
+		malloc_trim(0);
+		bp_dbg("agent: window %" PRIu64 " closed, %u gone processes forgotten, %u known, "
+		       "RSS %" PRIu64 " bytes", d->seq, n, bp_session__known(d->s), rss_bytes());
+	}
+	d->window = bp_profile__new_like(d->last, d->last->end_ns);
+	if (!d->window) {
+		bp_err("out of memory starting a window");
 		return -ENOMEM;
-	a->window_end = a->last->end_ns + (uint64_t)(a->interval * 1e9);
+	}
+	d->window_end = d->last->end_ns + (uint64_t)(d->o.interval_s * 1e9);
 	return 0;
 }
 
-static void answer_capture(struct agent *a, struct capture *c)
+static void answer_capture(struct bp_daemon *d, struct capture *c)
 {
 	struct bp_buf b = BP_BUF_INIT;
 	static const char *const hdr[] = {
@@ -415,239 +419,225 @@ static void answer_capture(struct agent *a, struct capture *c)
 	};
 
 	if (bp_pprof_write(c->p, &b))
-		bp_httpd__respond_text(a->http, c->id, 500, "cannot encode the profile\n");
+		bp_httpd__respond_text(d->http, c->id, 500, "cannot encode the profile\n");
 	else
-		bp_httpd__respond(a->http, c->id, 200, "application/octet-stream", b.data, b.len, hdr);
+		bp_httpd__respond(d->http, c->id, 200, "application/octet-stream", b.data, b.len, hdr);
 	bp_buf_free(&b);
 	bp_profile__free(c->p);
-	*c = a->caps[--a->nr_caps];
+	*c = d->caps[--d->nr_caps];
 }
 
-/* a slice is over: it goes into the window and into every capture in progress */
-static int slice(struct agent *a)
+int bp_daemon__add_slice(struct bp_daemon *d, const struct bp_profile *sl)
 {
-	struct bp_profile *sl;
+	uint32_t i;
+	int err;
+
+	if (!d->window) {
+		d->window = bp_profile__new_like(sl, sl->start_ns);
+		if (!d->window) {
+			bp_err("out of memory starting a window");
+			return -ENOMEM;
+		}
+		d->window_end = sl->start_ns + (uint64_t)(d->o.interval_s * 1e9);
+	}
+	d->self.slices++;
+	err = bp_profile__merge(d->window, sl);
+	for (i = 0; !err && i < d->nr_caps; i++)
+		err = bp_profile__merge(d->caps[i].p, sl);
+	if (err) {
+		bp_err("out of memory adding a slice");
+		return err;
+	}
+	for (i = 0; i < d->nr_caps;) {
+		if (!d->http || !bp_httpd__pending(d->http, d->caps[i].id)) {
+			/* the client went away: nothing to answer */
+			bp_profile__free(d->caps[i].p);
+			d->caps[i] = d->caps[--d->nr_caps];
+		} else if (--d->caps[i].slices_left == 0) {
+			answer_capture(d, &d->caps[i]);
+		} else {
+			i++;
+		}
+	}
+	return 0;
+}
+
+/* a slice is over: from the session into the window and every capture in progress */
+static int slice(struct bp_daemon *d)
+{
 	const struct bp_collect_stats *cs;
-	const struct bp_loader *l = a->s->loader;
+	const struct bp_loader *l = d->s->loader;
+	struct bp_profile *sl;
 	double fill[4];
 	uint32_t i;
 	int err;
 
-	err = bp_session__rotate(a->s, &sl);
+	err = bp_session__rotate(d->s, &sl);
 	if (err)
 		return err;
-	cs = bp_collect__stats(a->s->collect);
+	cs = bp_collect__stats(d->s->collect);
 	fill[0] = (double)cs->last_rows / l->counts_entries;
 	fill[1] = (double)cs->last_off_rows / l->off_entries;
 	fill[2] = (double)cs->last_kstacks / l->stack_entries;
 	fill[3] = (double)cs->last_ustacks / l->stack_entries;
 	for (i = 0; i < 4; i++)
-		if (fill[i] > a->peak_fill[i])
-			a->peak_fill[i] = fill[i];
-	a->self.slices++;
-	err = bp_profile__merge(a->window, sl);
-	for (i = 0; !err && i < a->nr_caps; i++)
-		err = bp_profile__merge(a->caps[i].p, sl);
+		if (fill[i] > d->peak_fill[i])
+			d->peak_fill[i] = fill[i];
+	err = bp_daemon__add_slice(d, sl);
 	bp_profile__free(sl);
 	if (err)
 		return err;
-	for (i = 0; i < a->nr_caps;) {
-		if (!bp_httpd__pending(a->http, a->caps[i].id)) {
-			/* the client went away: nothing to answer */
-			bp_profile__free(a->caps[i].p);
-			a->caps[i] = a->caps[--a->nr_caps];
-		} else if (--a->caps[i].slices_left == 0) {
-			answer_capture(a, &a->caps[i]);
-		} else {
-			i++;
-		}
-	}
-	if (bp_now_ns() + 100000000ULL >= a->window_end)
-		return close_window(a);
+	if (bp_now_ns() + 100000000ULL >= d->window_end)
+		return bp_daemon__close_window(d);
 	return 0;
 }
 
 /* ----------------------------------------------------------------- HTTP */
 
-static int respond_buf(struct agent *a, uint64_t id, int status, const char *type,
+static int respond_buf(struct bp_daemon *d, uint64_t id, int status, const char *type,
 		       struct bp_buf *b)
 {
-	int err = bp_httpd__respond(a->http, id, status, type, b->data, b->len, NULL);
+	int err = bp_httpd__respond(d->http, id, status, type, b->data, b->len, NULL);
 
 	bp_buf_free(b);
 	return err;
 }
 
-static int error(struct agent *a, uint64_t id, int status, const char *msg)
+static int error(struct bp_daemon *d, uint64_t id, int status, const char *msg)
 {
-	return bp_httpd__respond_text(a->http, id, status, msg);
+	return bp_httpd__respond_text(d->http, id, status, msg);
+}
+
+static int capture(struct bp_daemon *d, const struct bp_httpd_req *req)
+{
+	char val[32], *end;
+	long secs = 30;
+	int r = bp_httpd_query_get(req->query, "seconds", val, sizeof(val));
+	struct capture *c;
+
+	if (r && r != -ENOENT)
+		return error(d, req->id, 400, "bad query\n");
+	if (!r) {
+		errno = 0;
+		secs = strtol(val, &end, 10);
+		if (errno || end == val || *end || secs < 1 || secs > BP_DAEMON_MAX_SECONDS)
+			return error(d, req->id, 400, "seconds must be a whole number from 1 to 300\n");
+	}
+	if (d->nr_caps == BP_DAEMON_MAX_CAPTURES)
+		return error(d, req->id, 503, "too many profiles in progress\n");
+	if (!d->window)
+		return error(d, req->id, 503, "not recording yet\n");
+	c = &d->caps[d->nr_caps];
+	c->p = bp_profile__new_like(d->window, bp_now_ns());
+	if (!c->p)
+		return error(d, req->id, 503, "out of memory\n");
+	/*
+	 * N whole slices, the one in progress first: N seconds of data,
+	 * answered at most N seconds from now
+	 */
+	c->id = req->id;
+	c->slices_left = secs;
+	d->nr_caps++;
+	return BP_HTTPD_HELD;
 }
 
 static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 {
-	struct agent *a = ctx;
+	struct bp_daemon *d = ctx;
 	struct bp_buf b = BP_BUF_INIT;
-	char val[32], *end;
 
 	if (!strcmp(req->path, "/healthz"))
 		return bp_httpd__respond_text(h, req->id, 200, "ok\n");
 	if (!strcmp(req->path, "/metrics")) {
-		update_self(a);
-		if (bp_metrics_write(&b, a->have_last ? a->last : NULL,
-				     a->have_last ? &a->last_sum : NULL, a->top, a->devs, a->nr_devs,
-				     &a->self)) {
+		update_self(d);
+		if (bp_metrics_write(&b, d->have_last ? d->last : NULL,
+				     d->have_last ? &d->last_sum : NULL, d->o.top, d->devs, d->nr_devs,
+				     &d->self)) {
 			bp_buf_free(&b);
-			return error(a, req->id, 500, "cannot write the metrics\n");
+			return error(d, req->id, 500, "cannot write the metrics\n");
 		}
-		return respond_buf(a, req->id, 200, BP_PROM_CONTENT_TYPE, &b);
+		return respond_buf(d, req->id, 200, BP_PROM_CONTENT_TYPE, &b);
 	}
-	if (!strcmp(req->path, "/debug/pprof/profile")) {
-		long secs = 30;
-		int r = bp_httpd_query_get(req->query, "seconds", val, sizeof(val));
-		struct capture *c;
-
-		if (r && r != -ENOENT)
-			return error(a, req->id, 400, "bad query\n");
-		if (!r) {
-			errno = 0;
-			secs = strtol(val, &end, 10);
-			if (errno || end == val || *end || secs < 1 || secs > MAX_SECONDS)
-				return error(a, req->id, 400,
-					     "seconds must be a whole number from 1 to 300\n");
-		}
-		if (a->nr_caps == MAX_CAPTURES)
-			return error(a, req->id, 503, "too many profiles in progress\n");
-		c = &a->caps[a->nr_caps];
-		c->p = bp_profile__new_like(a->window, bp_now_ns());
-		if (!c->p)
-			return error(a, req->id, 503, "out of memory\n");
-		/*
-		 * N whole slices, the one in progress first: N seconds of data,
-		 * answered at most N seconds from now
-		 */
-		c->id = req->id;
-		c->slices_left = secs;
-		a->nr_caps++;
-		return BP_HTTPD_HELD;
-	}
+	if (!strcmp(req->path, "/debug/pprof/profile"))
+		return capture(d, req);
 	if (!strcmp(req->path, "/report") || !strcmp(req->path, "/flamegraph")) {
 		struct bp_flame_opts fo = { .format = BP_FLAME_HTML, .initial_view = BP_VIEW_WALL,
 					    .title = "boundprof agent: last window" };
 		bool json = req->path[1] == 'r';
 
-		if (!a->have_last)
-			return error(a, req->id, 503, "no window closed yet\n");
-		if (json ? bp_export_json(a->last, &a->last_sum, true, &b) :
-			   bp_export_flame(a->last, &a->last_sum, &fo, &b)) {
+		if (!d->have_last)
+			return error(d, req->id, 503, "no window closed yet\n");
+		if (json ? bp_export_json(d->last, &d->last_sum, true, &b) :
+			   bp_export_flame(d->last, &d->last_sum, &fo, &b)) {
 			bp_buf_free(&b);
-			return error(a, req->id, 500, "cannot render\n");
+			return error(d, req->id, 500, "cannot render\n");
 		}
-		return respond_buf(a, req->id, 200,
+		return respond_buf(d, req->id, 200,
 				   json ? "application/json" : "text/html; charset=utf-8", &b);
 	}
 	if (!strcmp(req->path, "/"))
 		return bp_httpd__respond_text(h, req->id, 200,
 					      "boundprof agent: /metrics /debug/pprof/profile?seconds=N "
 					      "/report /flamegraph /healthz\n");
-	return error(a, req->id, 404, "not found\n");
+	return error(d, req->id, 404, "not found\n");
 }
 
-/* ----------------------------------------------------------------- main */
-
-static int parse(int argc, char **argv, struct agent *a, struct bp_session_opts *so)
+int bp_daemon__process_http(struct bp_daemon *d)
 {
-	static const struct option longopts[] = {
-		{ "interval", required_argument, NULL, 'i' },
-		{ "dir", required_argument, NULL, 'D' },
-		{ "keep", required_argument, NULL, 'k' },
-		{ "keep-bytes", required_argument, NULL, 'K' },
-		{ "listen", required_argument, NULL, 'l' },
-		{ "top", required_argument, NULL, 't' },
-		{ "freq", required_argument, NULL, 'F' },
-		{ "no-offcpu", no_argument, NULL, 'N' },
-		{ "no-bpf-stats", no_argument, NULL, 'S' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char *end;
-	long v;
-	int c;
+	return d->http ? bp_httpd__process(d->http) : 0;
+}
 
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'i':
-			errno = 0;
-			a->interval = strtod(optarg, &end);
-			if (errno || *end || !isfinite(a->interval) || a->interval < 1 ||
-			    a->interval > 86400) {
-				cli_error("invalid --interval %s: give seconds from 1 to 86400", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'D':
-			a->dir = optarg;
-			break;
-		case 'k':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > 10000000) {
-				cli_error("invalid --keep %s: give a number of windows, 1 or more", optarg);
-				return -EINVAL;
-			}
-			a->keep = v;
-			break;
-		case 'K':
-			if (parse_size(optarg, &a->keep_bytes)) {
-				cli_error("invalid --keep-bytes %s: give a size such as 500M", optarg);
-				return -EINVAL;
-			}
-			break;
-		case 'l':
-			a->listen = strcmp(optarg, "off") ? optarg : NULL;
-			break;
-		case 't':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > 10000) {
-				cli_error("invalid --top %s: give a number of processes from 1 to 10000",
-					  optarg);
-				return -EINVAL;
-			}
-			a->top = v;
-			break;
-		case 'F':
-			errno = 0;
-			v = strtol(optarg, &end, 10);
-			if (errno || *end || v < 1 || v > bp_max_sample_rate()) {
-				cli_error("invalid frequency -F %s: give a whole number of Hz from 1 to %d",
-					  optarg, bp_max_sample_rate());
-				return -EINVAL;
-			}
-			so->hz = v;
-			break;
-		case 'N':
-			so->offcpu = false;
-			break;
-		case 'S':
-			a->bpf_stats = false;
-			break;
-		case 'v':
-			cli_env.verbose++;
-			break;
-		case 'h':
-			usage(stdout);
-			exit(0);
-		default:
-			cli_bad_option("agent", c, argv);
-			return -EINVAL;
+int bp_daemon__http_port(const struct bp_daemon *d)
+{
+	return d->http ? bp_httpd__port(d->http) : -1;
+}
+
+int bp_daemon__http_fd(const struct bp_daemon *d)
+{
+	return d->http ? bp_httpd__fd(d->http) : -1;
+}
+
+/* ------------------------------------------------------------ lifecycle */
+
+int bp_daemon__new(struct bp_daemon **out, const struct bp_daemon_opts *o)
+{
+	struct bp_daemon *d;
+	int err;
+
+	*out = NULL;
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->o = *o;
+	d->ep = -1;
+	d->self.bpf_run_s = -1;
+	if (d->o.dir) {
+		err = mkdirs(d->o.dir);
+		if (err) {
+			bp_err("cannot write to --dir %s: %s", d->o.dir, strerror(-err));
+			goto err_out;
 		}
+		sweep_temps(d->o.dir);
 	}
-	if (optind < argc) {
-		cli_error("agent takes no arguments: '%s' (see: boundprof agent --help)",
-			  argv[optind]);
-		return -EINVAL;
+	*out = d;
+	return 0;
+
+err_out:
+	bp_daemon__free(d);
+	return err;
+}
+
+int bp_daemon__listen(struct bp_daemon *d)
+{
+	int err;
+
+	if (!d->o.listen || d->http)
+		return 0;
+	d->http = bp_httpd__new(d->o.listen, handle, d, NULL);
+	if (!d->http) {
+		err = -errno;
+		bp_err("cannot listen on %s: %s", d->o.listen, strerror(-err));
+		return err;
 	}
 	return 0;
 }
@@ -659,140 +649,121 @@ static int add_fd(int ep, int fd)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
-int cmd_agent(int argc, char **argv)
+int bp_daemon__start(struct bp_daemon *d)
 {
-	struct agent a = { .interval = 10, .dir = DEFAULT_DIR, .keep = 60, .top = 20,
-			   .bpf_stats = true, .listen = DEFAULT_LISTEN };
-	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2,
-				      .no_preempt_stacks = true,
-				      .drain_interval_s = 1.0 };
-	struct epoll_event evs[8];
-	struct sigaction sa = {};
-	uint64_t next_slice;
-	int ep = -1, err, ret = 0, i;
+	int err;
 
-	/* a daemon's log is read later: say when it starts, stops and writes */
-	cli_env.verbose = 1;
-	if (parse(argc, argv, &a, &so))
-		return EXIT_USAGE;
-	err = mkdirs(a.dir);
-	if (err) {
-		cli_error("cannot write to --dir %s: %s", a.dir, strerror(-err));
-		return EXIT_USAGE;
-	}
-	sweep_temps(a.dir);
-	if (cli_check_environment())
-		return EXIT_RUNTIME;
-	if (a.listen) {
-		a.http = bp_httpd__new(a.listen, handle, &a, NULL);
-		if (!a.http) {
-			if (errno == EINVAL)
-				cli_error("bad --listen address '%s': want 127.0.0.1:PORT, "
-					  "[::1]:PORT, :PORT (every interface) or off", a.listen);
-			else
-				cli_error("cannot listen on %s: %s", a.listen, strerror(errno));
-			return errno == EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-		}
-	}
-	sa.sa_handler = on_stop;
-	sigemptyset(&sa.sa_mask);
-	sigaction(SIGINT, &sa, NULL);
-	sigaction(SIGTERM, &sa, NULL);
-	sa.sa_handler = on_hup;
-	sigaction(SIGHUP, &sa, NULL);
-	signal(SIGPIPE, SIG_IGN);
-
-	so.verbose_libbpf = cli_env.verbose >= 3;	/* -vv */
-	if (bp_session__open(&a.s, &so) || bp_session__start(a.s)) {
-		ret = EXIT_RUNTIME;
-		goto out;
-	}
+	err = bp_daemon__listen(d);
+	if (!err)
+		err = bp_session__open(&d->s, &d->o.session);
+	if (!err)
+		err = bp_session__start(d->s);
+	if (err)
+		return err;
 	/* our own BPF run time for /metrics; costs two clock reads per program run */
-	if (a.bpf_stats && (err = bp_loader__count_run_time(a.s->loader)))
+	if (d->o.bpf_stats && (err = bp_loader__count_run_time(d->s->loader)))
 		bp_warn("BPF run time will not be counted: %s", strerror(-err));
-	a.self.map_bytes = bp_loader__map_bytes(a.s->loader);
-	a.window = bp_profile__new_like(a.s->prof, a.s->prof->start_ns);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	if (!a.window || ep < 0 || add_fd(ep, bp_session__events_fd(a.s)) ||
-	    (a.http && add_fd(ep, bp_httpd__fd(a.http)))) {
-		cli_error("cannot set up the event loop: %s", strerror(errno));
-		ret = EXIT_RUNTIME;
-		goto out;
+	d->self.map_bytes = bp_loader__map_bytes(d->s->loader);
+	d->window = bp_profile__new_like(d->s->prof, d->s->prof->start_ns);
+	if (!d->window) {
+		bp_err("out of memory starting a window");
+		return -ENOMEM;
 	}
-	a.window_end = a.s->prof->start_ns + (uint64_t)(a.interval * 1e9);
-	next_slice = bp_now_ns() + 1000000000ULL;
-	bp_info("agent: windows of %.0f s into %s, HTTP on %s", a.interval, a.dir,
-		a.listen ? a.listen : "(off)");
+	d->window_end = d->s->prof->start_ns + (uint64_t)(d->o.interval_s * 1e9);
+	d->ep = epoll_create1(EPOLL_CLOEXEC);
+	err = d->ep < 0 ? -errno : add_fd(d->ep, bp_session__events_fd(d->s));
+	if (!err && d->http)
+		err = add_fd(d->ep, bp_httpd__fd(d->http));
+	if (err) {
+		bp_err("cannot set up the event loop: %s", strerror(-err));
+		return err;
+	}
+	bp_info("agent: windows of %.0f s into %s, HTTP on %s", d->o.interval_s,
+		d->o.dir ? d->o.dir : "(none)", d->o.listen ? d->o.listen : "(off)");
+	return 0;
+}
 
-	while (!agent_stop) {
+/* stopping: the partial window is written, and captures get what they have */
+static void finish(struct bp_daemon *d)
+{
+	struct epoll_event evs[8];
+	struct bp_profile *sl;
+	int i;
+
+	if (!bp_session__rotate(d->s, &sl) && sl) {
+		bp_daemon__add_slice(d, sl);
+		bp_profile__free(sl);
+	}
+	if (!bp_daemon__close_window(d) && d->stop > 0)
+		bp_info("agent: stopped by %s; last window: %s/%s.{pb.gz,json}", strsignal(d->stop),
+			d->o.dir ? d->o.dir : "(none)", d->last_name);
+	while (d->nr_caps)
+		answer_capture(d, &d->caps[0]);
+	/* give the answers a moment to leave */
+	for (i = 0; d->http && i < 20 && bp_httpd__conns(d->http); i++) {
+		epoll_wait(d->ep, evs, 8, 50);
+		bp_httpd__process(d->http);
+	}
+}
+
+int bp_daemon__run(struct bp_daemon *d)
+{
+	struct epoll_event evs[8];
+	uint64_t next_slice = bp_now_ns() + SLICE_NS;
+	int err = 0;
+
+	while (!d->stop) {
 		uint64_t now = bp_now_ns();
 		int timeout = now >= next_slice ? 0 : (int)((next_slice - now) / 1000000) + 1;
 
 		/* each wake-up costs; only a memory probe under way needs 100 ms */
-		if (timeout > 100 && bp_session__wants_ticks(a.s))
+		if (timeout > 100 && bp_session__wants_ticks(d->s))
 			timeout = 100;
-		if (epoll_wait(ep, evs, 8, timeout) < 0 && errno != EINTR) {
-			cli_error("event loop failed: %s", strerror(errno));
-			ret = EXIT_RUNTIME;
+		if (epoll_wait(d->ep, evs, 8, timeout) < 0 && errno != EINTR) {
+			err = -errno;
+			bp_err("event loop failed: %s", strerror(-err));
 			break;
 		}
-		if (bp_session__tick(a.s)) {
-			ret = EXIT_RUNTIME;
+		err = bp_session__tick(d->s);
+		if (!err)
+			err = bp_daemon__process_http(d);
+		if (err)
 			break;
-		}
-		if (a.http && bp_httpd__process(a.http)) {
-			ret = EXIT_RUNTIME;
-			break;
-		}
-		if (agent_hup) {
-			agent_hup = 0;
-			err = mkdirs(a.dir);
-			if (err)
-				bp_warn("cannot re-create %s: %s", a.dir, strerror(-err));
+		if (d->reopen) {
+			d->reopen = 0;
+			if (d->o.dir && (err = mkdirs(d->o.dir)))
+				bp_warn("cannot re-create %s: %s", d->o.dir, strerror(-err));
+			err = 0;
 		}
 		if (bp_now_ns() >= next_slice) {
-			if (slice(&a)) {
-				ret = EXIT_RUNTIME;
+			err = slice(d);
+			if (err)
 				break;
-			}
-			next_slice += 1000000000ULL;
+			next_slice += SLICE_NS;
 			if (next_slice < bp_now_ns())
-				next_slice = bp_now_ns() + 1000000000ULL;
+				next_slice = bp_now_ns() + SLICE_NS;
 		}
 	}
-	/* the partial window is written, and captures get what they have */
-	if (a.s && a.window) {
-		struct bp_profile *sl;
+	if (d->window)
+		finish(d);
+	return err;
+}
 
-		if (!bp_session__rotate(a.s, &sl) && sl) {
-			bp_profile__merge(a.window, sl);
-			for (i = 0; i < (int)a.nr_caps; i++)
-				bp_profile__merge(a.caps[i].p, sl);
-			bp_profile__free(sl);
-		}
-		if (!close_window(&a) && agent_stop)
-			bp_info("agent: stopped by %s; last window: %s/%s.{pb.gz,json}",
-				strsignal(agent_stop), a.dir, a.last_name);
-		while (a.nr_caps)
-			answer_capture(&a, &a.caps[0]);
-		/* give the answers a moment to leave */
-		for (i = 0; a.http && i < 20 && bp_httpd__conns(a.http); i++) {
-			epoll_wait(ep, evs, 8, 50);
-			bp_httpd__process(a.http);
-		}
+void bp_daemon__free(struct bp_daemon *d)
+{
+	if (!d)
+		return;
+	if (d->ep >= 0)
+		close(d->ep);
+	while (d->nr_caps)
+		bp_profile__free(d->caps[--d->nr_caps].p);
+	if (d->have_last) {
+		bp_summary_free(&d->last_sum);
+		bp_profile__free(d->last);
 	}
-out:
-	if (ep >= 0)
-		close(ep);
-	while (a.nr_caps)
-		bp_profile__free(a.caps[--a.nr_caps].p);
-	if (a.have_last) {
-		bp_summary_free(&a.last_sum);
-		bp_profile__free(a.last);
-	}
-	bp_profile__free(a.window);
-	bp_httpd__free(a.http);
-	bp_session__free(a.s);
-	free(a.devs);
-	return ret;
+	bp_profile__free(d->window);
+	bp_httpd__free(d->http);
+	bp_session__free(d->s);
+	free(d->devs);
+	free(d);
 }

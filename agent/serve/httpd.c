@@ -1089,6 +1089,15 @@ static int parse_listen(const char *s, struct sockaddr_storage *ss, socklen_t *s
 	return 0;
 }
 
+int bp_httpd_check_listen(const char *listen_addr)
+{
+	struct sockaddr_storage ss;
+	socklen_t sslen;
+	bool any;
+
+	return parse_listen(listen_addr, &ss, &sslen, &any);
+}
+
 static int open_listener(const char *listen_addr, int *port)
 {
 	struct sockaddr_storage ss;

@@ -59,6 +59,8 @@ struct bp_httpd_opts {
  */
 struct bp_httpd *bp_httpd__new(const char *listen, bp_httpd_handler_fn handler, void *ctx,
 			       const struct bp_httpd_opts *opts);
+/* 0 when bp_httpd__new() would accept listen's form, or -EINVAL; binds nothing */
+int bp_httpd_check_listen(const char *listen);
 /* closes every connection, held ones included; NULL is fine */
 void bp_httpd__free(struct bp_httpd *h);
 

@@ -1,0 +1,112 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The agent: always on, system-wide. It records in one-second slices and
+ * folds them into windows; each closed window is written to a directory as
+ * pprof + JSON (atomically, the newest N kept) and served over HTTP with
+ * Prometheus metrics, pprof captures, the report and a flame graph.
+ * See docs/agent.md.
+ *
+ * Like the rest of the library it never prints, exits or handles a signal:
+ * it logs through bp_log and returns 0 / -errno. The program running it
+ * catches the signals and asks it to stop or to reopen its directory.
+ *
+ * The parts that need no BPF (windows, files, retention, captures, HTTP
+ * routing) are reachable without a session: bp_daemon__new() then
+ * bp_daemon__add_slice() / bp_daemon__close_window() with profiles made by
+ * hand, and HTTP served by bp_daemon__process_http().
+ */
+#ifndef BP_DAEMON_H
+#define BP_DAEMON_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "collect/session.h"
+#include "model/profile.h"
+
+#define BP_DAEMON_MAX_CAPTURES	8	/* pprof captures held at once; the next gets 503 */
+#define BP_DAEMON_MAX_SECONDS	300	/* largest ?seconds= of a capture */
+#define BP_DAEMON_FILE_PREFIX	"boundprof-"
+
+struct bp_daemon_opts {
+	double interval_s;		/* window length, 1..86400 */
+	const char *dir;		/* where windows go; NULL: nowhere */
+	uint32_t keep;			/* newest windows kept, 1 or more */
+	uint64_t keep_bytes;		/* and at most these bytes of them; 0: no limit */
+	const char *listen;		/* HTTP address (serve/httpd.h); NULL: no HTTP */
+	uint32_t top;			/* processes with series of their own in /metrics */
+	bool bpf_stats;			/* have the kernel time our BPF programs */
+	struct bp_session_opts session;
+};
+
+struct bp_daemon;
+
+/* the defaults of every option: 10-s windows, 60 kept, 20 processes, 99 Hz, ... */
+void bp_daemon_opts_default(struct bp_daemon_opts *o);
+
+/*
+ * A daemon and its directory (created with its parents, ready to write);
+ * nothing listens and nothing is recorded yet. The strings in o must
+ * outlive the daemon. 0, or -errno (logged once).
+ */
+int bp_daemon__new(struct bp_daemon **out, const struct bp_daemon_opts *o);
+
+/* open the HTTP listener, if the options ask for one (start() does it too); 0 or -errno */
+int bp_daemon__listen(struct bp_daemon *d);
+
+/* listen, then open and attach the BPF session: profiling starts now. 0 or -errno (logged) */
+int bp_daemon__start(struct bp_daemon *d);
+
+/*
+ * The event loop, until bp_daemon__request_stop(); then the partial window
+ * is closed and written and captures in progress are answered with what
+ * they have. 0 after a requested stop, -errno when something broke (logged).
+ */
+int bp_daemon__run(struct bp_daemon *d);
+
+/* async-signal-safe: ask the loop to stop; sig (if any) is named in the log */
+void bp_daemon__request_stop(struct bp_daemon *d, int sig);
+/* async-signal-safe: re-create the directory if it was removed (SIGHUP) */
+void bp_daemon__request_reopen(struct bp_daemon *d);
+
+/* closes everything: the listener, held connections, the session; NULL is fine */
+void bp_daemon__free(struct bp_daemon *d);
+
+/*
+ * A slice is over: add it into the window and into each capture in
+ * progress; captures that have their slices are answered. The slice stays
+ * the caller's. The first slice of a daemon without a session starts its
+ * window. 0 or -ENOMEM.
+ */
+int bp_daemon__add_slice(struct bp_daemon *d, const struct bp_profile *slice);
+
+/* close the window: summarize, write its files, apply retention, start the next. 0 or -ENOMEM */
+int bp_daemon__close_window(struct bp_daemon *d);
+
+/* serve whatever HTTP work is ready, without blocking; 0 or -errno */
+int bp_daemon__process_http(struct bp_daemon *d);
+/* the HTTP port (for ":0"), -1 without HTTP */
+int bp_daemon__http_port(const struct bp_daemon *d);
+/* the fd to poll for HTTP work, -1 without HTTP */
+int bp_daemon__http_fd(const struct bp_daemon *d);
+
+/* captures in progress; windows closed; the stem of the last window written ("" none) */
+uint32_t bp_daemon__captures(const struct bp_daemon *d);
+uint64_t bp_daemon__windows(const struct bp_daemon *d);
+const char *bp_daemon__last_stem(const struct bp_daemon *d);
+
+/*
+ * The stem of window seq ending at end_unix_s: "boundprof-YYYYmmddTHHMMSSZ-SEQ"
+ * (UTC, SEQ eight digits). 0, or -ENAMETOOLONG when size is too small.
+ */
+int bp_window_stem(char *out, size_t size, int64_t end_unix_s, uint64_t seq);
+
+/*
+ * Retention in dir: keep the newest keep windows and at most keep_bytes of
+ * them (0: no limit), a window's .pb.gz and .json together; the newest is
+ * kept whatever its size. Returns the windows removed, or -errno.
+ */
+int bp_retain(const char *dir, uint32_t keep, uint64_t keep_bytes);
+
+#endif /* BP_DAEMON_H */

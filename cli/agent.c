@@ -1,0 +1,175 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * boundprof agent: the options, the signals and the exit status of the
+ * always-on agent; the agent itself is serve/daemon.c. See docs/agent.md.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli.h"
+#include "options.h"
+#include "serve/daemon.h"
+
+#define DEFAULT_LISTEN	"127.0.0.1:9741"
+#define DEFAULT_DIR	"/var/lib/boundprof"
+
+/* the one daemon a signal handler may talk to */
+static struct bp_daemon *running;
+
+static void on_stop(int sig)
+{
+	if (running)
+		bp_daemon__request_stop(running, sig);
+}
+
+static void on_hup(int sig)
+{
+	if (running)
+		bp_daemon__request_reopen(running);
+}
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: boundprof agent [--interval SECONDS] [--dir DIR] [--keep N] [--keep-bytes SIZE]\n"
+		"                       [--listen ADDR:PORT|off] [--top N] [-F HZ] [--no-offcpu]\n"
+		"                       [--no-bpf-stats] [-v]\n"
+		"\n"
+		"  --interval S      close a window every S seconds (default 10)\n"
+		"  --dir DIR         write each window's .pb.gz and .json here (default %s)\n"
+		"  --keep N          keep the newest N windows (default 60)\n"
+		"  --keep-bytes SIZE and at most SIZE bytes of them (K, M, G suffixes; default: no limit)\n"
+		"  --listen A:P      serve HTTP here (default %s; \":P\" listens on all interfaces;\n"
+		"                    \"off\" serves nothing): /metrics, /debug/pprof/profile?seconds=N,\n"
+		"                    /report, /flamegraph, /healthz\n"
+		"  --top N           processes with series of their own in /metrics (default 20)\n"
+		"  -F, --freq HZ     on-CPU sampling frequency (default 99)\n"
+		"  --no-offcpu       on-CPU sampling only\n"
+		"  -v, --verbose     debug detail in the log (-vv: libbpf's too)\n"
+		"  --no-bpf-stats    do not have the kernel time our BPF programs\n"
+		"                    (boundprof_agent_bpf_seconds_total is then absent)\n"
+		"\n"
+		"SIGTERM and SIGINT write the current partial window and exit; SIGHUP re-creates\n"
+		"the output directory if it was removed.\n",
+		DEFAULT_DIR, DEFAULT_LISTEN);
+}
+
+static int parse(int argc, char **argv, struct bp_daemon_opts *o)
+{
+	static const struct option longopts[] = {
+		{ "interval", required_argument, NULL, 'i' },
+		{ "dir", required_argument, NULL, 'D' },
+		{ "keep", required_argument, NULL, 'k' },
+		{ "keep-bytes", required_argument, NULL, 'K' },
+		{ "listen", required_argument, NULL, 'l' },
+		{ "top", required_argument, NULL, 't' },
+		{ "freq", required_argument, NULL, 'F' },
+		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "no-bpf-stats", no_argument, NULL, 'S' },
+		{ "verbose", no_argument, NULL, 'v' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	long v;
+	int c;
+
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":F:vh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'i':
+			if (cli_opt_seconds("interval", "--interval", optarg, 1, 86400, &o->interval_s))
+				return -EINVAL;
+			break;
+		case 'D':
+			o->dir = optarg;
+			break;
+		case 'k':
+			if (cli_opt_count("--keep", optarg, 1, 10000000, "windows", &v))
+				return -EINVAL;
+			o->keep = v;
+			break;
+		case 'K':
+			if (cli_opt_size("--keep-bytes", optarg, &o->keep_bytes))
+				return -EINVAL;
+			break;
+		case 'l':
+			if (cli_opt_listen("--listen", optarg, &o->listen))
+				return -EINVAL;
+			break;
+		case 't':
+			if (cli_opt_count("--top", optarg, 1, 10000, "processes", &v))
+				return -EINVAL;
+			o->top = v;
+			break;
+		case 'F':
+			if (cli_opt_freq("-F", optarg, &o->session.hz))
+				return -EINVAL;
+			break;
+		case 'N':
+			o->session.offcpu = false;
+			break;
+		case 'S':
+			o->bpf_stats = false;
+			break;
+		case 'v':
+			cli_env.verbose++;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		default:
+			cli_bad_option("agent", c, argv);
+			return -EINVAL;
+		}
+	}
+	if (optind < argc) {
+		cli_error("agent takes no arguments: '%s' (see: boundprof agent --help)",
+			  argv[optind]);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+int cmd_agent(int argc, char **argv)
+{
+	struct bp_daemon_opts o;
+	struct bp_daemon *d = NULL;
+	struct sigaction sa = {};
+	int ret = 0;
+
+	bp_daemon_opts_default(&o);
+	o.dir = DEFAULT_DIR;
+	o.listen = DEFAULT_LISTEN;
+	/* a daemon's log is read later: say when it starts, stops and writes */
+	cli_env.verbose = 1;
+	if (parse(argc, argv, &o))
+		return EXIT_USAGE;
+	o.session.verbose_libbpf = cli_env.verbose >= 3;	/* -vv */
+
+	/* an unusable --dir is bad input; what follows can fail only at run time */
+	if (bp_daemon__new(&d, &o))
+		return EXIT_USAGE;
+	if (cli_check_environment()) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	running = d;
+	sa.sa_handler = on_stop;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sa.sa_handler = on_hup;
+	sigaction(SIGHUP, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (bp_daemon__start(d) || bp_daemon__run(d))
+		ret = EXIT_RUNTIME;
+out:
+	running = NULL;
+	bp_daemon__free(d);
+	return ret;
+}

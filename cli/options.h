@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * One parser per kind of option value, shared by every command, so that a
+ * value means the same everywhere and a bad one gets the same line:
+ *
+ *   boundprof: invalid WHAT OPTION 'VALUE': give EXPECTED
+ *
+ * Each returns 0, or prints that line and returns -EINVAL (the command then
+ * exits 2).
+ */
+#ifndef BP_CLI_OPTIONS_H
+#define BP_CLI_OPTIONS_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * -F HZ: a whole number of Hz from 1 to kernel.perf_event_max_sample_rate.
+ * Any decimal spelling of a whole number is that number ("99", "99.0",
+ * "1e2"); a fraction ("99.5") is refused.
+ */
+int cli_opt_freq(const char *opt, const char *arg, int *hz);
+
+/* seconds, a decimal number from min to max; what: "duration", "interval" */
+int cli_opt_seconds(const char *what, const char *opt, const char *arg, double min, double max,
+		    double *out);
+
+/* a whole number from min to max; unit names what is counted ("windows") */
+int cli_opt_count(const char *opt, const char *arg, long min, long max, const char *unit,
+		  long *out);
+
+/* a size in bytes: a number with an optional K, M or G (powers of 1024) and an optional B */
+int cli_opt_size(const char *opt, const char *arg, uint64_t *out);
+
+/* PID[,PID...], appended to *pids (realloc()ed) */
+int cli_opt_pids(const char *opt, const char *arg, pid_t **pids, int *nr);
+
+/* a numeric listen address (serve/httpd.h) or "off" (*out = NULL) */
+int cli_opt_listen(const char *opt, const char *arg, const char **out);
+
+#endif /* BP_CLI_OPTIONS_H */
