@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/inet_diag.h>
+#include <linux/netlink.h>
+#include <linux/sock_diag.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <stdint.h>
@@ -49,12 +52,28 @@ enum conn_state {
 	CONN_DEAD,	/* closed; freed when process() unwinds */
 };
 
+/*
+ * Who is on the other end, for the per-peer limit: the address, and for a
+ * loopback client the owner of its socket, so that local users are peers
+ * of their own rather than all one "127.0.0.1".
+ */
+struct peer {
+	uint8_t addr[16];		/* IPv6, IPv4 as ::ffff:a.b.c.d */
+	uint32_t uid;			/* NO_UID: remote, or not found */
+};
+
+#define NO_UID		UINT32_MAX
+
 struct conn {
 	uint64_t id;
 	int fd;
 	enum conn_state state;
 	uint32_t events;		/* as registered with epoll */
 	uint64_t deadline;		/* CLOCK_MONOTONIC ms; 0: none */
+	uint64_t accepted;		/* CLOCK_MONOTONIC ms */
+	struct peer peer;
+	bool priority;			/* its request is for a priority path */
+	const char *auth;		/* the Authorization value, in in[]; NULL: none */
 	bool head;			/* HEAD request: no body in the answer */
 	bool http11;
 	bool got_reqline;
@@ -75,12 +94,17 @@ struct conn {
 
 struct bp_httpd {
 	int lfd, epfd, tfd;
+	int diag_fd;			/* NETLINK_SOCK_DIAG, for loopback peers' owners; -1 */
 	int port;
 	bp_httpd_handler_fn handler;
 	void *ctx;
 	unsigned int timeout_ms;
+	unsigned int head_timeout_ms;
 	unsigned int linger_ms;
 	unsigned int max_conns;
+	unsigned int max_per_peer;
+	unsigned int reserved;
+	const char *const *priority_paths;
 	unsigned int nconns;
 	struct conn **slots;
 	uint64_t seq;
@@ -436,11 +460,164 @@ static int conn_respond(struct bp_httpd *h, struct conn *c, int status, const ch
 static void conn_error(struct bp_httpd *h, struct conn *c, int status, const char *text)
 {
 	static const char *const allow[] = { "Allow: GET, HEAD", NULL };
+	static const char *const retry[] = { "Retry-After: 1", NULL };
 
 	bp_dbg("http: conn %" PRIu64 ": rejected: %s", c->id, text);
 	if (conn_respond(h, c, status, "text/plain; charset=utf-8", text, strlen(text),
-			 status == 405 ? allow : NULL))
+			 status == 405 ? allow : status == 503 ? retry : NULL))
 		conn_close(h, c, "out of memory");
+}
+
+/* -------------------------------------------------------------- admission */
+
+/*
+ * The owner of the client socket of a loopback connection, from the
+ * kernel's socket table (sock_diag, as ss(8) reads it): the client's end
+ * is fd's remote end seen the other way round.
+ */
+static uint32_t loopback_uid(struct bp_httpd *h, int fd, const struct sockaddr_storage *remote)
+{
+	struct {
+		struct nlmsghdr nlh;
+		struct inet_diag_req_v2 r;
+	} req = {
+		.nlh = { .nlmsg_len = sizeof(req), .nlmsg_type = SOCK_DIAG_BY_FAMILY,
+			 .nlmsg_flags = NLM_F_REQUEST },
+		.r = { .sdiag_protocol = IPPROTO_TCP, .idiag_states = ~0u,
+		       .id.idiag_cookie = { INET_DIAG_NOCOOKIE, INET_DIAG_NOCOOKIE } },
+	};
+	struct sockaddr_storage local;
+	socklen_t llen = sizeof(local);
+	union {
+		struct nlmsghdr nlh;
+		char buf[1024];
+	} resp;
+	const struct sockaddr_in6 *r6 = (const void *)remote, *l6 = (const void *)&local;
+	const struct sockaddr_in *r4 = (const void *)remote, *l4 = (const void *)&local;
+	const struct inet_diag_msg *msg;
+	ssize_t n;
+
+	if (h->diag_fd < 0 || getsockname(fd, (struct sockaddr *)&local, &llen))
+		return NO_UID;
+	if (remote->ss_family == AF_INET) {
+		req.r.sdiag_family = AF_INET;
+		req.r.id.idiag_sport = r4->sin_port;
+		req.r.id.idiag_dport = l4->sin_port;
+		memcpy(req.r.id.idiag_src, &r4->sin_addr, 4);
+		memcpy(req.r.id.idiag_dst, &l4->sin_addr, 4);
+	} else if (IN6_IS_ADDR_V4MAPPED(&r6->sin6_addr)) {
+		/* a dual-stack listener: the client's socket is an IPv4 one */
+		req.r.sdiag_family = AF_INET;
+		req.r.id.idiag_sport = r6->sin6_port;
+		req.r.id.idiag_dport = l6->sin6_port;
+		memcpy(req.r.id.idiag_src, r6->sin6_addr.s6_addr + 12, 4);
+		memcpy(req.r.id.idiag_dst, l6->sin6_addr.s6_addr + 12, 4);
+	} else {
+		req.r.sdiag_family = AF_INET6;
+		req.r.id.idiag_sport = r6->sin6_port;
+		req.r.id.idiag_dport = l6->sin6_port;
+		memcpy(req.r.id.idiag_src, &r6->sin6_addr, 16);
+		memcpy(req.r.id.idiag_dst, &l6->sin6_addr, 16);
+	}
+	if (send(h->diag_fd, &req, sizeof(req), MSG_NOSIGNAL) != (ssize_t)sizeof(req))
+		return NO_UID;
+	/* the kernel answers before send() returns: this never waits */
+	n = recv(h->diag_fd, &resp, sizeof(resp), MSG_DONTWAIT);
+	if (n < (ssize_t)NLMSG_LENGTH(sizeof(*msg)) || !NLMSG_OK(&resp.nlh, (size_t)n) ||
+	    resp.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
+		return NO_UID;
+	msg = NLMSG_DATA(&resp.nlh);
+	return msg->idiag_uid;
+}
+
+static void peer_of(struct bp_httpd *h, int fd, const struct sockaddr_storage *ss,
+		    struct peer *p)
+{
+	const struct sockaddr_in6 *s6 = (const void *)ss;
+	const struct sockaddr_in *s4 = (const void *)ss;
+	bool loopback;
+
+	memset(p, 0, sizeof(*p));
+	p->uid = NO_UID;
+	if (ss->ss_family == AF_INET) {
+		p->addr[10] = p->addr[11] = 0xff;
+		memcpy(p->addr + 12, &s4->sin_addr, 4);
+	} else if (ss->ss_family == AF_INET6) {
+		memcpy(p->addr, &s6->sin6_addr, 16);
+	}
+	loopback = (IN6_IS_ADDR_V4MAPPED((struct in6_addr *)p->addr) && p->addr[12] == 127) ||
+		   IN6_IS_ADDR_LOOPBACK((struct in6_addr *)p->addr);
+	if (loopback)
+		p->uid = loopback_uid(h, fd, ss);
+}
+
+static bool same_peer(const struct peer *a, const struct peer *b)
+{
+	return a->uid == b->uid && !memcmp(a->addr, b->addr, sizeof(a->addr));
+}
+
+static unsigned int peer_conns(const struct bp_httpd *h, const struct peer *p)
+{
+	unsigned int i, n = 0;
+
+	for (i = 0; i < h->max_conns; i++)
+		n += h->slots[i] && same_peer(&h->slots[i]->peer, p);
+	return n;
+}
+
+/*
+ * Who makes room for a newcomer: a connection that costs nothing to drop,
+ * one still waiting for its request head or one whose answer is sent;
+ * answered ones first, then the oldest. Of peer p only, when p is given.
+ * Held and half-written answers are never dropped.
+ */
+static struct conn *victim(const struct bp_httpd *h, const struct peer *p)
+{
+	struct conn *best = NULL, *c;
+	unsigned int i;
+
+	for (i = 0; i < h->max_conns; i++) {
+		c = h->slots[i];
+		if (!c || (c->state != CONN_READ && c->state != CONN_LINGER) ||
+		    (p && !same_peer(&c->peer, p)))
+			continue;
+		if (!best || (c->state == CONN_LINGER && best->state == CONN_READ) ||
+		    (c->state == best->state && c->accepted < best->accepted))
+			best = c;
+	}
+	return best;
+}
+
+static bool is_priority(const struct bp_httpd *h, const char *path)
+{
+	size_t i;
+
+	for (i = 0; h->priority_paths && h->priority_paths[i]; i++) {
+		if (!strcmp(h->priority_paths[i], path))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * A complete request: priority paths always go on; others only while
+ * fewer than max_conns - reserved others are being worked on, so that the
+ * reserved slots stay for the priority paths.
+ */
+static bool admit(struct bp_httpd *h, struct conn *c, const char *path)
+{
+	unsigned int i, working = 0;
+
+	c->priority = is_priority(h, path);
+	if (c->priority)
+		return true;
+	for (i = 0; i < h->max_conns; i++) {
+		const struct conn *o = h->slots[i];
+
+		working += o && o != c && !o->priority &&
+			   (o->state == CONN_PENDING || o->state == CONN_WRITE);
+	}
+	return working < h->max_conns - h->reserved;
 }
 
 /* ---------------------------------------------------------------- parsing */
@@ -560,6 +737,15 @@ static int parse_header(struct conn *c, char *line, size_t len, const char **why
 
 	if (nlen == 4 && !strncasecmp(line, "host", 4)) {
 		c->hosts++;
+	} else if (nlen == 13 && !strncasecmp(line, "authorization", 13)) {
+		if (c->auth) {
+			*why = "repeated Authorization header\n";
+			return 400;
+		}
+		/* trailing whitespace is not part of the value (RFC 9110 5.5) */
+		for (i = len; line + i > v && (line[i - 1] == ' ' || line[i - 1] == '\t'); i--)
+			line[i - 1] = '\0';
+		c->auth = v;
 	} else if (nlen == 14 && !strncasecmp(line, "content-length", 14)) {
 		/* any digits at all, however many zeros, or it is malformed */
 		i = strspn(v, "0123456789");
@@ -583,6 +769,7 @@ static void conn_dispatch(struct bp_httpd *h, struct conn *c)
 		.method = c->in + c->method,
 		.path = c->in + c->target,
 		.query = c->query,
+		.authorization = c->auth,
 		.head = c->head,
 	};
 	int ret;
@@ -590,6 +777,11 @@ static void conn_dispatch(struct bp_httpd *h, struct conn *c)
 	/* a 1.1 request without exactly one Host is invalid (RFC 9112 3.2) */
 	if ((c->http11 && c->hosts != 1) || c->hosts > 1) {
 		conn_error(h, c, 400, "missing or repeated Host header\n");
+		return;
+	}
+	if (!admit(h, c, req.path)) {
+		h->stats.rejected_slots++;
+		conn_error(h, c, 503, "busy: too many requests in progress\n");
 		return;
 	}
 	bp_dbg("http: conn %" PRIu64 ": %s %s%s%s", c->id, req.method, req.path,
@@ -762,19 +954,26 @@ static void conn_timeout(struct bp_httpd *h, struct conn *c)
 {
 	switch (c->state) {
 	case CONN_READ:
+		h->stats.head_timeouts++;
 		/* say why to a client that started a request; an idle one just goes */
 		if (c->in_len)
 			conn_error(h, c, 408, "request timeout\n");
 		else
 			conn_close(h, c, "idle");
 		break;
+	case CONN_PENDING:
+		/* only a deadline given with bp_httpd__hold() gets here */
+		h->stats.held_timeouts++;
+		conn_error(h, c, 503, "the answer took too long\n");
+		break;
 	case CONN_WRITE:
+		h->stats.write_timeouts++;
 		conn_close(h, c, "client stopped reading");
 		break;
 	case CONN_LINGER:
 		conn_close(h, c, "client did not close");
 		break;
-	default:
+	case CONN_DEAD:
 		break;
 	}
 }
@@ -805,7 +1004,7 @@ static void reject_busy(int fd)
 	close(fd);
 }
 
-static void conn_new(struct bp_httpd *h, int fd)
+static void conn_new(struct bp_httpd *h, int fd, const struct peer *peer)
 {
 	struct epoll_event ev = { .events = EPOLLIN | EPOLLRDHUP };
 	struct conn *c;
@@ -824,8 +1023,10 @@ static void conn_new(struct bp_httpd *h, int fd)
 	c->fd = fd;
 	c->state = CONN_READ;
 	c->events = ev.events;
+	c->peer = *peer;
+	c->accepted = now_ms();
 	/* whole-request deadline, not per byte: a byte every few seconds must not hold a slot */
-	c->deadline = now_ms() + h->timeout_ms;
+	c->deadline = c->accepted + h->head_timeout_ms;
 	ev.data.u64 = c->id;
 	if (epoll_ctl(h->epfd, EPOLL_CTL_ADD, fd, &ev)) {
 		bp_warn("http: failed to watch a connection: %s", strerror(errno));
@@ -849,10 +1050,15 @@ static int listen_watch(struct bp_httpd *h, uint32_t events)
 
 static void do_accept(struct bp_httpd *h)
 {
+	struct sockaddr_storage ss;
+	struct peer peer;
+	struct conn *v;
+	socklen_t sslen;
 	int i, fd, err;
 
 	for (i = 0; i < ACCEPT_BATCH; i++) {
-		fd = accept4(h->lfd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		sslen = sizeof(ss);
+		fd = accept4(h->lfd, (struct sockaddr *)&ss, &sslen, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0) {
 			err = errno;
 			if (err == EAGAIN || err == EWOULDBLOCK)
@@ -871,13 +1077,30 @@ static void do_accept(struct bp_httpd *h)
 			continue;
 		}
 		h->accept_failing = false;
-		if (h->nconns >= h->max_conns) {
-			bp_dbg("http: connection limit reached, answering 503");
-			reject_busy(fd);
-			h->stats.rejected_busy++;
-			continue;
+		peer_of(h, fd, &ss, &peer);
+		if (peer_conns(h, &peer) >= h->max_per_peer) {
+			/* a peer at its limit makes room among its own, or is refused */
+			v = victim(h, &peer);
+			if (!v) {
+				bp_dbg("http: peer at its connection limit, answering 503");
+				reject_busy(fd);
+				h->stats.rejected_peer++;
+				continue;
+			}
+			h->stats.evicted++;
+			conn_close(h, v, "evicted: its peer opened another");
+		} else if (h->nconns >= h->max_conns) {
+			v = victim(h, NULL);
+			if (!v) {
+				bp_dbg("http: connection limit reached, answering 503");
+				reject_busy(fd);
+				h->stats.rejected_busy++;
+				continue;
+			}
+			h->stats.evicted++;
+			conn_close(h, v, "evicted: room for a new connection");
 		}
-		conn_new(h, fd);
+		conn_new(h, fd, &peer);
 	}
 }
 
@@ -1004,6 +1227,19 @@ bool bp_httpd__pending(const struct bp_httpd *h, uint64_t id)
 	struct conn *c = conn_get(h, id);
 
 	return c && c->state == CONN_PENDING;
+}
+
+int bp_httpd__hold(struct bp_httpd *h, uint64_t id, unsigned int ms)
+{
+	struct conn *c = conn_get(h, id);
+
+	if (!c || c->state != CONN_PENDING)
+		return -ENOENT;
+	c->deadline = now_ms() + ms;
+	/* from a handler, process() arms the timer when it unwinds */
+	if (!h->busy && arm_timer(h))
+		bp_warn("http: timerfd_settime failed: %s", strerror(errno));
+	return 0;
 }
 
 int bp_httpd__fd(const struct bp_httpd *h)
@@ -1176,12 +1412,24 @@ struct bp_httpd *bp_httpd__new(const char *listen_addr, bp_httpd_handler_fn hand
 		errno = ENOMEM;
 		return NULL;
 	}
-	h->lfd = h->epfd = h->tfd = -1;
+	h->lfd = h->epfd = h->tfd = h->diag_fd = -1;
 	h->handler = handler;
 	h->ctx = ctx;
 	h->timeout_ms = opts && opts->timeout_ms ? opts->timeout_ms : BP_HTTPD_TIMEOUT_MS;
+	h->head_timeout_ms = opts && opts->head_timeout_ms ? opts->head_timeout_ms :
+			     BP_HTTPD_HEAD_TIMEOUT_MS;
 	h->linger_ms = h->timeout_ms < LINGER_MS ? h->timeout_ms : LINGER_MS;
 	h->max_conns = opts && opts->max_conns ? opts->max_conns : BP_HTTPD_MAX_CONNS;
+	h->max_per_peer = opts && opts->max_per_peer ? opts->max_per_peer : BP_HTTPD_MAX_PER_PEER;
+	h->reserved = opts && opts->reserved ? opts->reserved : BP_HTTPD_RESERVED;
+	if (h->reserved >= h->max_conns)
+		h->reserved = h->max_conns - 1;
+	h->priority_paths = opts ? opts->priority_paths : NULL;
+	/* without it, local users are one peer: the limits still hold, less fairly */
+	h->diag_fd = socket(AF_NETLINK, SOCK_DGRAM | SOCK_CLOEXEC, NETLINK_SOCK_DIAG);
+	if (h->diag_fd < 0)
+		bp_dbg("http: no sock_diag (%s): local peers are told apart by address only",
+		       strerror(errno));
 	h->slots = calloc(h->max_conns, sizeof(*h->slots));
 	if (!h->slots) {
 		err = -ENOMEM;
@@ -1237,6 +1485,8 @@ void bp_httpd__free(struct bp_httpd *h)
 			conn_close(h, h->slots[i], "server shut down");
 	}
 	free_dead(h);
+	if (h->diag_fd >= 0)
+		close(h->diag_fd);
 	if (h->tfd >= 0)
 		close(h->tfd);
 	if (h->epfd >= 0)

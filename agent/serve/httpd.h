@@ -20,8 +20,11 @@
 
 #define BP_HTTPD_MAX_HEAD	8192	/* request line + headers, CRLFs included */
 #define BP_HTTPD_MAX_URI	2048	/* request target, raw */
-#define BP_HTTPD_MAX_CONNS	64	/* default; one more is answered 503 */
-#define BP_HTTPD_TIMEOUT_MS	10000	/* default idle/slow-connection timeout */
+#define BP_HTTPD_MAX_CONNS	64	/* default: open connections, all states */
+#define BP_HTTPD_MAX_PER_PEER	16	/* default: open connections of one peer */
+#define BP_HTTPD_RESERVED	8	/* default: slots only priority paths may use */
+#define BP_HTTPD_HEAD_TIMEOUT_MS 5000	/* default: the request head must arrive by then */
+#define BP_HTTPD_TIMEOUT_MS	10000	/* default: longest time without write progress */
 
 /* what a handler returns when it keeps the connection to answer later */
 #define BP_HTTPD_HELD		1
@@ -34,6 +37,7 @@ struct bp_httpd_req {
 	const char *method;	/* "GET" or "HEAD" */
 	const char *path;	/* percent-decoded, starts with '/', never holds a NUL */
 	const char *query;	/* raw, without the '?'; "" when absent; encoding checked */
+	const char *authorization;	/* the Authorization header's value, or NULL */
 	bool head;		/* HEAD: a response's body is measured, not sent */
 };
 
@@ -47,8 +51,18 @@ typedef int (*bp_httpd_handler_fn)(void *ctx, struct bp_httpd *h,
 				   const struct bp_httpd_req *req);
 
 struct bp_httpd_opts {
-	unsigned int timeout_ms;	/* default BP_HTTPD_TIMEOUT_MS */
+	unsigned int timeout_ms;	/* write progress; default BP_HTTPD_TIMEOUT_MS */
+	unsigned int head_timeout_ms;	/* default BP_HTTPD_HEAD_TIMEOUT_MS */
 	unsigned int max_conns;		/* default BP_HTTPD_MAX_CONNS */
+	unsigned int max_per_peer;	/* default BP_HTTPD_MAX_PER_PEER */
+	unsigned int reserved;		/* default BP_HTTPD_RESERVED; less than max_conns */
+	/*
+	 * NULL-terminated paths that are cheap to answer and must stay
+	 * reachable ("/metrics", "/healthz"): they may use the reserved slots.
+	 * Other requests are answered 503 once max_conns - reserved of them
+	 * are being worked on (held or being written).
+	 */
+	const char *const *priority_paths;
 };
 
 /*
@@ -72,7 +86,13 @@ struct bp_httpd_stats {
 	uint64_t responses;	/* answers built, errors included */
 	uint64_t client_errors;	/* 4xx */
 	uint64_t server_errors;	/* 5xx */
-	uint64_t rejected_busy;	/* refused at accept: too many connections */
+	uint64_t rejected_busy;	/* refused at accept: too many connections, none idle */
+	uint64_t rejected_peer;	/* refused at accept: its peer has max_per_peer, none idle */
+	uint64_t rejected_slots;	/* answered 503: only reserved slots left, not a priority path */
+	uint64_t evicted;	/* idle connections closed to make room for a new one */
+	uint64_t head_timeouts;	/* request head not complete in time */
+	uint64_t write_timeouts;	/* client stopped reading its answer */
+	uint64_t held_timeouts;	/* held past the deadline given to bp_httpd__hold() */
 };
 
 const struct bp_httpd_stats *bp_httpd__stats(const struct bp_httpd *h);
@@ -103,6 +123,13 @@ int bp_httpd__respond_text(struct bp_httpd *h, uint64_t id, int status, const ch
 
 /* true while id waits for its answer; false once answered or gone */
 bool bp_httpd__pending(const struct bp_httpd *h, uint64_t id);
+
+/*
+ * A deadline for a held connection: ms from now it is answered 503 and
+ * counted in held_timeouts, unless answered before. 0, or -ENOENT when id
+ * no longer waits.
+ */
+int bp_httpd__hold(struct bp_httpd *h, uint64_t id, unsigned int ms);
 
 /*
  * The value of key in a raw query ("seconds=3&debug=1"), percent-decoded

@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -87,6 +88,15 @@ static int handler(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req
 		/* a second answer is a quiet no-op */
 		assert_int_equal(bp_httpd__respond_text(h, req->id, 500, "again\n"), 0);
 		return 0;
+	}
+	if (!strcmp(req->path, "/auth"))
+		return bp_httpd__respond_text(h, req->id, 200,
+					      req->authorization ? req->authorization : "(none)");
+	if (!strcmp(req->path, "/deadline")) {
+		assert_int_equal(bp_httpd__hold(h, req->id, 150), 0);
+		assert_true(s->nheld < MAX_HELD);
+		s->held[s->nheld++] = req->id;
+		return BP_HTTPD_HELD;
 	}
 	if (!strcmp(req->path, "/noanswer"))
 		return 0;
@@ -578,16 +588,19 @@ static void held__freed_with_server__no_leak(void **state)
 	client_close(&c);
 }
 
-static void conns__65th__503_then_served_again(void **state)
+static void conns__65th_with_all_held__503_then_served_again(void **state)
 {
 	static const char hold[] = "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n";
 	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	/* one peer may hold every slot here, and /hold is as cheap as /hello */
+	static const char *const prio[] = { "/hold", "/hello", NULL };
+	struct bp_httpd_opts opts = { .max_per_peer = BP_HTTPD_MAX_CONNS, .priority_paths = prio };
 	struct client c[BP_HTTPD_MAX_CONNS + 1];
 	struct srv s;
 	struct resp r;
 	unsigned int i;
 
-	srv_start(&s, NULL);
+	srv_start(&s, &opts);
 	for (i = 0; i < BP_HTTPD_MAX_CONNS; i++)
 		client_open(&c[i], &s, hold, strlen(hold));
 	assert_false(run(&s, c, BP_HTTPD_MAX_CONNS, 300));
@@ -624,6 +637,228 @@ static void conns__65th__503_then_served_again(void **state)
 	assert_int_equal(fetch_status(&s, hello), 200);
 	pump(&s, 20);
 	assert_int_equal(bp_httpd__conns(s.h), 0);
+	srv_stop(&s);
+}
+
+/* attack: every slot taken by connections that never send a request */
+static void idle__65th_evicts_the_oldest_idle_and_is_served(void **state)
+{
+	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct bp_httpd_opts opts = { .max_per_peer = BP_HTTPD_MAX_CONNS };
+	struct client c[BP_HTTPD_MAX_CONNS + 1];
+	const struct bp_httpd_stats *st;
+	struct srv s;
+	unsigned int i, closed = 0;
+
+	srv_start(&s, &opts);
+	for (i = 0; i < BP_HTTPD_MAX_CONNS; i++) {
+		client_open(&c[i], &s, "", 0);
+		pump(&s, 2);
+	}
+	assert_false(run(&s, c, BP_HTTPD_MAX_CONNS, 100));
+	assert_int_equal(bp_httpd__conns(s.h), BP_HTTPD_MAX_CONNS);
+	client_open(&c[i], &s, hello, strlen(hello));
+	assert_true(run(&s, &c[i], 1, 5000));
+	assert_int_equal(parse_resp(&c[i], false).status, 200);
+	client_close(&c[i]);
+	st = bp_httpd__stats(s.h);
+	assert_int_equal(st->evicted, 1);
+	assert_int_equal(st->rejected_busy, 0);
+	/* the one dropped was the oldest, closed without a word */
+	run(&s, c, BP_HTTPD_MAX_CONNS, 50);
+	for (i = 0; i < BP_HTTPD_MAX_CONNS; i++)
+		closed += c[i].done;
+	assert_int_equal(closed, 1);
+	assert_true(c[0].done);
+	assert_int_equal(c[0].resp.len, 0);
+	for (i = 0; i < BP_HTTPD_MAX_CONNS; i++)
+		client_close(&c[i]);
+	srv_stop(&s);
+}
+
+static void peer__at_its_limit__own_idle_evicted_then_503(void **state)
+{
+	static const char hold[] = "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char *const prio[] = { "/hold", NULL };
+	struct bp_httpd_opts opts = { .max_per_peer = 4, .priority_paths = prio };
+	const struct bp_httpd_stats *st;
+	struct client c[6];
+	struct srv s;
+	unsigned int i;
+
+	srv_start(&s, &opts);
+	/* three held and one idle: the peer's four */
+	for (i = 0; i < 3; i++)
+		client_open(&c[i], &s, hold, strlen(hold));
+	client_open(&c[3], &s, "", 0);
+	assert_false(run(&s, c, 4, 100));
+	assert_int_equal(s.nheld, 3);
+	/* a fifth: the idle one makes room */
+	client_open(&c[4], &s, hello, strlen(hello));
+	assert_true(run(&s, &c[4], 1, 5000));
+	assert_int_equal(parse_resp(&c[4], false).status, 200);
+	st = bp_httpd__stats(s.h);
+	assert_int_equal(st->evicted, 1);
+	assert_true(run(&s, &c[3], 1, 1000));
+	assert_int_equal(c[3].resp.len, 0);
+	client_close(&c[4]);
+	pump(&s, 50);
+	/* four held: held ones are never dropped, so a fifth is refused */
+	client_open(&c[4], &s, hold, strlen(hold));
+	assert_false(run(&s, &c[4], 1, 100));
+	assert_int_equal(s.nheld, 4);
+	client_open(&c[5], &s, hello, strlen(hello));
+	assert_true(run(&s, &c[5], 1, 5000));
+	assert_int_equal(parse_resp(&c[5], false).status, 503);
+	assert_int_equal(st->rejected_peer, 1);
+	assert_int_equal(st->evicted, 1);
+	for (i = 0; i < 6; i++)
+		client_close(&c[i]);
+	srv_stop(&s);
+}
+
+/* the reserved slots stay for the priority paths */
+static void reserved__priority_path_served_when_others_fill_the_rest(void **state)
+{
+	static const char hold[] = "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	static const char *const prio[] = { "/hello", NULL };
+	struct bp_httpd_opts opts = { .max_conns = 8, .reserved = 2, .max_per_peer = 8,
+				      .priority_paths = prio };
+	struct client c[8];
+	struct srv s;
+	struct resp r;
+	unsigned int i;
+
+	srv_start(&s, &opts);
+	for (i = 0; i < 6; i++)
+		client_open(&c[i], &s, hold, strlen(hold));
+	assert_false(run(&s, c, 6, 100));
+	assert_int_equal(s.nheld, 6);
+	/* a seventh of the same kind: 503, the handler never sees it */
+	client_open(&c[6], &s, hold, strlen(hold));
+	assert_true(run(&s, &c[6], 1, 5000));
+	r = parse_resp(&c[6], false);
+	assert_int_equal(r.status, 503);
+	assert_true(has_header(&r, "Retry-After: 1"));
+	assert_int_equal(s.nheld, 6);
+	assert_int_equal(bp_httpd__stats(s.h)->rejected_slots, 1);
+	client_close(&c[6]);
+	/* the priority path gets through, twice at once */
+	client_open(&c[6], &s, hello, strlen(hello));
+	client_open(&c[7], &s, hello, strlen(hello));
+	assert_true(run(&s, &c[6], 2, 5000));
+	assert_int_equal(parse_resp(&c[6], false).status, 200);
+	assert_int_equal(parse_resp(&c[7], false).status, 200);
+	for (i = 0; i < 8; i++)
+		client_close(&c[i]);
+	srv_stop(&s);
+}
+
+static void held__past_its_deadline__503_and_counted(void **state)
+{
+	static const char req[] = "GET /deadline HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct client c;
+	struct srv s;
+	uint64_t t0 = now_ms();
+
+	srv_start(&s, NULL);
+	client_open(&c, &s, req, strlen(req));
+	assert_true(run(&s, &c, 1, 5000));
+	assert_true(now_ms() - t0 >= 140);
+	assert_int_equal(parse_resp(&c, false).status, 503);
+	assert_int_equal(bp_httpd__stats(s.h)->held_timeouts, 1);
+	assert_false(bp_httpd__pending(s.h, s.held[0]));
+	/* the late answer is a no-op; a gone id cannot be held */
+	assert_int_equal(bp_httpd__respond_text(s.h, s.held[0], 200, "late\n"), 0);
+	assert_int_equal(bp_httpd__hold(s.h, s.held[0], 10), -ENOENT);
+	client_close(&c);
+	srv_stop(&s);
+}
+
+static void head_timeout__apart_from_the_write_timeout(void **state)
+{
+	struct bp_httpd_opts opts = { .head_timeout_ms = 150, .timeout_ms = 10000 };
+	struct client c;
+	struct srv s;
+	uint64_t t0 = now_ms();
+
+	srv_start(&s, &opts);
+	client_open(&c, &s, "GET /hello HTTP/1.1\r\n", 21);
+	assert_true(run(&s, &c, 1, 5000));
+	assert_true(now_ms() - t0 < 5000);
+	assert_int_equal(parse_resp(&c, false).status, 408);
+	assert_int_equal(bp_httpd__stats(s.h)->head_timeouts, 1);
+	client_close(&c);
+	srv_stop(&s);
+}
+
+static void authorization__passed_trimmed_and_repeats_refused(void **state)
+{
+	struct srv s;
+	struct client c;
+	struct resp r;
+
+	srv_start(&s, NULL);
+	assert_int_equal(fetch(&s, &c, "GET /auth HTTP/1.1\r\nHost: x\r\n"
+				   "authorization:  Bearer abc.def \t\r\n\r\n"), 200);
+	r = parse_resp(&c, false);
+	assert_int_equal(r.body_len, 14);
+	assert_memory_equal(r.body, "Bearer abc.def", 14);
+	client_close(&c);
+	assert_int_equal(fetch(&s, &c, "GET /auth HTTP/1.1\r\nHost: x\r\n\r\n"), 200);
+	r = parse_resp(&c, false);
+	assert_memory_equal(r.body, "(none)", 6);
+	client_close(&c);
+	assert_int_equal(fetch_status(&s, "GET /auth HTTP/1.1\r\nHost: x\r\nAuthorization: a\r\n"
+					  "Authorization: b\r\n\r\n"), 400);
+	srv_stop(&s);
+}
+
+/* local users are peers of their own: another user's connections do not count as ours */
+static void peer__loopback_users_told_apart(void **state)
+{
+	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
+	struct bp_httpd_opts opts = { .max_per_peer = 2 };
+	struct client c[2];
+	struct srv s;
+	int status, port;
+	pid_t pid;
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "SKIPPED: %s needs root to connect as another user\n", __func__);
+		skip();
+	}
+	srv_start(&s, &opts);
+	port = bp_httpd__port(s.h);
+	client_open(&c[0], &s, "", 0);
+	client_open(&c[1], &s, "", 0);
+	assert_false(run(&s, c, 2, 50));
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char buf[64] = "";
+		int fd;
+
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			_exit(2);
+		fd = connect_to(port, 0);
+		fcntl(fd, F_SETFL, 0);
+		if (send(fd, hello, strlen(hello), 0) != (ssize_t)strlen(hello) ||
+		    recv(fd, buf, sizeof(buf) - 1, MSG_WAITALL) < 12)
+			_exit(3);
+		_exit(strncmp(buf, "HTTP/1.1 200", 12) ? 4 : 0);
+	}
+	while (waitpid(pid, &status, WNOHANG) == 0)
+		pump(&s, 5);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	/* root's two idle connections were left alone */
+	assert_int_equal(bp_httpd__stats(s.h)->evicted, 0);
+	assert_false(run(&s, c, 2, 20));
+	client_close(&c[0]);
+	client_close(&c[1]);
 	srv_stop(&s);
 }
 
@@ -708,7 +943,7 @@ static void timeouts__idle_partial_and_stalled__closed(void **state)
 {
 	static const char big[] = "GET /big HTTP/1.1\r\nHost: x\r\n\r\n";
 	static const char part[] = "GET /hello HTTP/1.1\r\nHo";
-	struct bp_httpd_opts opts = { .timeout_ms = 200 };
+	struct bp_httpd_opts opts = { .timeout_ms = 200, .head_timeout_ms = 200 };
 	struct client c[3];
 	struct srv s;
 	uint64_t t0;
@@ -876,7 +1111,7 @@ static void stats__handler_answers__counted_by_class(void **state)
 
 static void stats__protocol_errors__counted_as_client_errors(void **state)
 {
-	struct bp_httpd_opts opts = { .timeout_ms = 200 };
+	struct bp_httpd_opts opts = { .timeout_ms = 200, .head_timeout_ms = 200 };
 	static const char part[] = "GET /hello HTTP/1.1\r\nHo";
 	struct srv s;
 	struct client c;
@@ -911,7 +1146,8 @@ static void stats__over_max_conns__rejected_busy(void **state)
 {
 	static const char hold[] = "GET /hold HTTP/1.1\r\nHost: x\r\n\r\n";
 	static const char hello[] = "GET /hello HTTP/1.1\r\nHost: x\r\n\r\n";
-	struct bp_httpd_opts opts = { .max_conns = 2 };
+	static const char *const prio[] = { "/hold", NULL };
+	struct bp_httpd_opts opts = { .max_conns = 2, .priority_paths = prio };
 	struct client c[3];
 	struct srv s;
 	struct resp r;
@@ -1003,7 +1239,14 @@ int main(void)
 		cmocka_unit_test(held__answered_later__others_served_meanwhile),
 		cmocka_unit_test(held__client_leaves__answer_is_a_noop),
 		cmocka_unit_test(held__freed_with_server__no_leak),
-		cmocka_unit_test(conns__65th__503_then_served_again),
+		cmocka_unit_test(conns__65th_with_all_held__503_then_served_again),
+		cmocka_unit_test(idle__65th_evicts_the_oldest_idle_and_is_served),
+		cmocka_unit_test(peer__at_its_limit__own_idle_evicted_then_503),
+		cmocka_unit_test(reserved__priority_path_served_when_others_fill_the_rest),
+		cmocka_unit_test(held__past_its_deadline__503_and_counted),
+		cmocka_unit_test(head_timeout__apart_from_the_write_timeout),
+		cmocka_unit_test(authorization__passed_trimmed_and_repeats_refused),
+		cmocka_unit_test(peer__loopback_users_told_apart),
 		cmocka_unit_test(slow_client__byte_at_a_time__served),
 		cmocka_unit_test(big_body__slow_reader__delivered_whole),
 		cmocka_unit_test(big_body__client_resets_midway__no_sigpipe),
