@@ -9,13 +9,24 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "options.h"
 #include "serve/daemon.h"
+#include "serve/privs.h"
+#include "util/log.h"
 
 #define DEFAULT_LISTEN	"127.0.0.1:9741"
 #define DEFAULT_DIR	"/var/lib/boundprof"
+
+/*
+ * Open files the agent may need at once: the BPF objects and perf events
+ * (a few per CPU), the HTTP connections, the symbolizer's files and /proc
+ * reads. The hard limit caps it.
+ */
+#define NOFILE_BASE	4096
+#define NOFILE_PER_CPU	16
 
 /* the one daemon a signal handler may talk to */
 static struct bp_daemon *running;
@@ -32,12 +43,25 @@ static void on_hup(int sig)
 		bp_daemon__request_reopen(running);
 }
 
+/* attached: from here on, only what the drains, /proc and the symbolizer need */
+static int drop_privileges(void)
+{
+	bp_caps_t before = bp_privs_effective();
+	char a[1024], b[1024];
+
+	if (bp_privs_restrict(bp_privs_agent_keep()))
+		return -EPERM;
+	bp_dbg("agent: capabilities %s -> %s, no-new-privs set", bp_privs_names(before, a, sizeof(a)),
+	       bp_privs_names(bp_privs_effective(), b, sizeof(b)));
+	return 0;
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof agent [--interval SECONDS] [--dir DIR] [--keep N] [--keep-bytes SIZE]\n"
-		"                       [--listen ADDR:PORT|off] [--top N] [-F HZ] [--no-offcpu]\n"
-		"                       [--no-bpf-stats] [-v]\n"
+		"                       [--listen ADDR:PORT|off] [--token-file FILE] [--top N] [-F HZ]\n"
+		"                       [--no-offcpu] [--no-bpf-stats] [-v]\n"
 		"\n"
 		"  --interval S      close a window every S seconds (default 10)\n"
 		"  --dir DIR         write each window's .pb.gz and .json here (default %s)\n"
@@ -46,6 +70,8 @@ static void usage(FILE *f)
 		"  --listen A:P      serve HTTP here (default %s; \":P\" listens on all interfaces;\n"
 		"                    \"off\" serves nothing): /metrics, /debug/pprof/profile?seconds=N,\n"
 		"                    /report, /flamegraph, /healthz\n"
+		"  --token-file FILE every endpoint but /healthz asks for \"Authorization: Bearer\n"
+		"                    TOKEN\", TOKEN read from FILE (mode 0600, root's or ours)\n"
 		"  --top N           processes with series of their own in /metrics (default 20)\n"
 		"  -F, --freq HZ     on-CPU sampling frequency (default 99)\n"
 		"  --no-offcpu       on-CPU sampling only\n"
@@ -54,7 +80,7 @@ static void usage(FILE *f)
 		"                    (boundprof_agent_bpf_seconds_total is then absent)\n"
 		"\n"
 		"SIGTERM and SIGINT write the current partial window and exit; SIGHUP re-creates\n"
-		"the output directory if it was removed.\n",
+		"the output directory if it was removed and reads the token file again.\n",
 		DEFAULT_DIR, DEFAULT_LISTEN);
 }
 
@@ -66,6 +92,7 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 		{ "keep", required_argument, NULL, 'k' },
 		{ "keep-bytes", required_argument, NULL, 'K' },
 		{ "listen", required_argument, NULL, 'l' },
+		{ "token-file", required_argument, NULL, 'T' },
 		{ "top", required_argument, NULL, 't' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
@@ -99,6 +126,9 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 		case 'l':
 			if (cli_opt_listen("--listen", optarg, &o->listen))
 				return -EINVAL;
+			break;
+		case 'T':
+			o->token_file = optarg;
 			break;
 		case 't':
 			if (cli_opt_count("--top", optarg, 1, 10000, "processes", &v))
@@ -139,7 +169,7 @@ int cmd_agent(int argc, char **argv)
 	struct bp_daemon_opts o;
 	struct bp_daemon *d = NULL;
 	struct sigaction sa = {};
-	int ret = 0;
+	int err, ret = 0;
 
 	bp_daemon_opts_default(&o);
 	o.dir = DEFAULT_DIR;
@@ -150,13 +180,16 @@ int cmd_agent(int argc, char **argv)
 		return EXIT_USAGE;
 	o.session.verbose_libbpf = cli_env.verbose >= 3;	/* -vv */
 
-	/* an unusable --dir is bad input; what follows can fail only at run time */
+	/* every option is checked before anything is created */
+	if (bp_daemon_check(&o))
+		return EXIT_USAGE;
+	if (cli_check_environment())
+		return EXIT_RUNTIME;
 	if (bp_daemon__new(&d, &o))
 		return EXIT_USAGE;
-	if (cli_check_environment()) {
-		ret = EXIT_RUNTIME;
-		goto out;
-	}
+	err = bp_privs_raise_nofile(NOFILE_BASE + NOFILE_PER_CPU * sysconf(_SC_NPROCESSORS_CONF));
+	if (err)
+		bp_warn("cannot raise the open file limit: %s", strerror(-err));
 	running = d;
 	sa.sa_handler = on_stop;
 	sigemptyset(&sa.sa_mask);
@@ -166,9 +199,8 @@ int cmd_agent(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (bp_daemon__start(d) || bp_daemon__run(d))
+	if (bp_daemon__start(d) || drop_privileges() || bp_daemon__run(d))
 		ret = EXIT_RUNTIME;
-out:
 	running = NULL;
 	bp_daemon__free(d);
 	return ret;

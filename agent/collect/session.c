@@ -165,6 +165,7 @@ uint32_t bp_session__retire(struct bp_session *s)
 			dropped++;
 		} else if (m->exited || pid_gone(m->pid)) {
 			/* not every exit is reported (unsampled processes), and events can be lost */
+			s->exits_noticed += !m->exited;
 			m->exited = true;
 			m->retiring = true;
 		}
@@ -321,6 +322,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		struct bp_meta *m = meta_find(s, ev->tgid);
 
 		if (m) {
+			s->exits_noticed += !m->exited;
 			m->exited = true;
 			m->end_ns = ev->ts_ns;
 		}
@@ -517,6 +519,20 @@ int bp_session__events_fd(struct bp_session *s)
 uint32_t bp_session__known(const struct bp_session *s)
 {
 	return s->nr_meta - s->dead_meta;
+}
+
+uint64_t bp_session__exits_noticed(const struct bp_session *s)
+{
+	return s->exits_noticed;
+}
+
+uint32_t bp_session__known_exited(const struct bp_session *s)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < s->nr_meta; i++)
+		n += s->meta[i].pid && s->meta[i].exited;
+	return n;
 }
 
 uint64_t bp_session__samples(struct bp_session *s)

@@ -65,6 +65,7 @@ struct bp_session {
 	uint64_t live_ns;		/* when sampling became live */
 	uint64_t events;		/* process events received */
 	uint64_t exec_drains_skipped;	/* execs whose old image we no longer held */
+	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;
 	bool ksyms_tried;
@@ -116,6 +117,10 @@ int bp_session__events_fd(struct bp_session *s);
 
 /* processes whose facts are kept */
 uint32_t bp_session__known(const struct bp_session *s);
+/* ... of them, those known to have exited (dropped at the second bp_session__retire()) */
+uint32_t bp_session__known_exited(const struct bp_session *s);
+/* exits of processes whose facts were kept, noticed since the start (events or /proc) */
+uint64_t bp_session__exits_noticed(const struct bp_session *s);
 
 /* samples so far (cheap: reads the per-CPU counters) */
 uint64_t bp_session__samples(struct bp_session *s);

@@ -3,6 +3,7 @@
  * The agent's daemon: slices into windows, windows into files and HTTP
  * answers. See daemon.h and docs/agent.md.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/random.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -33,6 +35,7 @@
 #include "serve/httpd.h"
 #include "serve/metrics.h"
 #include "serve/prom.h"
+#include "serve/token.h"
 #include "symbolize/symbols.h"
 #include "util/atomicfile.h"
 #include "util/buf.h"
@@ -64,11 +67,18 @@ struct bp_daemon {
 	uint32_t nr_devs;
 	struct bp_agent_self self;
 	uint64_t seq;
+	char run[BP_DAEMON_RUN_LEN + 1];	/* this run's id, in every window's name */
+	int dirfd;			/* the window directory, -1 without one */
+	char *token;			/* the bearer token, NULL: none asked for */
+	uint64_t unauthorized;		/* requests answered 401 */
 	char last_name[96];		/* stem of the last window written */
 	double peak_fill[4];
 	volatile sig_atomic_t stop;	/* the signal that asked, or -1 */
 	volatile sig_atomic_t reopen;
 };
+
+/* cheap to answer, and what monitoring needs most: they keep reserved HTTP slots */
+static const char *const priority_paths[] = { "/metrics", "/healthz", NULL };
 
 void bp_daemon_opts_default(struct bp_daemon_opts *o)
 {
@@ -114,6 +124,16 @@ const char *bp_daemon__last_stem(const struct bp_daemon *d)
 	return d->last_name;
 }
 
+const char *bp_daemon__run_id(const struct bp_daemon *d)
+{
+	return d->run;
+}
+
+/*
+ * The directory, with its parents (as mkdir -p makes them); the directory
+ * itself 0700 whatever the umask: the windows name every process and its
+ * command line. 0 or -errno.
+ */
 static int mkdirs(const char *dir)
 {
 	char path[4096], *p;
@@ -128,44 +148,195 @@ static int mkdirs(const char *dir)
 			return -errno;
 		*p = '/';
 	}
-	if (mkdir(path, 0755) && errno != EEXIST)
+	if (!mkdir(path, 0700)) {
+		/* ours, just made: only the umask could have taken bits away */
+		if (chmod(path, 0700))
+			return -errno;
+	} else if (errno != EEXIST) {
 		return -errno;
-	return access(path, W_OK) ? -errno : 0;
+	}
+	return 0;
+}
+
+/* where a missing directory would be created: its nearest existing ancestor must allow it */
+static int check_creatable(const char *dir)
+{
+	char path[4096], *slash;
+	struct stat st;
+
+	if (snprintf(path, sizeof(path), "%s", dir) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	for (;;) {
+		slash = strrchr(path, '/');
+		if (!slash)
+			snprintf(path, sizeof(path), ".");
+		else if (slash == path)
+			path[1] = '\0';
+		else
+			*slash = '\0';
+		if (!stat(path, &st))
+			break;
+		if (errno != ENOENT || !strcmp(path, ".") || !strcmp(path, "/"))
+			return -errno;
+	}
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	return access(path, W_OK | X_OK) ? -errno : 0;
+}
+
+int bp_daemon_check(const struct bp_daemon_opts *o)
+{
+	const char *why;
+	struct stat st;
+	char *token;
+	int err = 0;
+
+	if (o->dir) {
+		if (!o->dir[0])
+			err = -ENOENT;
+		else if (!stat(o->dir, &st))
+			err = !S_ISDIR(st.st_mode) ? -ENOTDIR :
+			      access(o->dir, W_OK | X_OK) ? -errno : 0;
+		else
+			err = errno == ENOENT ? check_creatable(o->dir) : -errno;
+		if (err) {
+			bp_err("cannot use --dir %s: %s", o->dir, strerror(-err));
+			return err;
+		}
+	}
+	if (o->token_file) {
+		err = bp_token_load(o->token_file, &token, &why);
+		if (err) {
+			bp_err("cannot use --token-file %s: %s", o->token_file, why);
+			return err;
+		}
+		free(token);
+	}
+	return 0;
+}
+
+/*
+ * (Re)open the window directory, creating it if it is missing. A directory
+ * others can read or write is used, with a warning: the windows themselves
+ * are 0600, but their names and count show, and whoever may write it may
+ * remove them. 0 or -errno (logged).
+ */
+static int open_dir(struct bp_daemon *d)
+{
+	struct stat st;
+	int err, fd;
+
+	err = mkdirs(d->o.dir);
+	fd = err ? -1 : open(d->o.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!err && fd < 0)
+		err = -errno;
+	if (!err && fstat(fd, &st))
+		err = -errno;
+	if (!err && faccessat(fd, ".", W_OK | X_OK, AT_EACCESS))
+		err = -errno;
+	if (err) {
+		if (fd >= 0)
+			close(fd);
+		bp_err("cannot write to --dir %s: %s", d->o.dir, strerror(-err));
+		return err;
+	}
+	if (st.st_mode & 077)
+		bp_warn("--dir %s is open to others (mode %04o): chmod 700 it", d->o.dir,
+			st.st_mode & 07777);
+	if (st.st_uid != geteuid())
+		bp_warn("--dir %s belongs to uid %u, who may remove or replace the windows",
+			d->o.dir, st.st_uid);
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	d->dirfd = fd;
+	return 0;
 }
 
 /* ---------------------------------------------------------------- files */
 
-int bp_window_stem(char *out, size_t size, int64_t end_unix_s, uint64_t seq)
+int bp_window_stem(char *out, size_t size, int64_t end_unix_s, const char *run, uint64_t seq)
 {
 	time_t t = end_unix_s;
 	char when[32];
 	struct tm tm;
+	size_t i;
 
-	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm))
+	for (i = 0; i < BP_DAEMON_RUN_LEN; i++) {
+		if (!isxdigit((unsigned char)run[i]) || isupper((unsigned char)run[i]))
+			return -EINVAL;
+	}
+	if (run[i])
 		return -EINVAL;
-	if (snprintf(out, size, BP_DAEMON_FILE_PREFIX "%s-%08" PRIu64, when, seq) >= (int)size)
+	if (!gmtime_r(&t, &tm) || !strftime(when, sizeof(when), "%Y%m%dT%H%M%SZ", &tm) ||
+	    strlen(when) != 16)
+		return -EINVAL;
+	if (snprintf(out, size, BP_DAEMON_FILE_PREFIX "%s-%s-%08" PRIu64, when, run, seq) >=
+	    (int)size)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
-static int cmp_names(const void *a, const void *b)
+static bool all_of(const char *s, size_t n, int (*is)(int))
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	size_t i;
+
+	for (i = 0; i < n; i++) {
+		if (!is((unsigned char)s[i]))
+			return false;
+	}
+	return true;
 }
 
-static bool ours(const char *name)
+static int is_lower_hex(int c)
 {
-	size_t n = strlen(name);
-
-	return !strncmp(name, BP_DAEMON_FILE_PREFIX, strlen(BP_DAEMON_FILE_PREFIX)) &&
-	       ((n > 6 && !strcmp(name + n - 6, ".pb.gz")) || (n > 5 && !strcmp(name + n - 5, ".json")));
+	return isdigit(c) || (c >= 'a' && c <= 'f');
 }
 
-static size_t stem_len(const char *name)
+int bp_window_name_parse(const char *name, struct bp_window_name *w)
 {
-	const char *dot = strchr(name, '.');
+	size_t plen = strlen(BP_DAEMON_FILE_PREFIX), n;
+	const char *p = name, *seq, *ext;
+	char *end;
 
-	return dot ? (size_t)(dot - name) : strlen(name);
+	/* boundprof-YYYYmmddTHHMMSSZ-RRRRRRRR-SSSSSSSS.pb.gz */
+	if (strncmp(p, BP_DAEMON_FILE_PREFIX, plen))
+		return -EINVAL;
+	p += plen;
+	if (!all_of(p, 8, isdigit) || p[8] != 'T' || !all_of(p + 9, 6, isdigit) || p[15] != 'Z' ||
+	    p[16] != '-')
+		return -EINVAL;
+	memcpy(w->when, p, 16);
+	w->when[16] = '\0';
+	p += 17;
+	if (!all_of(p, BP_DAEMON_RUN_LEN, is_lower_hex) || p[BP_DAEMON_RUN_LEN] != '-')
+		return -EINVAL;
+	memcpy(w->run, p, BP_DAEMON_RUN_LEN);
+	w->run[BP_DAEMON_RUN_LEN] = '\0';
+	seq = p + BP_DAEMON_RUN_LEN + 1;
+	for (n = 0; isdigit((unsigned char)seq[n]); n++)
+		;
+	if (n < 8 || n > 19)
+		return -EINVAL;
+	errno = 0;
+	w->seq = strtoull(seq, &end, 10);
+	if (errno)
+		return -EINVAL;
+	ext = seq + n;
+	if (!strcmp(ext, ".pb.gz"))
+		w->json = false;
+	else if (!strcmp(ext, ".json"))
+		w->json = true;
+	else
+		return -EINVAL;
+	w->stem_len = ext - name;
+	return 0;
+}
+
+/* a file this agent could have written: regular, ours, the only link to it */
+static bool ours_at(int dirfd, const char *name, struct stat *st)
+{
+	return !fstatat(dirfd, name, st, AT_SYMLINK_NOFOLLOW) && S_ISREG(st->st_mode) &&
+	       st->st_uid == geteuid() && st->st_nlink == 1;
 }
 
 /*
@@ -174,108 +345,148 @@ static size_t stem_len(const char *name)
  * and retention, which counts finished windows only, would never see it.
  * Run at start-up, before this agent writes anything.
  */
-static void sweep_temps(const char *dir)
+static void sweep_temps(struct bp_daemon *d)
 {
-	char path[4096];
-	struct dirent *de;
-	DIR *d = opendir(dir);
-
-	if (!d)
-		return;
-	while ((de = readdir(d))) {
-		if (de->d_name[0] != '.' ||
-		    strncmp(de->d_name + 1, BP_DAEMON_FILE_PREFIX, strlen(BP_DAEMON_FILE_PREFIX)))
-			continue;
-		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		if (unlink(path) && errno != ENOENT)
-			bp_warn("cannot remove %s: %s", path, strerror(errno));
-		else
-			bp_info("removed %s, left by an agent that was killed mid-write", path);
-	}
-	closedir(d);
-}
-
-int bp_retain(const char *dir, uint32_t keep, uint64_t keep_bytes)
-{
-	char **names = NULL, path[4096], **n;
-	size_t nr = 0, cap = 0, i, j, first;
-	uint64_t bytes = 0, windows = 0;
+	struct bp_window_name w;
 	struct dirent *de;
 	struct stat st;
-	int removed = 0;
-	DIR *d = opendir(dir);
+	char name[256];
+	int fd = dup(d->dirfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+	size_t n;
 
-	if (!d)
-		return -errno;
-	while ((de = readdir(d))) {
-		if (!ours(de->d_name))
+	if (!dir) {
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	/* a dup shares the offset: start from the top whatever read it last */
+	rewinddir(dir);
+	while ((de = readdir(dir))) {
+		n = strlen(de->d_name);
+		/* "." + a window's exact name + "." + six characters */
+		if (de->d_name[0] != '.' || n < 9 || n - 8 >= sizeof(name) || de->d_name[n - 7] != '.')
+			continue;
+		memcpy(name, de->d_name + 1, n - 8);
+		name[n - 8] = '\0';
+		if (bp_window_name_parse(name, &w) || !ours_at(d->dirfd, de->d_name, &st))
+			continue;
+		if (unlinkat(d->dirfd, de->d_name, 0) && errno != ENOENT)
+			bp_warn("cannot remove %s/%s: %s", d->o.dir, de->d_name, strerror(errno));
+		else
+			bp_info("removed %s/%s, left by an agent that was killed mid-write", d->o.dir,
+				de->d_name);
+	}
+	closedir(dir);
+}
+
+struct win_file {
+	char *name;
+	struct bp_window_name w;
+	bool this_run;
+	uint64_t size;
+};
+
+/* oldest first: earlier runs by time and sequence, then this run by sequence */
+static int cmp_files(const void *a, const void *b)
+{
+	const struct win_file *x = a, *y = b;
+	int c;
+
+	if (x->this_run != y->this_run)
+		return x->this_run ? 1 : -1;
+	if (!x->this_run && (c = strcmp(x->w.when, y->w.when)))
+		return c;
+	if (!x->this_run && (c = strcmp(x->w.run, y->w.run)))
+		return c;
+	if (x->w.seq != y->w.seq)
+		return x->w.seq < y->w.seq ? -1 : 1;
+	return x->w.json - y->w.json;
+}
+
+static bool same_window(const struct win_file *a, const struct win_file *b)
+{
+	return a->this_run == b->this_run && a->w.seq == b->w.seq &&
+	       !strcmp(a->w.run, b->w.run) && !strcmp(a->w.when, b->w.when);
+}
+
+int bp_retain(int dirfd, const char *run, uint32_t keep, uint64_t keep_bytes)
+{
+	struct win_file *files = NULL, *nf;
+	size_t nr = 0, cap = 0, i, j, first;
+	uint64_t bytes = 0, windows = 0;
+	struct bp_window_name w;
+	struct dirent *de;
+	struct stat st;
+	int removed = 0, fd = dup(dirfd);
+	DIR *dir = fd >= 0 ? fdopendir(fd) : NULL;
+
+	if (!dir) {
+		i = errno;
+		if (fd >= 0)
+			close(fd);
+		return -(int)i;
+	}
+	rewinddir(dir);
+	while ((de = readdir(dir))) {
+		if (bp_window_name_parse(de->d_name, &w) || !ours_at(dirfd, de->d_name, &st))
 			continue;
 		if (nr == cap) {
 			cap = cap ? cap * 2 : 64;
-			n = realloc(names, cap * sizeof(*names));
-			if (!n)
+			nf = realloc(files, cap * sizeof(*files));
+			if (!nf)
 				break;
-			names = n;
+			files = nf;
 		}
-		names[nr] = strdup(de->d_name);
-		if (names[nr])
+		files[nr] = (struct win_file){ .name = strdup(de->d_name), .w = w,
+					       .this_run = !strcmp(w.run, run),
+					       .size = st.st_size };
+		if (files[nr].name)
 			nr++;
 	}
-	closedir(d);
+	closedir(dir);
 	if (nr)
-		qsort(names, nr, sizeof(*names), cmp_names);
-	/* newest last (the stem holds the time and sequence): walk back by window */
+		qsort(files, nr, sizeof(*files), cmp_files);
+	/* newest last: walk back by window */
 	for (i = nr; i > 0; i = first) {
 		uint64_t size = 0;
 		bool kept;
 
 		first = i - 1;
-		while (first > 0 && stem_len(names[first - 1]) == stem_len(names[i - 1]) &&
-		       !strncmp(names[first - 1], names[i - 1], stem_len(names[i - 1])))
+		while (first > 0 && same_window(&files[first - 1], &files[i - 1]))
 			first--;
-		for (j = first; j < i; j++) {
-			snprintf(path, sizeof(path), "%s/%s", dir, names[j]);
-			if (!stat(path, &st))
-				size += st.st_size;
-		}
+		for (j = first; j < i; j++)
+			size += files[j].size;
 		windows++;
 		bytes += size;
 		/* the newest window is kept whatever its size: never an empty directory */
 		kept = windows == 1 || (windows <= keep && (!keep_bytes || bytes <= keep_bytes));
 		for (j = first; !kept && j < i; j++) {
-			snprintf(path, sizeof(path), "%s/%s", dir, names[j]);
-			if (unlink(path) && errno != ENOENT)
-				bp_warn("cannot remove %s: %s", path, strerror(errno));
+			/* looked at again right before: what is removed is still what was counted */
+			if (!ours_at(dirfd, files[j].name, &st))
+				continue;
+			if (unlinkat(dirfd, files[j].name, 0) && errno != ENOENT)
+				bp_warn("cannot remove %s: %s", files[j].name, strerror(errno));
 		}
 		removed += !kept;
 	}
 	for (i = 0; i < nr; i++)
-		free(names[i]);
-	free(names);
+		free(files[i].name);
+	free(files);
 	return removed;
 }
 
-/* a profile in the directory the ordinary way: mode as the umask says */
-static mode_t file_mode(void)
-{
-	mode_t mask = umask(0);
-
-	umask(mask);
-	return 0666 & ~mask;
-}
-
-static int write_file(const char *dir, const char *name, const struct bp_buf *b)
+static int write_file(struct bp_daemon *d, const char *name, const struct bp_buf *b)
 {
 	struct bp_afile f = BP_AFILE_INIT;
-	char path[4096];
 	int err;
 
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	err = bp_afile_open(&f, AT_FDCWD, path, file_mode());
+	/* 0600 whatever the umask: a window names every process and its command line */
+	err = bp_afile_open(&f, d->dirfd, name, 0600);
 	if (!err)
 		err = bp_afile_commit(&f, b->data, b->len);
 	if (err)
-		bp_warn("cannot write %s: %s", path, strerror(-err));
+		bp_warn("cannot write %s/%s: %s", d->o.dir, name, strerror(-err));
 	return err;
 }
 
@@ -288,20 +499,20 @@ static void write_window(struct bp_daemon *d)
 	int64_t end = (d->last->start_unix_ns + (int64_t)(d->last->end_ns - d->last->start_ns)) /
 		      1000000000LL;
 
-	if (!d->o.dir)
+	if (d->dirfd < 0)
 		return;
-	bp_window_stem(stem, sizeof(stem), end, d->seq);
+	bp_window_stem(stem, sizeof(stem), end, d->run, d->seq);
 	/* write_file() says why it failed; encoding can only run out of memory */
 	snprintf(name, sizeof(name), "%s.pb.gz", stem);
 	err = bp_pprof_write(d->last, &b);
 	if (!err)
-		err = write_file(d->o.dir, name, &b) ?: 1;
+		err = write_file(d, name, &b) ?: 1;
 	bp_buf_reset(&b);
 	if (err == 1) {
 		snprintf(name, sizeof(name), "%s.json", stem);
 		err = bp_export_json(d->last, &d->last_sum, true, &b);
 		if (!err)
-			err = write_file(d->o.dir, name, &b) ?: 1;
+			err = write_file(d, name, &b) ?: 1;
 	}
 	bp_buf_free(&b);
 	if (err == 1) {
@@ -312,7 +523,7 @@ static void write_window(struct bp_daemon *d)
 		if (err == -ENOMEM)
 			bp_warn("cannot encode %s: out of memory", name);
 	}
-	bp_retain(d->o.dir, d->o.keep, d->o.keep_bytes);
+	bp_retain(d->dirfd, d->run, d->o.keep, d->o.keep_bytes);
 }
 
 /* ------------------------------------------------------------- windows */
@@ -338,10 +549,20 @@ static void update_self(struct bp_daemon *d)
 
 	if (d->http) {
 		const struct bp_httpd_stats *hs = bp_httpd__stats(d->http);
+		uint64_t refused = hs->rejected_busy + hs->rejected_peer;
 
 		/* this scrape's own answer is not built yet: count it */
-		d->self.http_requests = hs->responses + hs->rejected_busy + 1;
-		d->self.http_errors = hs->client_errors + hs->server_errors + hs->rejected_busy;
+		d->self.http_requests = hs->responses + refused + 1;
+		d->self.http_errors = hs->client_errors + hs->server_errors + refused;
+		d->self.http_connections = bp_httpd__conns(d->http);
+		d->self.http_rejected[BP_HTTP_REJECT_BUSY] = hs->rejected_busy;
+		d->self.http_rejected[BP_HTTP_REJECT_PEER] = hs->rejected_peer;
+		d->self.http_rejected[BP_HTTP_REJECT_SLOTS] = hs->rejected_slots;
+		d->self.http_rejected[BP_HTTP_REJECT_UNAUTHORIZED] = d->unauthorized;
+		d->self.http_evicted = hs->evicted;
+		d->self.http_timeouts[BP_HTTP_TIMEOUT_HEAD] = hs->head_timeouts;
+		d->self.http_timeouts[BP_HTTP_TIMEOUT_WRITE] = hs->write_timeouts;
+		d->self.http_timeouts[BP_HTTP_TIMEOUT_HELD] = hs->held_timeouts;
 	}
 
 	if (!getrusage(RUSAGE_SELF, &ru))
@@ -355,6 +576,8 @@ static void update_self(struct bp_daemon *d)
 	run = bp_loader__run_ns(d->s->loader);
 	d->self.bpf_run_s = run < 0 ? -1 : run / 1e9;
 	d->self.processes_known = bp_session__known(d->s);
+	d->self.processes_exited = bp_session__known_exited(d->s);
+	d->self.process_exits = bp_session__exits_noticed(d->s);
 	bp_syms__stats(d->s->syms, &ss);
 	d->self.sym_processes = ss.processes;
 	d->self.sym_files = ss.files;
@@ -397,6 +620,7 @@ int bp_daemon__close_window(struct bp_daemon *d)
 	write_window(d);
 	if (d->s) {
 		n = bp_session__retire(d->s);
+		d->self.processes_forgotten += n;
 		/* what a burst of processes left behind goes back to the system */
 		malloc_trim(0);
 		bp_dbg("agent: window %" PRIu64 " closed, %u gone processes forgotten, %u known, "
@@ -538,16 +762,27 @@ static int capture(struct bp_daemon *d, const struct bp_httpd_req *req)
 	c->id = req->id;
 	c->slices_left = secs;
 	d->nr_caps++;
+	/* whatever happens to the slices, the client is not held much past its seconds */
+	bp_httpd__hold(d->http, req->id, secs * 1000 + BP_DAEMON_CAPTURE_MARGIN_MS);
 	return BP_HTTPD_HELD;
 }
 
 static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 {
+	static const char *const challenge[] = { "WWW-Authenticate: Bearer realm=\"boundprof\"", NULL };
 	struct bp_daemon *d = ctx;
 	struct bp_buf b = BP_BUF_INIT;
 
+	/* /healthz says "ok" and nothing else: probes need no token */
 	if (!strcmp(req->path, "/healthz"))
 		return bp_httpd__respond_text(h, req->id, 200, "ok\n");
+	if (d->token && !bp_token_ok(d->token, req->authorization)) {
+		static const char text[] = "a bearer token is needed (Authorization: Bearer TOKEN)\n";
+
+		d->unauthorized++;
+		return bp_httpd__respond(h, req->id, 401, "text/plain; charset=utf-8", text,
+					 sizeof(text) - 1, challenge);
+	}
 	if (!strcmp(req->path, "/metrics")) {
 		update_self(d);
 		if (bp_metrics_write(&b, d->have_last ? d->last : NULL,
@@ -599,6 +834,23 @@ int bp_daemon__http_fd(const struct bp_daemon *d)
 
 /* ------------------------------------------------------------ lifecycle */
 
+/* this run's id: which windows in the directory are its own */
+static void new_run_id(char *out)
+{
+	unsigned char r[BP_DAEMON_RUN_LEN / 2];
+	struct timespec ts;
+	size_t i;
+
+	if (getrandom(r, sizeof(r), GRND_NONBLOCK) != (ssize_t)sizeof(r)) {
+		/* early boot, no entropy yet: unique enough for telling runs apart */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		for (i = 0; i < sizeof(r); i++)
+			r[i] = (unsigned char)((ts.tv_nsec ^ getpid() ^ ts.tv_sec) >> (i * 8));
+	}
+	for (i = 0; i < sizeof(r); i++)
+		sprintf(out + 2 * i, "%02x", r[i]);
+}
+
 int bp_daemon__new(struct bp_daemon **out, const struct bp_daemon_opts *o)
 {
 	struct bp_daemon *d;
@@ -610,14 +862,26 @@ int bp_daemon__new(struct bp_daemon **out, const struct bp_daemon_opts *o)
 		return -ENOMEM;
 	d->o = *o;
 	d->ep = -1;
+	d->dirfd = -1;
 	d->self.bpf_run_s = -1;
-	if (d->o.dir) {
-		err = mkdirs(d->o.dir);
+	err = bp_daemon_check(o);
+	if (err)
+		goto err_out;
+	new_run_id(d->run);
+	if (o->token_file) {
+		const char *why;
+
+		err = bp_token_load(o->token_file, &d->token, &why);
 		if (err) {
-			bp_err("cannot write to --dir %s: %s", d->o.dir, strerror(-err));
+			bp_err("cannot use --token-file %s: %s", o->token_file, why);
 			goto err_out;
 		}
-		sweep_temps(d->o.dir);
+	}
+	if (d->o.dir) {
+		err = open_dir(d);
+		if (err)
+			goto err_out;
+		sweep_temps(d);
 	}
 	*out = d;
 	return 0;
@@ -630,10 +894,11 @@ err_out:
 int bp_daemon__listen(struct bp_daemon *d)
 {
 	int err;
+	struct bp_httpd_opts ho = { .priority_paths = priority_paths };
 
 	if (!d->o.listen || d->http)
 		return 0;
-	d->http = bp_httpd__new(d->o.listen, handle, d, NULL);
+	d->http = bp_httpd__new(d->o.listen, handle, d, &ho);
 	if (!d->http) {
 		err = -errno;
 		bp_err("cannot listen on %s: %s", d->o.listen, strerror(-err));
@@ -678,6 +943,14 @@ int bp_daemon__start(struct bp_daemon *d)
 		bp_err("cannot set up the event loop: %s", strerror(-err));
 		return err;
 	}
+	/*
+	 * The first events and the kernel's symbols now, while we may still
+	 * read kallsyms' addresses (kptr_restrict): the caller may drop
+	 * CAP_SYSLOG once we return.
+	 */
+	err = bp_session__tick(d->s);
+	if (err)
+		return err;
 	bp_info("agent: windows of %.0f s into %s, HTTP on %s", d->o.interval_s,
 		d->o.dir ? d->o.dir : "(none)", d->o.listen ? d->o.listen : "(off)");
 	return 0;
@@ -706,6 +979,25 @@ static void finish(struct bp_daemon *d)
 	}
 }
 
+/* SIGHUP: the directory again (re-created if it went), and the token again */
+static void reopen(struct bp_daemon *d)
+{
+	const char *why;
+	char *token;
+
+	if (d->o.dir)
+		open_dir(d);
+	if (d->o.token_file) {
+		if (bp_token_load(d->o.token_file, &token, &why)) {
+			bp_warn("--token-file %s: %s; the token stays as it was", d->o.token_file,
+				why);
+			return;
+		}
+		free(d->token);
+		d->token = token;
+	}
+}
+
 int bp_daemon__run(struct bp_daemon *d)
 {
 	struct epoll_event evs[8];
@@ -731,9 +1023,7 @@ int bp_daemon__run(struct bp_daemon *d)
 			break;
 		if (d->reopen) {
 			d->reopen = 0;
-			if (d->o.dir && (err = mkdirs(d->o.dir)))
-				bp_warn("cannot re-create %s: %s", d->o.dir, strerror(-err));
-			err = 0;
+			reopen(d);
 		}
 		if (bp_now_ns() >= next_slice) {
 			err = slice(d);
@@ -764,6 +1054,11 @@ void bp_daemon__free(struct bp_daemon *d)
 	bp_profile__free(d->window);
 	bp_httpd__free(d->http);
 	bp_session__free(d->s);
+	if (d->dirfd >= 0)
+		close(d->dirfd);
+	if (d->token)
+		explicit_bzero(d->token, strlen(d->token));
+	free(d->token);
 	free(d->devs);
 	free(d);
 }

@@ -27,7 +27,9 @@
 
 #define BP_DAEMON_MAX_CAPTURES	8	/* pprof captures held at once; the next gets 503 */
 #define BP_DAEMON_MAX_SECONDS	300	/* largest ?seconds= of a capture */
+#define BP_DAEMON_CAPTURE_MARGIN_MS 10000	/* a capture is answered 503 this long after its seconds */
 #define BP_DAEMON_FILE_PREFIX	"boundprof-"
+#define BP_DAEMON_RUN_LEN	8	/* hex digits of the per-run id in window names */
 
 struct bp_daemon_opts {
 	double interval_s;		/* window length, 1..86400 */
@@ -37,6 +39,7 @@ struct bp_daemon_opts {
 	const char *listen;		/* HTTP address (serve/httpd.h); NULL: no HTTP */
 	uint32_t top;			/* processes with series of their own in /metrics */
 	bool bpf_stats;			/* have the kernel time our BPF programs */
+	const char *token_file;		/* bearer token for HTTP (serve/token.h); NULL: none */
 	struct bp_session_opts session;
 };
 
@@ -46,9 +49,17 @@ struct bp_daemon;
 void bp_daemon_opts_default(struct bp_daemon_opts *o);
 
 /*
- * A daemon and its directory (created with its parents, ready to write);
- * nothing listens and nothing is recorded yet. The strings in o must
- * outlive the daemon. 0, or -errno (logged once).
+ * The options that name things outside the process, checked without
+ * creating anything: the directory must be one, or be creatable, and be
+ * writable; the token file must be usable (serve/token.h). 0, or -errno
+ * with one line logged.
+ */
+int bp_daemon_check(const struct bp_daemon_opts *o);
+
+/*
+ * A daemon and its directory (created with its parents, mode 0700, ready
+ * to write); nothing listens and nothing is recorded yet. The strings in o
+ * must outlive the daemon. 0, or -errno (logged once).
  */
 int bp_daemon__new(struct bp_daemon **out, const struct bp_daemon_opts *o);
 
@@ -67,7 +78,7 @@ int bp_daemon__run(struct bp_daemon *d);
 
 /* async-signal-safe: ask the loop to stop; sig (if any) is named in the log */
 void bp_daemon__request_stop(struct bp_daemon *d, int sig);
-/* async-signal-safe: re-create the directory if it was removed (SIGHUP) */
+/* async-signal-safe: re-create the directory if it was removed, re-read the token (SIGHUP) */
 void bp_daemon__request_reopen(struct bp_daemon *d);
 
 /* closes everything: the listener, held connections, the session; NULL is fine */
@@ -95,18 +106,37 @@ int bp_daemon__http_fd(const struct bp_daemon *d);
 uint32_t bp_daemon__captures(const struct bp_daemon *d);
 uint64_t bp_daemon__windows(const struct bp_daemon *d);
 const char *bp_daemon__last_stem(const struct bp_daemon *d);
+/* this run's id, BP_DAEMON_RUN_LEN hex digits, in each window's name */
+const char *bp_daemon__run_id(const struct bp_daemon *d);
 
 /*
- * The stem of window seq ending at end_unix_s: "boundprof-YYYYmmddTHHMMSSZ-SEQ"
- * (UTC, SEQ eight digits). 0, or -ENAMETOOLONG when size is too small.
+ * The stem of window seq of run ending at end_unix_s:
+ * "boundprof-YYYYmmddTHHMMSSZ-RUN-SEQ" (UTC, SEQ eight digits or more).
+ * 0, or -ENAMETOOLONG when size is too small, -EINVAL for a bad run id.
  */
-int bp_window_stem(char *out, size_t size, int64_t end_unix_s, uint64_t seq);
+int bp_window_stem(char *out, size_t size, int64_t end_unix_s, const char *run, uint64_t seq);
+
+/* a window file's name, parsed */
+struct bp_window_name {
+	char when[17];			/* "YYYYmmddTHHMMSSZ" */
+	char run[BP_DAEMON_RUN_LEN + 1];
+	uint64_t seq;
+	size_t stem_len;		/* the name without ".pb.gz" / ".json" */
+	bool json;			/* .json, else .pb.gz */
+};
+
+/* 0 when name is exactly a window file's name (stem + ".pb.gz" or ".json"), else -EINVAL */
+int bp_window_name_parse(const char *name, struct bp_window_name *w);
 
 /*
- * Retention in dir: keep the newest keep windows and at most keep_bytes of
- * them (0: no limit), a window's .pb.gz and .json together; the newest is
- * kept whatever its size. Returns the windows removed, or -errno.
+ * Retention in the directory dirfd: keep the newest keep windows and at
+ * most keep_bytes of them (0: no limit), a window's .pb.gz and .json
+ * together; the newest is kept whatever its size. Only files this agent
+ * could have written are counted or removed: exact window names, regular
+ * files (never followed links), owned by our user, with one link. Run
+ * run's windows are the newest, by sequence; earlier runs' come before
+ * them, by time. Returns the windows removed, or -errno.
  */
-int bp_retain(const char *dir, uint32_t keep, uint64_t keep_bytes);
+int bp_retain(int dirfd, const char *run, uint32_t keep, uint64_t keep_bytes);
 
 #endif /* BP_DAEMON_H */

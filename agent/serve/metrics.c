@@ -238,6 +238,10 @@ static void devices(struct bp_prom *m, const struct bp_dev_totals *d, uint32_t n
 static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 {
 	static const char *const maps[4] = { "oncpu", "offcpu", "kernel_stacks", "user_stacks" };
+	static const char *const rejects[BP_HTTP_REJECT__MAX] = {
+		"busy", "peer", "slots", "unauthorized",
+	};
+	static const char *const phases[BP_HTTP_TIMEOUT__MAX] = { "head", "write", "held" };
 	unsigned int i;
 
 	scalar_u64(m, "boundprof_agent_samples_total", BP_PROM_COUNTER,
@@ -275,6 +279,13 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "Windows that could not be written to --dir", a->write_errors);
 	scalar_u64(m, "boundprof_agent_processes_known", BP_PROM_GAUGE,
 	       "Processes whose facts the agent keeps", a->processes_known);
+	scalar_u64(m, "boundprof_agent_processes_exited", BP_PROM_GAUGE,
+	       "Processes that exited whose facts the agent still keeps, for their last window",
+	       a->processes_exited);
+	scalar_u64(m, "boundprof_agent_processes_forgotten_total", BP_PROM_COUNTER,
+	       "Processes whose facts the agent dropped after they exited", a->processes_forgotten);
+	scalar_u64(m, "boundprof_agent_process_exits_total", BP_PROM_COUNTER,
+	       "Exits the agent noticed of processes whose facts it kept", a->process_exits);
 	scalar_u64(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
 	       "Processes whose memory maps the symbolizer holds", a->sym_processes);
 	scalar_u64(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,
@@ -292,6 +303,20 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "HTTP requests answered", a->http_requests);
 	scalar_u64(m, "boundprof_agent_http_errors_total", BP_PROM_COUNTER,
 	       "HTTP requests answered with an error status", a->http_errors);
+	scalar_u64(m, "boundprof_agent_http_connections", BP_PROM_GAUGE,
+	       "Open HTTP connections", a->http_connections);
+	bp_prom_family(m, "boundprof_agent_http_rejected_total", BP_PROM_COUNTER,
+		       "HTTP connections or requests refused, by reason");
+	for (i = 0; i < BP_HTTP_REJECT__MAX; i++)
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", rejects[i] } }, 1,
+				   a->http_rejected[i]);
+	scalar_u64(m, "boundprof_agent_http_evicted_total", BP_PROM_COUNTER,
+	       "Idle HTTP connections closed to make room for a new one", a->http_evicted);
+	bp_prom_family(m, "boundprof_agent_http_timeouts_total", BP_PROM_COUNTER,
+		       "HTTP connections closed or answered at a deadline, by phase");
+	for (i = 0; i < BP_HTTP_TIMEOUT__MAX; i++)
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "phase", phases[i] } }, 1,
+				   a->http_timeouts[i]);
 }
 
 int bp_metrics_write(struct bp_buf *out, const struct bp_profile *win, const struct bp_summary *s,

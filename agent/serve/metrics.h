@@ -25,6 +25,23 @@ struct bp_dev_totals {
 	uint64_t hist[BP_HIST_SLOTS];
 };
 
+/* why the agent refused an HTTP connection or request (label reason=) */
+enum bp_http_reject {
+	BP_HTTP_REJECT_BUSY,		/* every connection slot taken, none idle */
+	BP_HTTP_REJECT_PEER,		/* the peer at its connection limit, none idle */
+	BP_HTTP_REJECT_SLOTS,		/* only reserved slots left, not /metrics or /healthz */
+	BP_HTTP_REJECT_UNAUTHORIZED,	/* no token, or a wrong one */
+	BP_HTTP_REJECT__MAX,
+};
+
+/* which deadline an HTTP connection missed (label phase=) */
+enum bp_http_timeout {
+	BP_HTTP_TIMEOUT_HEAD,		/* the request head did not arrive in time */
+	BP_HTTP_TIMEOUT_WRITE,		/* the client stopped reading its answer */
+	BP_HTTP_TIMEOUT_HELD,		/* a capture ran past its seconds and the margin */
+	BP_HTTP_TIMEOUT__MAX,
+};
+
 /* what the agent knows about itself */
 struct bp_agent_self {
 	uint64_t windows;		/* windows closed */
@@ -43,8 +60,15 @@ struct bp_agent_self {
 	uint64_t drains;		/* BPF map drains ... */
 	uint64_t exec_drains;		/* ... of them forced by an exec */
 	double map_fill[4];		/* peak use of: on-CPU rows, off-CPU rows, kernel stacks, user stacks */
+	uint64_t processes_exited;	/* ... of them, processes that exited (kept for their last window) */
+	uint64_t processes_forgotten;	/* facts dropped after an exit, since the start */
+	uint64_t process_exits;		/* exits noticed of processes with facts kept */
 	uint64_t http_requests;
 	uint64_t http_errors;		/* answered 4xx / 5xx */
+	uint64_t http_connections;	/* open now */
+	uint64_t http_rejected[BP_HTTP_REJECT__MAX];
+	uint64_t http_evicted;		/* idle connections closed for a new one */
+	uint64_t http_timeouts[BP_HTTP_TIMEOUT__MAX];
 };
 
 /* fold a window's devices into the running totals; 0 or -ENOMEM */

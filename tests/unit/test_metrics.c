@@ -771,6 +771,15 @@ static void self_fill(struct bp_agent_self *a)
 	a->map_fill[3] = 1;
 	a->http_requests = 12;
 	a->http_errors = 2;
+	a->processes_exited = 9;
+	a->processes_forgotten = 3000;
+	a->process_exits = 3009;
+	a->http_connections = 5;
+	for (i = 0; i < BP_HTTP_REJECT__MAX; i++)
+		a->http_rejected[i] = 20 + i;
+	a->http_evicted = 17;
+	for (i = 0; i < BP_HTTP_TIMEOUT__MAX; i++)
+		a->http_timeouts[i] = 30 + i;
 }
 
 static char *write_metrics(const struct bp_profile *win, const struct bp_summary *s,
@@ -1255,6 +1264,24 @@ static void self__losses_drains_symbolizer__as_given(void **state)
 	assert_int_equal(VAL(&e, "boundprof_agent_write_errors_total"), 1);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_requests_total"), 12);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_errors_total"), 2);
+	assert_string_equal(fam_type(&e, "boundprof_agent_processes_exited"), "gauge");
+	assert_int_equal(VAL(&e, "boundprof_agent_processes_exited"), 9);
+	assert_string_equal(fam_type(&e, "boundprof_agent_processes_forgotten_total"), "counter");
+	assert_int_equal(VAL(&e, "boundprof_agent_processes_forgotten_total"), 3000);
+	assert_int_equal(VAL(&e, "boundprof_agent_process_exits_total"), 3009);
+	assert_string_equal(fam_type(&e, "boundprof_agent_http_connections"), "gauge");
+	assert_int_equal(VAL(&e, "boundprof_agent_http_connections"), 5);
+	assert_int_equal(count_series(&e, "boundprof_agent_http_rejected_total"), 4);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "busy"), 20);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "peer"), 21);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "slots"), 22);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "unauthorized"),
+			 23);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_evicted_total"), 17);
+	assert_int_equal(count_series(&e, "boundprof_agent_http_timeouts_total"), 3);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_timeouts_total", "phase", "head"), 30);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_timeouts_total", "phase", "write"), 31);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_timeouts_total", "phase", "held"), 32);
 	assert_near(VAL(&e, "boundprof_agent_map_fill_ratio", "map", "oncpu"), 0.5, 0);
 	assert_near(VAL(&e, "boundprof_agent_map_fill_ratio", "map", "offcpu"), 0.25, 0);
 	assert_near(VAL(&e, "boundprof_agent_map_fill_ratio", "map", "kernel_stacks"), 0.125, 0);
