@@ -50,18 +50,13 @@ int output_format(const char *path, enum out_fmt *fmt)
 	return -EINVAL;
 }
 
-/* mode of a profile written by the CLI: an ordinary file, as the umask says */
-static mode_t output_mode(void)
-{
-	mode_t mask = umask(0);
-
-	umask(mask);
-	return 0666 & ~mask;
-}
-
 int output_prepare(struct output *o)
 {
-	int err = bp_afile_open(&o->file, AT_FDCWD, o->path, output_mode());
+	/*
+	 * 0600 whatever the umask, as perf makes perf.data: a profile names
+	 * every process recorded, its command line and its functions
+	 */
+	int err = bp_afile_open(&o->file, AT_FDCWD, o->path, 0600);
 
 	if (err == -EISDIR)
 		cli_error("cannot write %s: it is a directory", o->path);

@@ -69,7 +69,7 @@ static void usage(FILE *f)
 		"  -a, --all-cpus     whole system (the default without -p or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
 		"  -d, --duration S   stop after S seconds (default: when COMMAND exits,\n"
-		"                     else at Ctrl-C / SIGTERM)\n"
+		"                     else at Ctrl-C, SIGTERM or SIGHUP)\n"
 		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
 		"  -o, --output FILE  write the profile; the format follows the extension\n"
 		"                     (%s); may repeat\n"
@@ -237,6 +237,7 @@ static int spawn(char **cmd, struct child *c)
 		close(er[0]);
 		signal(SIGINT, SIG_DFL);
 		signal(SIGTERM, SIG_DFL);
+		signal(SIGHUP, SIG_DFL);
 		if (read(go[0], &b, 1) != 1)
 			_exit(127);
 		execvp(cmd[0], cmd);
@@ -336,6 +337,8 @@ int cmd_record(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+	/* a closed terminal or a hang-up sent to us: end the recording as SIGTERM does */
+	sigaction(SIGHUP, &sa, NULL);
 
 	if (o.cmd) {
 		err = spawn(o.cmd, &child);
