@@ -35,8 +35,14 @@
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
 #define MIB (1024.0 * 1024)
-/* docs/agent.md: RSS under 150 new processes a second, 5-s windows */
-#define CHURN_RSS_BOUND (40 * MIB)
+/*
+ * docs/agent.md: RSS under 150 new processes a second, 5-s windows. A
+ * backstop far below the unit's MemoryMax, with room for what else the
+ * machine runs (the agent is system-wide: a busy host makes its windows
+ * bigger); the exact bound on what churn leaves is test_churn_bounded's
+ * invariant on the agent's own numbers.
+ */
+#define CHURN_RSS_BOUND (64 * MIB)
 
 struct agent {
 	pid_t pid;
@@ -1245,7 +1251,7 @@ static void test_attack_planted_windows(void **state)
 	const char *dir = h_path("shared"), *victim = h_path("victim");
 	char script[2048], stem[128], *log;
 	struct window w[64];
-	int n, i, pbs, strays, fresh;
+	int n, i, j, real, pbs, strays, fresh;
 	struct agent a;
 	struct run r;
 	long bytes;
@@ -1268,13 +1274,17 @@ static void test_attack_planted_windows(void **state)
 
 	agent_start(&a, "shared", "--interval 1 --keep 3");
 	/* the run id is there for all to read: a link under a name of this run */
-	for (i = 0; i < 100; i++) {
+	for (i = 0, real = -1; i < 100 && real < 0; i++) {
 		n = list_windows(dir, w, 64, &pbs, &bytes, &strays);
-		if (n && !strstr(w[0].stem, "9999"))
-			break;
-		h_sleep(0.2);
+		/* the planted names all have the year 9999 */
+		for (j = 0; j < n && real < 0; j++)
+			if (strncmp(w[j].stem, "boundprof-9999", 14))
+				real = j;
+		if (real < 0)
+			h_sleep(0.2);
 	}
-	assert_true(n >= 1 && !strstr(w[0].stem, "9999"));
+	assert_true(real >= 0);
+	w[0] = w[real];
 	n = 1;
 	snprintf(stem, sizeof(stem), "%.*s", (int)(strrchr(w[n - 1].stem, '-') - w[n - 1].stem),
 		 w[n - 1].stem);
