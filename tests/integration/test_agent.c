@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include "analyze/analyze.h"
 #include "export/pprof.h"
 #include "harness.h"
 #include "model/counters.h"
@@ -606,7 +607,8 @@ static void test_go_pprof_over_http(void **state)
 	struct h_top_row rows[8];
 	char url[256], gocache[512], opts[1024], capture[1024], focus[64], *unit, *data, err[256];
 	const char *dur, *tot;
-	double total_s, spin_s, start, end, kernel_cpu;
+	double total_s, spin_s, start, end, kernel_cpu, capture_cpu = 0;
+	struct bp_summary sum;
 	struct bp_profile *prof;
 	struct agent a;
 	struct run r;
@@ -658,8 +660,18 @@ static void test_go_pprof_over_http(void **state)
 	start = prof->start_unix_ns / 1e9;
 	end = start + (prof->end_ns - prof->start_ns) / 1e9;
 	kernel_cpu = cpu_at(&tr, end) - cpu_at(&tr, start);
+	/* its exact on-CPU time (from the context switches), as the capture says */
+	assert_int_equal(bp_summarize(prof, 5, &sum), 0);
+	for (i = 0; i < (int)sum.nr_procs; i++)
+		if (sum.procs[i].proc && (pid_t)sum.procs[i].proc->pid == spin)
+			capture_cpu = sum.procs[i].on_cpu_s;
+	bp_summary_free(&sum);
 	bp_profile__free(prof);
 	free(data);
+	fprintf(stderr, "the capture: %.2f s from %.3f; the spinner on-CPU %.3f s in it, %.3f s by "
+		"the kernel's count\n", end - start, start, capture_cpu, kernel_cpu);
+	assert_false(isnan(kernel_cpu));
+	assert_true(fabs(capture_cpu - kernel_cpu) <= 0.05 * kernel_cpu + 0.05);
 
 	/* the spinner's samples only (each sample has its pid as a label) */
 	snprintf(focus, sizeof(focus), "-tagfocus=pid=%d", spin);
@@ -679,8 +691,9 @@ static void test_go_pprof_over_http(void **state)
 	assert_non_null(dur);
 	assert_true(fabs(atof(dur + 10) - 3) <= 0.5);
 	/*
-	 * spin_hot's flat time is the spinner's on-CPU time over the capture,
-	 * as the kernel counted it (however busy the machine kept it from running)
+	 * spin_hot's flat time, from the samples, is most of that on-CPU time
+	 * (a sampled figure: on a guest whose host is busy its timer ticks come
+	 * late, so it is held to the exact one only loosely)
 	 */
 	tot = strstr(r.out, "Total samples = ");
 	assert_non_null(tot);
@@ -688,10 +701,8 @@ static void test_go_pprof_over_http(void **state)
 	if (!strncmp(unit, "ms", 2))
 		total_s /= 1000;
 	spin_s = rows[0].flat_pct / 100 * total_s;
-	fprintf(stderr, "spin_hot: %.2f s on-CPU in a %.2f s capture; the kernel counted %.2f s\n",
-		spin_s, end - start, kernel_cpu);
-	assert_false(isnan(kernel_cpu));
-	assert_true(fabs(spin_s - kernel_cpu) <= 0.1 * kernel_cpu + 0.1);
+	fprintf(stderr, "spin_hot: %.2f s of samples in a %.2f s capture\n", spin_s, end - start);
+	assert_true(spin_s >= 0.5 * capture_cpu && spin_s <= 1.1 * capture_cpu + 0.1);
 	h_run_free(&r);
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
