@@ -1129,7 +1129,8 @@ static void test_rotation_retention_signals(void **state)
 			t_exit - t_kill);
 		assert_true(dur > 1.0 && dur < 4.5);
 		assert_false(isnan(c_kill) || isnan(c_exit));
-		assert_true(cpu >= 0.95 * c_kill - 0.05 && cpu <= 1.05 * c_exit + 0.05);
+		/* (a thread still running at the last drain has its current stretch counted later) */
+		assert_true(cpu >= 0.9 * c_kill - 0.1 && cpu <= 1.05 * c_exit + 0.05);
 		bp_json_free(j);
 		kill(spin, SIGKILL);
 	}
