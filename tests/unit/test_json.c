@@ -19,6 +19,7 @@
 
 #include "util/buf.h"
 #include "util/json.h"
+#include "util/numfmt.h"
 
 #define FFFD "\xef\xbf\xbd"
 
@@ -640,6 +641,37 @@ static int group_teardown(void **state)
 	return 0;
 }
 
+static const char *num(double v, enum bp_num_style style)
+{
+	static char out[BP_NUM_DOUBLE_MAX];
+	int n = bp_num_double(out, sizeof(out), v, style);
+
+	assert_int_equal(n, strlen(out));
+	return out;
+}
+
+static void numfmt__styles__json_and_prometheus_spellings(void **state)
+{
+	assert_string_equal(num(5, BP_NUM_JSON), "5.0");
+	assert_string_equal(num(0.1, BP_NUM_JSON), "0.1");
+	assert_string_equal(num(1e20, BP_NUM_JSON), "1e+20");
+	assert_string_equal(num(-0.0, BP_NUM_JSON), "-0.0");
+	assert_string_equal(num(1.0 / 3, BP_NUM_JSON), "0.3333333333333333");
+	assert_string_equal(num(NAN, BP_NUM_JSON), "null");
+	assert_string_equal(num(-INFINITY, BP_NUM_JSON), "null");
+	assert_string_equal(num(-DBL_MAX, BP_NUM_JSON), "-1.7976931348623157e+308");
+
+	assert_string_equal(num(5, BP_NUM_PROM), "5");
+	assert_string_equal(num(1e6, BP_NUM_PROM), "1000000");
+	assert_string_equal(num(-0.0, BP_NUM_PROM), "0");
+	assert_string_equal(num(0.1, BP_NUM_PROM), "0.1");
+	assert_string_equal(num(1e20, BP_NUM_PROM), "1e+20");
+	assert_string_equal(num(NAN, BP_NUM_PROM), "NaN");
+	assert_string_equal(num(INFINITY, BP_NUM_PROM), "+Inf");
+	assert_string_equal(num(-INFINITY, BP_NUM_PROM), "-Inf");
+	assert_true(bp_num_strtod(num(DBL_MIN, BP_NUM_PROM), NULL) == DBL_MIN);
+}
+
 static void writer__comma_locale__still_writes_dot(void **state)
 {
 	static const char *const comma_locales[] = {
@@ -675,6 +707,8 @@ static void writer__comma_locale__still_writes_dot(void **state)
 	}
 
 	assert_string_equal(write_double(&b, 0.5), "0.5");
+	assert_string_equal(num(0.5, BP_NUM_PROM), "0.5");
+	assert_true(bp_num_strtod("0.25", NULL) == 0.25);
 	root = parse_ok("[0.5, 1.25e-3, 1.7976931348623157e308]");
 	assert_true(bp_json_num(bp_json_at(root, 0)) == 0.5);
 	assert_true(bp_json_num(bp_json_at(root, 1)) == 1.25e-3);
@@ -1378,6 +1412,7 @@ int main(void)
 		cmocka_unit_test(writer__doubles__shortest_text),
 		cmocka_unit_test(writer__doubles__parse_back_bit_exact),
 		cmocka_unit_test(writer__integers__extremes_exact),
+		cmocka_unit_test(numfmt__styles__json_and_prometheus_spellings),
 		cmocka_unit_test(writer__comma_locale__still_writes_dot),
 		cmocka_unit_test(parse__scalars__types_and_values),
 		cmocka_unit_test(parse__numbers__integers_exact_doubles_correct),
