@@ -1,57 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <inttypes.h>
-#include <locale.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "serve/prom.h"
+#include "util/numfmt.h"
 #include "util/utf8.h"
-
-static pthread_once_t c_locale_once = PTHREAD_ONCE_INIT;
-static locale_t c_locale;
-
-static void c_locale_init(void)
-{
-	c_locale = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-}
-
-/*
- * Values always use '.', but printf and strtod follow LC_NUMERIC, which the
- * program embedding the agent may have set to a locale writing "0,5".
- * Without even a "C" locale object we fall back to the global locale.
- */
-static int format_double(char *out, size_t size, double v)
-{
-	locale_t old = (locale_t)0;
-	int prec, n = 0;
-
-	if (isnan(v))
-		return snprintf(out, size, "NaN");
-	if (isinf(v))
-		return snprintf(out, size, v > 0 ? "+Inf" : "-Inf");
-	if (v == 0)
-		return snprintf(out, size, "0");	/* not "-0" */
-	/* integral values print as integers: 1000000, not 1e+06 */
-	if (v == trunc(v) && fabs(v) < 0x1p63)
-		return snprintf(out, size, "%" PRId64, (int64_t)v);
-
-	pthread_once(&c_locale_once, c_locale_init);
-	if (c_locale)
-		old = uselocale(c_locale);
-	/* the first precision that reads back exactly is the shortest of the three */
-	for (prec = 15; prec <= 17; prec++) {
-		n = snprintf(out, size, "%.*g", prec, v);
-		if (prec == 17 || strtod(out, NULL) == v)
-			break;
-	}
-	if (c_locale)
-		uselocale(old);
-	return n;
-}
 
 static bool name_ok(const char *s, bool colon)
 {
@@ -247,7 +204,7 @@ int bp_prom_sample(struct bp_prom *p, const struct bp_prom_label *labels, size_t
 	err = sample_check(p, labels, n);
 	if (err)
 		return err;
-	format_double(num, sizeof(num), value);
+	bp_num_double(num, sizeof(num), value, BP_NUM_PROM);
 	put_series(p, "", labels, n, NULL);
 	bp_buf_printf(p->buf, "%s\n", num);
 	return prom_result(p);
@@ -291,14 +248,14 @@ int bp_prom_histogram(struct bp_prom *p, const struct bp_prom_label *labels, siz
 	total = 0;
 	for (i = 0; i < nbounds; i++) {
 		total += counts[i];
-		format_double(num, sizeof(num), bounds[i]);
+		bp_num_double(num, sizeof(num), bounds[i], BP_NUM_PROM);
 		put_series(p, "_bucket", labels, n, num);
 		bp_buf_printf(p->buf, "%" PRIu64 "\n", total);
 	}
 	total += counts[nbounds];
 	put_series(p, "_bucket", labels, n, "+Inf");
 	bp_buf_printf(p->buf, "%" PRIu64 "\n", total);
-	format_double(num, sizeof(num), sum);
+	bp_num_double(num, sizeof(num), sum, BP_NUM_PROM);
 	put_series(p, "_sum", labels, n, NULL);
 	bp_buf_printf(p->buf, "%s\n", num);
 	put_series(p, "_count", labels, n, NULL);
