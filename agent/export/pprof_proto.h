@@ -91,6 +91,9 @@ struct bp_pprof_err {
 /* -EINVAL, and the message unless one was given already */
 int bp_pprof_fail(struct bp_pprof_err *e, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
+/* -E2BIG (past a bound of pprof.h), and the message unless one was given already */
+int bp_pprof_toobig(struct bp_pprof_err *e, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
 /* -ENOMEM, and "out of memory" unless a message was given already */
 int bp_pprof_nomem(struct bp_pprof_err *e);
 

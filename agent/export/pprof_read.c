@@ -16,9 +16,6 @@
 #include "export/pprof.h"
 #include "export/pprof_proto.h"
 
-/* a decompression bomb stops here; real profiles are megabytes */
-#define MAX_INFLATED	(1ull << 30)
-
 struct slice {
 	const uint8_t *p;
 	size_t len;
@@ -71,6 +68,8 @@ struct reader {
 	size_t nr_locs;
 	uint32_t *loc_frames;
 	size_t nr_loc_frames, cap_loc_frames;
+	uint64_t nr_frames_all;		/* stack frames of all samples so far */
+	size_t nr_threads;		/* threads made from labels */
 
 	struct bp_pprof_state st;	/* st.json NULL: not written by boundprof */
 
@@ -99,6 +98,18 @@ int bp_pprof_fail(struct bp_pprof_err *e, const char *fmt, ...)
 	return -EINVAL;
 }
 
+int bp_pprof_toobig(struct bp_pprof_err *e, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (e->len && !e->msg[0]) {
+		va_start(ap, fmt);
+		vsnprintf(e->msg, e->len, fmt, ap);
+		va_end(ap);
+	}
+	return -E2BIG;
+}
+
 int bp_pprof_nomem(struct bp_pprof_err *e)
 {
 	if (e->len && !e->msg[0])
@@ -108,6 +119,7 @@ int bp_pprof_nomem(struct bp_pprof_err *e)
 
 /* the reader's own, shorter */
 #define fail(r, ...)	bp_pprof_fail(&(r)->err, __VA_ARGS__)
+#define toobig(r, ...)	bp_pprof_toobig(&(r)->err, __VA_ARGS__)
 #define nomem(r)	bp_pprof_nomem(&(r)->err)
 
 /* grow *arr to hold need elements of sz bytes; 0 or -ENOMEM */
@@ -153,7 +165,7 @@ static bool is_zlib(const uint8_t *d, size_t len)
 
 /*
  * Inflate gzip (one or more members) or zlib data into *out, at most
- * MAX_INFLATED bytes; 0, -EINVAL (errmsg says why) or -ENOMEM.
+ * BP_PPROF_MAX_INFLATED bytes; 0, -EINVAL, -E2BIG (errmsg says why) or -ENOMEM.
  */
 static int inflate_all(struct reader *r, const uint8_t *in, size_t len, uint8_t **out,
 		       size_t *out_len)
@@ -163,8 +175,8 @@ static int inflate_all(struct reader *r, const uint8_t *in, size_t len, uint8_t 
 	z_stream z;
 	int ret, err = 0;
 
-	if (cap > MAX_INFLATED)
-		cap = MAX_INFLATED;
+	if (cap > BP_PPROF_MAX_INFLATED)
+		cap = BP_PPROF_MAX_INFLATED;
 	memset(&z, 0, sizeof(z));
 	ret = inflateInit2(&z, 15 + 32);
 	if (ret != Z_OK)
@@ -180,12 +192,12 @@ static int inflate_all(struct reader *r, const uint8_t *in, size_t len, uint8_t 
 		if (n == cap) {
 			uint8_t *nb;
 
-			if (cap >= MAX_INFLATED) {
-				err = fail(r, "decompressed profile larger than %llu MiB",
-					   MAX_INFLATED >> 20);
+			if (cap >= BP_PPROF_MAX_INFLATED) {
+				err = toobig(r, "decompressed profile larger than %u MiB",
+					     BP_PPROF_MAX_INFLATED >> 20);
 				goto out;
 			}
-			cap = cap * 2 > MAX_INFLATED ? MAX_INFLATED : cap * 2;
+			cap = cap * 2 > BP_PPROF_MAX_INFLATED ? BP_PPROF_MAX_INFLATED : cap * 2;
 			nb = realloc(buf, cap);
 			if (!nb) {
 				err = nomem(r);
@@ -250,25 +262,32 @@ static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
 	bp_pb_reader_init(&rd, data, len);
 	while ((ret = bp_pb_next(&rd, &f)) > 0) {
 		struct svec *vec = NULL;
+		const char *what = NULL;
 
 		switch (f.num) {
 		case PROF_SAMPLE_TYPE:
 			vec = &r->types;
+			what = "sample types";
 			break;
 		case PROF_SAMPLE:
 			vec = &r->samples;
+			what = "samples";
 			break;
 		case PROF_MAPPING:
 			vec = &r->mappings;
+			what = "mappings";
 			break;
 		case PROF_LOCATION:
 			vec = &r->locations;
+			what = "locations";
 			break;
 		case PROF_FUNCTION:
 			vec = &r->functions;
+			what = "functions";
 			break;
 		case PROF_STRING_TABLE:
 			vec = &r->strs_raw;
+			what = "strings";
 			break;
 		case PROF_TIME_NANOS:
 			r->time_nanos = f.u64;
@@ -296,6 +315,8 @@ static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
 		case PROF_COMMENT:
 			bp_pb_iter_init(&it, &f);
 			while ((ret = bp_pb_iter_next(&it, &v)) > 0) {
+				if (r->nr_comments == BP_PPROF_MAX_RECORDS)
+					return toobig(r, "more than %u comments", BP_PPROF_MAX_RECORDS);
 				if (grow((void **)&r->comments, &r->cap_comments,
 					 r->nr_comments + 1, sizeof(*r->comments)))
 					return nomem(r);
@@ -312,6 +333,8 @@ static int parse_profile(struct reader *r, const uint8_t *data, size_t len)
 			if (f.wire != BP_PB_LEN)
 				return fail(r, "not a pprof profile: field %u has wire type %d",
 					    f.num, f.wire);
+			if (vec->n == BP_PPROF_MAX_RECORDS)
+				return toobig(r, "more than %u %s", BP_PPROF_MAX_RECORDS, what);
 			if (svec_push(vec, &f))
 				return nomem(r);
 		}
@@ -544,6 +567,11 @@ static int parse_locations(struct reader *r)
 						fid = lf.u64;
 				if (ret < 0)
 					break;
+				if (nf == BP_PPROF_MAX_LINES) {
+					err = toobig(r, "location %zu has more than %u lines", i,
+						     BP_PPROF_MAX_LINES);
+					goto out;
+				}
 				if (grow((void **)&fids, &cap_fids, nf + 1, sizeof(*fids))) {
 					err = nomem(r);
 					goto out;
@@ -562,6 +590,10 @@ static int parse_locations(struct reader *r)
 					   l->id, mapping_id);
 				goto out;
 			}
+		}
+		if (r->nr_loc_frames + (nf ? nf : 1) > BP_PPROF_MAX_ALL_LINES) {
+			err = toobig(r, "more than %u lines in all locations", BP_PPROF_MAX_ALL_LINES);
+			goto out;
 		}
 		l->first = r->nr_loc_frames;
 		/* line[0] is the innermost inlined function: the last frame root-first */
@@ -769,14 +801,25 @@ static uint64_t scaled(uint64_t v, double scale)
 /* a foreign sample's process and thread, from its labels */
 static int foreign_proc(struct reader *r, const struct labels *lb, uint32_t pid, uint32_t tid)
 {
-	struct bp_proc *proc = bp_profile__proc(r->p, pid, true);
+	struct bp_proc *proc = bp_profile__proc(r->p, pid, false);
+	uint32_t nt;
 
+	if (!proc && r->p->nr_procs == BP_PPROF_MAX_PROCS)
+		return toobig(r, "more than %u processes", BP_PPROF_MAX_PROCS);
+	if (!proc)
+		proc = bp_profile__proc(r->p, pid, true);
 	if (!proc)
 		return nomem(r);
 	if (!proc->comm[0] && lb->comm)
 		snprintf(proc->comm, sizeof(proc->comm), "%s", lb->comm);
+	/* a thread is found by a scan of its process's threads: bound both */
+	nt = proc->nr_threads;
 	if (!bp_proc__thread(proc, tid, lb->comm))
 		return nomem(r);
+	if (proc->nr_threads > nt && (++r->nr_threads > BP_PPROF_MAX_THREADS ||
+				      proc->nr_threads > BP_PPROF_MAX_PROC_THREADS))
+		return toobig(r, "more than %u threads in a process or %u in all",
+			      BP_PPROF_MAX_PROC_THREADS, BP_PPROF_MAX_THREADS);
 	return 0;
 }
 
@@ -807,6 +850,9 @@ static int read_samples(struct reader *r)
 			if (f.num == SAMPLE_LOCATION_ID) {
 				bp_pb_iter_init(&it, &f);
 				while ((ret = bp_pb_iter_next(&it, &v)) > 0) {
+					if (nids == BP_PPROF_MAX_DEPTH)
+						return toobig(r, "sample %zu has more than %u locations",
+							      i, BP_PPROF_MAX_DEPTH);
 					if (grow((void **)&r->ids, &r->cap_ids, nids + 1,
 						 sizeof(*r->ids)))
 						return nomem(r);
@@ -836,12 +882,17 @@ static int read_samples(struct reader *r)
 			if (!l)
 				return fail(r, "sample %zu refers to unknown location %" PRIu64, i,
 					    r->ids[k]);
-			if (nf + l->nr > UINT32_MAX ||
-			    grow((void **)&r->stack, &r->cap_stack, nf + l->nr, sizeof(*r->stack)))
+			if (nf + l->nr > BP_PPROF_MAX_DEPTH)
+				return toobig(r, "sample %zu has more than %u frames", i,
+					      BP_PPROF_MAX_DEPTH);
+			if (grow((void **)&r->stack, &r->cap_stack, nf + l->nr, sizeof(*r->stack)))
 				return nomem(r);
 			memcpy(r->stack + nf, r->loc_frames + l->first, l->nr * sizeof(*r->stack));
 			nf += l->nr;
 		}
+		r->nr_frames_all += nf;
+		if (r->nr_frames_all > BP_PPROF_MAX_FRAMES)
+			return toobig(r, "more than %u frames in all samples", BP_PPROF_MAX_FRAMES);
 		stack = bp_profile__stack(r->p, r->stack, nf);
 		if (stack < 0)
 			return nomem(r);
@@ -937,6 +988,9 @@ struct bp_profile *bp_pprof_read(const void *data, size_t len, char *errmsg, siz
 			goto out;
 		in = raw;
 		len = raw_len;
+	} else if (len > BP_PPROF_MAX_INFLATED) {
+		err = toobig(&r, "profile larger than %u MiB", BP_PPROF_MAX_INFLATED >> 20);
+		goto out;
 	}
 	r.p = bp_profile__new();
 	if (!r.p) {

@@ -12,6 +12,7 @@
 
 #include "util/hex.h"
 #include "util/json.h"
+#include "export/pprof.h"
 #include "export/pprof_proto.h"
 #include "util/utf8.h"
 
@@ -497,6 +498,32 @@ static int st_result(struct st *s)
 	return bp_pprof_fail(s->e, "bad boundprof state: \"%s\"", s->bad);
 }
 
+/* how many processes, threads and IO records the state asks for, before any is made */
+static int state_counts(const struct bp_json *o, struct bp_pprof_err *e)
+{
+	const struct bp_json *procs = bp_json_get(o, "procs");
+	size_t i, n, threads = 0;
+
+	if (bp_json_len(procs) > BP_PPROF_MAX_PROCS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u processes",
+				       BP_PPROF_MAX_PROCS);
+	for (i = 0; i < bp_json_len(procs); i++) {
+		n = bp_json_len(bp_json_get(bp_json_at(procs, i), "threads"));
+		threads += n;
+		if (n > BP_PPROF_MAX_PROC_THREADS || threads > BP_PPROF_MAX_THREADS)
+			return bp_pprof_toobig(e, "boundprof state: more than %u threads in a "
+					       "process or %u in all", BP_PPROF_MAX_PROC_THREADS,
+					       BP_PPROF_MAX_THREADS);
+	}
+	if (bp_json_len(bp_json_get(o, "io_devs")) > BP_PPROF_MAX_IO_DEVS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u block devices",
+				       BP_PPROF_MAX_IO_DEVS);
+	if (bp_json_len(bp_json_get(o, "io_rows")) > BP_PPROF_MAX_IO_ROWS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u IO rows",
+				       BP_PPROF_MAX_IO_ROWS);
+	return 0;
+}
+
 int bp_pprof_state_parse(struct bp_pprof_state *ps, const char *text, size_t len,
 			 struct bp_pprof_err *e)
 {
@@ -504,13 +531,20 @@ int bp_pprof_state_parse(struct bp_pprof_state *ps, const char *text, size_t len
 	struct st s = { .e = e };
 	char jerr[160] = "";
 	size_t i;
+	int err;
 
+	if (len > BP_PPROF_MAX_STATE)
+		return bp_pprof_toobig(e, "boundprof state larger than %u MiB",
+				       BP_PPROF_MAX_STATE >> 20);
 	ps->json = bp_json_parse(text, len, jerr, sizeof(jerr));
 	if (!ps->json)
 		return errno == ENOMEM ? bp_pprof_nomem(e) :
 					 bp_pprof_fail(e, "bad boundprof state: %s", jerr);
 	if (bp_json_type(ps->json) != BP_JSON_OBJECT)
 		return bp_pprof_fail(e, "bad boundprof state: not an object");
+	err = state_counts(ps->json, e);
+	if (err)
+		return err;
 	mods = bp_json_get(ps->json, "modules");
 	if (mods && bp_json_type(mods) != BP_JSON_ARRAY)
 		return bp_pprof_fail(e, "bad boundprof state: \"modules\"");
@@ -550,6 +584,7 @@ int bp_pprof_state_stacks(const struct bp_pprof_state *s, struct bp_profile *p,
 	const struct bp_json *stacks = bp_json_get(s->json, "stacks");
 	uint32_t *stack = NULL;
 	size_t i, j, n, cap = 0;
+	uint64_t all = 0;
 	int err = 0;
 
 	if (stacks && bp_json_type(stacks) != BP_JSON_ARRAY)
@@ -560,6 +595,12 @@ int bp_pprof_state_stacks(const struct bp_pprof_state *s, struct bp_profile *p,
 		n = bp_json_len(st);
 		if (bp_json_type(st) != BP_JSON_ARRAY) {
 			err = bp_pprof_fail(e, "bad boundprof state: \"stacks\"");
+			break;
+		}
+		all += n;
+		if (n > BP_PPROF_MAX_DEPTH || all > BP_PPROF_MAX_FRAMES) {
+			err = bp_pprof_toobig(e, "boundprof state: more than %u frames in a stack "
+					      "or %u in all", BP_PPROF_MAX_DEPTH, BP_PPROF_MAX_FRAMES);
 			break;
 		}
 		if (n + 1 > cap) {

@@ -2,7 +2,8 @@
 /*
  * pprof save format: a rich synthetic profile survives write -> read field
  * for field and renders the same JSON report; other tools' profiles load;
- * corrupt input is rejected with a message, without leaks.
+ * corrupt input is rejected with a message, without leaks; and a profile
+ * past any bound of export/pprof.h is refused before the work.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include "export/pprof.h"
 #include "model/profile.h"
 #include "analyze/verdict.h"
+#include "fuzz/pprof_gen.h"
 #include "unit/builders.h"
 
 #define SEC		1000000000ULL
@@ -585,6 +587,202 @@ static void read__corrupt_input__rejected(void **state)
 	bp_profile__free(p);
 }
 
+/* ------------------------------------------------------------ bounds */
+
+/* refused as past a bound (E2BIG), with a one-line reason naming it */
+static void assert_too_big(const void *data, size_t len, const char *reason)
+{
+	struct bp_profile *p;
+	char err[256] = "";
+
+	errno = 0;
+	p = bp_pprof_read(data, len, err, sizeof(err));
+	if (p)
+		fail_msg("accepted, expected \"%s\"", reason);
+	if (errno != E2BIG || !strstr(err, reason))
+		fail_msg("errno %d \"%s\", expected E2BIG \"%s\"", errno, err, reason);
+	assert_null(strchr(err, '\n'));
+}
+
+static void stacks_too_big(uint32_t lines, uint32_t refs, uint32_t samples, const char *reason)
+{
+	struct bp_buf raw = BP_BUF_INIT;
+
+	assert_int_equal(pprof_gen_stacks(&raw, lines, refs, samples), 0);
+	assert_too_big(raw.data, raw.len, reason);
+	bp_buf_free(&raw);
+}
+
+/* the 100k-line location named 1000 times: under 500 bytes, refused at the location */
+static void bounds__stack_bomb__refused(void **state)
+{
+	struct bp_buf raw = BP_BUF_INIT, gz = BP_BUF_INIT;
+
+	assert_int_equal(pprof_gen_stacks(&raw, 100000, 1000, 1), 0);
+	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, &gz), 0);
+	assert_true(gz.len < 512);
+	assert_too_big(gz.data, gz.len, "location 0 has more than 256 lines");
+	bp_buf_free(&raw);
+	bp_buf_free(&gz);
+}
+
+/* each bound is a limit, not one less: at it the profile reads */
+static void bounds__at_the_limits__read(void **state)
+{
+	struct bp_buf raw = BP_BUF_INIT;
+	struct bp_profile *p;
+	char err[256];
+	uint32_t nr;
+
+	assert_int_equal(pprof_gen_stacks(&raw, BP_PPROF_MAX_LINES,
+					  BP_PPROF_MAX_DEPTH / BP_PPROF_MAX_LINES, 3), 0);
+	p = bp_pprof_read(raw.data, raw.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->nr_samples, 1);
+	bp_profile__stack_frames(p, p->samples[0].stack, &nr);
+	assert_int_equal(nr, BP_PPROF_MAX_DEPTH);
+	assert_true(p->samples[0].count == 3);
+	bp_profile__free(p);
+	bp_buf_reset(&raw);
+
+	assert_int_equal(pprof_gen_stacks(&raw, 1, BP_PPROF_MAX_DEPTH, 1), 0);
+	p = bp_pprof_read(raw.data, raw.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	bp_profile__free(p);
+	bp_buf_free(&raw);
+}
+
+static void bounds__frames__refused_past_each(void **state)
+{
+	char what[96];
+
+	snprintf(what, sizeof(what), "location 0 has more than %u lines", BP_PPROF_MAX_LINES);
+	stacks_too_big(BP_PPROF_MAX_LINES + 1, 1, 1, what);
+	snprintf(what, sizeof(what), "sample 0 has more than %u locations", BP_PPROF_MAX_DEPTH);
+	stacks_too_big(1, BP_PPROF_MAX_DEPTH + 1, 1, what);
+	snprintf(what, sizeof(what), "sample 0 has more than %u frames", BP_PPROF_MAX_DEPTH);
+	stacks_too_big(BP_PPROF_MAX_LINES, BP_PPROF_MAX_DEPTH / BP_PPROF_MAX_LINES + 1, 1, what);
+	/* the same deepest stack, once too often */
+	snprintf(what, sizeof(what), "more than %u frames in all samples", BP_PPROF_MAX_FRAMES);
+	stacks_too_big(BP_PPROF_MAX_LINES, BP_PPROF_MAX_DEPTH / BP_PPROF_MAX_LINES,
+		       BP_PPROF_MAX_FRAMES / BP_PPROF_MAX_DEPTH + 1, what);
+}
+
+static void bounds__sizes_and_counts__refused_past_each(void **state)
+{
+	struct bp_buf raw = BP_BUF_INIT, gz = BP_BUF_INIT;
+	char what[96], *big;
+	size_t i, n;
+
+	/* decompressed size: a gzip of zeros one byte past it, and raw bytes past it */
+	n = (size_t)BP_PPROF_MAX_INFLATED + 1;
+	big = calloc(1, n);
+	assert_non_null(big);
+	assert_int_equal(pprof_gen_gzip(big, n, &gz), 0);
+	snprintf(what, sizeof(what), "larger than %u MiB", BP_PPROF_MAX_INFLATED >> 20);
+	assert_too_big(gz.data, gz.len, what);
+	assert_too_big(big, n, what);
+	free(big);
+
+	/* strings, one more than may be */
+	for (i = 0; i <= BP_PPROF_MAX_RECORDS; i++)
+		bp_pb_put_string(&raw, 6, "");
+	snprintf(what, sizeof(what), "more than %u strings", BP_PPROF_MAX_RECORDS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
+	/* comments: one byte each, packed */
+	bp_pb_put_string(&raw, 6, "");
+	bp_pb_put_tag(&raw, 13, BP_PB_LEN);
+	bp_pb_put_varint(&raw, BP_PPROF_MAX_RECORDS + 1);
+	for (i = 0; i <= BP_PPROF_MAX_RECORDS; i++)
+		bp_buf_putc(&raw, 0);
+	snprintf(what, sizeof(what), "more than %u comments", BP_PPROF_MAX_RECORDS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_free(&raw);
+	bp_buf_free(&gz);
+}
+
+/* a raw profile whose state document is text */
+static void state_profile(struct bp_buf *raw, const char *text, size_t len)
+{
+	struct bp_buf st = BP_BUF_INIT;
+
+	bp_pb_put_string(raw, 6, "");
+	bp_buf_puts(&st, STATE_PREFIX_FOR_TEST);
+	bp_buf_append(&st, text, len);
+	bp_pb_put_bytes(raw, 1000, st.data, st.len);
+	assert_false(st.err || raw->err);
+	bp_buf_free(&st);
+}
+
+/* ... is head, n copies of item separated by commas, tail */
+static void state_array(struct bp_buf *raw, const char *head, const char *item, size_t n,
+			const char *tail)
+{
+	struct bp_buf doc = BP_BUF_INIT;
+	size_t i;
+
+	bp_buf_puts(&doc, head);
+	for (i = 0; i < n; i++) {
+		if (i)
+			bp_buf_putc(&doc, ',');
+		bp_buf_puts(&doc, item);
+	}
+	bp_buf_puts(&doc, tail);
+	state_profile(raw, doc.data, doc.len);
+	bp_buf_free(&doc);
+}
+
+static void bounds__state__refused_past_each(void **state)
+{
+	struct bp_buf raw = BP_BUF_INIT;
+	char what[96], *text;
+	size_t n;
+
+	n = (size_t)BP_PPROF_MAX_STATE + 1;
+	text = malloc(n);
+	assert_non_null(text);
+	memset(text, ' ', n);
+	text[0] = '{';
+	text[n - 1] = '}';
+	state_profile(&raw, text, n);
+	free(text);
+	snprintf(what, sizeof(what), "boundprof state larger than %u MiB",
+		 BP_PPROF_MAX_STATE >> 20);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
+	state_array(&raw, "{\"procs\":[", "{}", BP_PPROF_MAX_PROCS + 1, "]}");
+	snprintf(what, sizeof(what), "more than %u processes", BP_PPROF_MAX_PROCS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
+	state_array(&raw, "{\"procs\":[{\"threads\":[", "{}", BP_PPROF_MAX_PROC_THREADS + 1,
+		    "]}]}");
+	snprintf(what, sizeof(what), "more than %u threads in a process",
+		 BP_PPROF_MAX_PROC_THREADS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
+	state_array(&raw, "{\"io_rows\":[", "{}", BP_PPROF_MAX_IO_ROWS + 1, "]}");
+	snprintf(what, sizeof(what), "more than %u IO rows", BP_PPROF_MAX_IO_ROWS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
+	state_array(&raw, "{\"io_devs\":[", "{}", BP_PPROF_MAX_IO_DEVS + 1, "]}");
+	snprintf(what, sizeof(what), "more than %u block devices", BP_PPROF_MAX_IO_DEVS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
+	state_array(&raw, "{\"stacks\":[[", "0", BP_PPROF_MAX_DEPTH + 1, "]]}");
+	snprintf(what, sizeof(what), "more than %u frames in a stack", BP_PPROF_MAX_DEPTH);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_free(&raw);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -596,6 +794,11 @@ int main(void)
 		cmocka_unit_test(foreign__go_cpu_profile_loads),
 		cmocka_unit_test(foreign__time_only_with_wait_labels),
 		cmocka_unit_test(read__corrupt_input__rejected),
+		cmocka_unit_test(bounds__stack_bomb__refused),
+		cmocka_unit_test(bounds__at_the_limits__read),
+		cmocka_unit_test(bounds__frames__refused_past_each),
+		cmocka_unit_test(bounds__sizes_and_counts__refused_past_each),
+		cmocka_unit_test(bounds__state__refused_past_each),
 	};
 
 	return cmocka_run_group_tests_name("pprof", tests, NULL, NULL);
