@@ -253,6 +253,12 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 		ns += s->ns;
 		if (ts)
 			a->thr_ns[ts - ps->thr] += s->ns;
+		/*
+		 * No count, no hotspot (a foreign profile's zeros and negative diffs):
+		 * and a frame it left at 0 would be listed as touched once per sample.
+		 */
+		if (!s->count)
+			continue;
 		fr = bp_profile__stack_frames(p, s->stack, &nr);
 		a->stamp++;
 		for (j = 0; j < nr; j++) {

@@ -471,6 +471,53 @@ static void foreign__time_only_with_wait_labels(void **state)
 	bp_buf_free(&w.out);
 }
 
+/*
+ * On-CPU samples with a count of 0 (a foreign profile's zero column): they
+ * add nothing to any hotspot, and summarizing them must not count their
+ * frames as touched again for each sample (it overran the list of them).
+ */
+static void foreign__zero_count_samples__summarize(void **state)
+{
+	struct fw w = { .out = BP_BUF_INIT };
+	struct bp_buf m = BP_BUF_INIT, s = BP_BUF_INIT, line = BP_BUF_INIT;
+	struct bp_summary sum;
+	struct bp_profile *p;
+	uint64_t v;
+	char err[256];
+	int tid;
+
+	fstr(&w, "");
+	fvt(&w, 1, "samples", "count");
+	bp_pb_put_uint64(&m, 1, 1);
+	bp_pb_put_uint64(&m, 2, fstr(&w, "spin"));
+	fmsg(&w.out, 5, &m);
+	bp_pb_put_uint64(&m, 1, 1);
+	bp_pb_put_uint64(&line, 1, 1);
+	fmsg(&m, 4, &line);
+	fmsg(&w.out, 4, &m);
+	for (tid = 1; tid <= 4; tid++) {
+		v = 1;
+		bp_pb_put_packed(&s, 1, &v, 1);
+		v = 0;
+		bp_pb_put_packed(&s, 2, &v, 1);
+		flabel(&w, &s, "pid", NULL, 7);
+		flabel(&w, &s, "tid", NULL, tid);
+		fmsg(&w.out, 2, &s);
+	}
+	p = bp_pprof_read(w.out.data, w.out.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->nr_samples, 4);
+	assert_int_equal(bp_summarize(p, 20, &sum), 0);
+	assert_int_equal(bp_verdicts(p, &sum), 0);
+	assert_int_equal(sum.nr_procs, 1);
+	assert_true(sum.procs[0].samples == 0);
+	assert_int_equal(sum.procs[0].nr_hot, 0);
+	bp_summary_free(&sum);
+	bp_profile__free(p);
+	bp_buf_free(&w.out);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static char last_what[64];
@@ -793,6 +840,7 @@ int main(void)
 		cmocka_unit_test(write__pprof_view),
 		cmocka_unit_test(foreign__go_cpu_profile_loads),
 		cmocka_unit_test(foreign__time_only_with_wait_labels),
+		cmocka_unit_test(foreign__zero_count_samples__summarize),
 		cmocka_unit_test(read__corrupt_input__rejected),
 		cmocka_unit_test(bounds__stack_bomb__refused),
 		cmocka_unit_test(bounds__at_the_limits__read),
