@@ -264,7 +264,9 @@ int bp_perfmap__update_at(struct bp_perfmap *pm, int root_fd, const char *path)
 	pm->size = st.st_size;
 	pm->mtime = st.st_mtim;
 
-	qsort(pm->ents, pm->nr, sizeof(*pm->ents), cmp_ent);
+	/* qsort() of no entries (NULL) is undefined */
+	if (pm->nr)
+		qsort(pm->ents, pm->nr, sizeof(*pm->ents), cmp_ent);
 	for (i = 0; i < pm->nr; i++)
 		pm->ents[i].sym.name = pm->names + pm->ents[i].name_off;
 	return err;
