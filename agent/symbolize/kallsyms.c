@@ -411,8 +411,9 @@ size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64
 			continue;
 		if (n < max) {
 			start[n] = e->addr;
-			end[n] = i + 1 < k->nr && !k->syms[i + 1].mod ? k->syms[i + 1].addr
-								     : e->addr + KSYM_LAST_MAX;
+			end[n] = i + 1 < k->nr && !k->syms[i + 1].mod ? k->syms[i + 1].addr :
+				 e->addr > UINT64_MAX - KSYM_LAST_MAX ? UINT64_MAX :
+									e->addr + KSYM_LAST_MAX;
 		}
 		n++;
 	}
