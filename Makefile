@@ -145,6 +145,7 @@ boundprof: $(CLI_OBJS) $(LIBAGENT)
 # ---------------------------------------------------------------------------
 # Tests and benchmarks
 include tests/tests.mk
+include tests/fuzz/fuzz.mk
 include bench/bench.mk
 
 install: boundprof

@@ -121,6 +121,7 @@ test-fresh:
 ifeq ($(T),)
 test: boundprof
 	$(Q)$(MAKE) --no-print-directory test-unit
+	$(Q)$(MAKE) --no-print-directory fuzz-smoke
 	$(Q)$(MAKE) --no-print-directory test-integration
 	$(Q)$(MAKE) --no-print-directory test-kernels
 else

@@ -1,0 +1,109 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# libFuzzer harnesses (docs/fuzzing.md), included from the top-level Makefile.
+#   make fuzz            run each harness FUZZ_SECONDS (default 60), one after another
+#   make fuzz-smoke      each for FUZZ_SMOKE_SECONDS (3), and replay the regression
+#                        inputs: part of make test
+#   make fuzz-HARNESS    one harness (fuzz-pprof, fuzz-httpd, ...)
+# The library is built again with clang into $(OUT)/fuzz/obj
+# (-fsanitize=fuzzer-no-link,address,undefined); crashes and the grown corpus
+# go to $(OUT)/fuzz/work/HARNESS, never into the source tree.
+
+FUZZ_CC		?= clang-14
+FUZZ_SECONDS	?= 60
+FUZZ_SMOKE_SECONDS ?= 3
+FUZZ_HARNESSES	:= pprof elf httpd perfmap procmaps kallsyms json
+FUZZ_OUT	:= $(OUT)/fuzz
+FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all
+FUZZ_CFLAGS	:= -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=gnu11 -Wall -Wextra \
+		   -Wno-unused-parameter -D_GNU_SOURCE -MMD -MP -I$(OUT) -Ibpf -Iagent -Itests
+FUZZ_OBJS	:= $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(AGENT_SRCS)) $(FUZZ_OUT)/obj/flame_assets.o
+FUZZ_LIB	:= $(FUZZ_OUT)/libagent.a
+FUZZ_BINS	:= $(addprefix $(FUZZ_OUT)/bin/fuzz_,$(FUZZ_HARNESSES))
+FUZZ_DEPS	:= $(OUT)/.fuzz-deps-ok
+FUZZ_SUMMARY	?= $(FUZZ_OUT)/summary.txt
+# per harness libFuzzer options: requests up to the server's 8 KiB head and past it
+FUZZ_OPTS_httpd	:= -max_len=12288 -dict=tests/fuzz/http.dict
+FUZZ_OPTS_json	:= -dict=tests/fuzz/json.dict
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-regress $(addprefix fuzz-,$(FUZZ_HARNESSES))
+
+# clang's libFuzzer runtime: Debian ships it apart from clang (libclang-rt-14-dev)
+define need_fuzz
+command -v $(FUZZ_CC) >/dev/null && \
+	test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-$$(uname -m).a)"
+endef
+
+$(FUZZ_DEPS): | $(DEPS_STAMP)
+	$(Q)if ! ( $(need_fuzz) ); then \
+		pkgs=""; command -v $(FUZZ_CC) >/dev/null || pkgs="clang-14"; \
+		pkgs="$$pkgs libclang-rt-14-dev"; \
+		if [ "$$(id -u)" != 0 ]; then \
+			echo "libFuzzer missing; run: sudo apt-get install -y $$pkgs" >&2; exit 1; \
+		fi; \
+		echo "  DEPS     apt-get install $$pkgs"; \
+		export DEBIAN_FRONTEND=noninteractive; \
+		apt-get install -y -q $$pkgs >$(OUT)/apt-fuzz.log 2>&1 || \
+		{ apt-get update -q >>$(OUT)/apt-fuzz.log 2>&1 && \
+		  apt-get install -y -q $$pkgs >>$(OUT)/apt-fuzz.log 2>&1; } || \
+		{ tail -20 $(OUT)/apt-fuzz.log >&2; exit 1; }; \
+		( $(need_fuzz) ) || { echo "libFuzzer still missing after install" >&2; exit 1; }; \
+	fi
+	$(Q)touch $@
+
+$(FUZZ_OUT)/obj/%.o: %.c | $(SKEL) $(FUZZ_DEPS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_OUT)/obj/flame_assets.o: $(OUT)/agent/export/flame_assets.c | $(SKEL) $(FUZZ_DEPS)
+	$(call msg,CC-FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer-no-link -c $< -o $@
+
+$(FUZZ_LIB): $(FUZZ_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(FUZZ_OUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB) | $(FUZZ_DEPS)
+	$(call msg,FUZZ-LD,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS)
+
+fuzz-build: $(FUZZ_BINS)
+
+# $(1): harness, $(2): seconds
+define fuzz_run
+	$(Q)sh tests/fuzz/run.sh $(FUZZ_OUT)/bin/fuzz_$(1) $(2) $(CURDIR)/tests/fuzz/corpus/$(1) \
+		$(FUZZ_OUT)/work/$(1) $(FUZZ_SUMMARY) $(subst tests/,$(CURDIR)/tests/,$(FUZZ_OPTS_$(1)))
+endef
+
+$(addprefix fuzz-,$(FUZZ_HARNESSES)): fuzz-%: $(FUZZ_OUT)/bin/fuzz_%
+	$(call fuzz_run,$*,$(FUZZ_SECONDS))
+
+# one after another: the fuzzers share the machine with everything else
+fuzz: $(FUZZ_BINS)
+	$(Q)rm -f $(FUZZ_SUMMARY)
+	$(Q)fail=0; for h in $(FUZZ_HARNESSES); do \
+		$(MAKE) --no-print-directory fuzz-$$h FUZZ_SECONDS=$(FUZZ_SECONDS) \
+			FUZZ_SUMMARY=$(FUZZ_SUMMARY) || fail=1; \
+	done; echo "  FUZZ     summary in $(FUZZ_SUMMARY)"; exit $$fail
+
+# every input that once crashed a harness, run once more
+fuzz-regress: $(FUZZ_BINS)
+	$(Q)fail=0; for h in $(FUZZ_HARNESSES); do \
+		d=tests/fuzz/regress/$$h; [ -d $$d ] || continue; \
+		n=$$(ls $$d | wc -l); [ $$n -gt 0 ] || continue; \
+		echo "  FUZZ-RE  $$h: $$n input(s)"; \
+		ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+		$(FUZZ_OUT)/bin/fuzz_$$h -rss_limit_mb=512 -malloc_limit_mb=256 -timeout=10 \
+			$$d/* >$(FUZZ_OUT)/regress-$$h.log 2>&1 || \
+			{ tail -30 $(FUZZ_OUT)/regress-$$h.log >&2; fail=1; }; \
+	done; exit $$fail
+
+fuzz-smoke: $(FUZZ_BINS)
+	$(Q)$(MAKE) --no-print-directory fuzz-regress
+	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
+		FUZZ_SUMMARY=$(FUZZ_OUT)/summary-smoke.txt
+
+-include $(wildcard $(FUZZ_OUT)/obj/agent/*/*.d $(FUZZ_OUT)/obj/*.d $(FUZZ_OUT)/bin/*.d)
