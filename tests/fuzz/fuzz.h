@@ -9,6 +9,7 @@
 #define BP_FUZZ_H
 
 #include <fcntl.h>
+#include <ftw.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,17 +36,15 @@ static void fuzz_log(enum bp_log_level level, const char *fmt, va_list ap)
 
 static char fuzz_dir[64];
 
+static int fuzz_rm(const char *path, const struct stat *st, int type, struct FTW *ftw)
+{
+	remove(path);
+	return 0;
+}
+
 static void fuzz_dir_remove(void)
 {
-	char path[128];
-	static const char *const names[] = { "in", "perf-1.map", "maps", "kallsyms" };
-	size_t i;
-
-	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		snprintf(path, sizeof(path), "%s/%s", fuzz_dir, names[i]);
-		unlink(path);
-	}
-	rmdir(fuzz_dir);
+	nftw(fuzz_dir, fuzz_rm, 8, FTW_DEPTH | FTW_PHYS);
 }
 
 /* a file in this run's scratch directory, under the current one (the build folder) */

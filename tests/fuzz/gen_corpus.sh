@@ -10,7 +10,7 @@
 # program), as written and decompressed, and a short recording of the spin
 # fixture when run as root with ./boundprof built; elf: small binaries built
 # here (symbols, dynamic symbols, stripped with a debuglink, compressed
-# debug sections); procmaps: this shell's /proc/self/maps and odd lines;
+# debug sections, a stripped binary followed by its debug file); procmaps: this shell's /proc/self/maps and odd lines;
 # kallsyms: lines of /proc/kallsyms; perfmap: the unit tests' JIT map; httpd:
 # requests as curl, Prometheus and browsers send them; json: a report and
 # the state of a saved profile, and small documents.
@@ -45,11 +45,17 @@ small="-Os -nostdlib -fno-asynchronous-unwind-tables -Wl,-z,noseparate-code -Wl,
 cc $small -static -o $C/elf/exe_symtab "$tmp/tiny.c"
 cc $small -shared -fPIC -o $C/elf/lib_dynsym.so "$tmp/tiny.c"
 strip -o $C/elf/lib_stripped.so $C/elf/lib_dynsym.so
-cc $small -g -static -o "$tmp/full" "$tmp/tiny.c"
+cc $small -g -fdebug-prefix-map="$tmp"=. -static -o "$tmp/full" "$tmp/tiny.c"
 objcopy --only-keep-debug "$tmp/full" "$tmp/exe.debug"
 strip -o $C/elf/exe_debuglink "$tmp/full"
 objcopy --add-gnu-debuglink="$tmp/exe.debug" $C/elf/exe_debuglink
 objcopy --compress-debug-sections=zlib "$tmp/exe.debug" $C/elf/exe_zdebug.debug
+# a stripped binary and its debug file in one input, after the harness's mark
+{ cat $C/elf/exe_debuglink; printf '\000BP-DEBUG-FILE\000'; cat "$tmp/exe.debug"; } \
+	> $C/elf/exe_with_debug_file
+strip --only-keep-debug -o "$tmp/lib.debug" $C/elf/lib_dynsym.so
+{ cat $C/elf/lib_stripped.so; printf '\000BP-DEBUG-FILE\000'; cat "$tmp/lib.debug"; } \
+	> $C/elf/lib_with_build_id_debug
 
 # ---- procmaps
 cat /proc/self/maps > $C/procmaps/self.maps
