@@ -23,7 +23,7 @@ if [ -n "$(ls crashes)" ]; then
 fi
 # a scratch directory the harness did not get to remove (killed run)
 rm -rf scratch-*
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:symbolize=1 \
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:symbolize=1:quarantine_size_mb=64 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	"$bin" -max_total_time="$secs" -rss_limit_mb=512 -malloc_limit_mb=256 -timeout=10 \
 	-print_final_stats=1 -artifact_prefix="$work/crashes/" "$@" \
