@@ -37,7 +37,7 @@ endef
 $(FUZZ_DEPS): | $(DEPS_STAMP)
 	$(Q)if ! ( $(need_fuzz) ); then \
 		pkgs=""; command -v $(FUZZ_CC) >/dev/null || pkgs="clang-14"; \
-		pkgs="$$pkgs libclang-rt-14-dev"; \
+		pkgs="$${pkgs:+$$pkgs }libclang-rt-14-dev"; \
 		if [ "$$(id -u)" != 0 ]; then \
 			echo "libFuzzer missing; run: sudo apt-get install -y $$pkgs" >&2; exit 1; \
 		fi; \
