@@ -62,6 +62,7 @@ void bp_profile__free(struct bp_profile *p)
 		free(p->strs[i]);
 	for (i = 0; i < p->nr_procs; i++) {
 		free(p->procs[i]->threads);
+		bp_htab_free(&p->procs[i]->thread_h);
 		free(p->procs[i]);
 	}
 	free(p->strs);
@@ -286,18 +287,59 @@ struct bp_proc *bp_profile__proc(struct bp_profile *p, uint32_t pid, bool create
 	return proc;
 }
 
-struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm)
+/* up to this many threads a scan beats an index, and costs no memory */
+#define THREAD_SCAN	16
+
+static bool thread_eq(const void *ctx, uint32_t idx, const void *key)
 {
-	struct bp_thread *t;
+	return ((const struct bp_proc *)ctx)->threads[idx].tid == *(const uint32_t *)key;
+}
+
+/* index the threads of a process that has outgrown the scan; 0 or -ENOMEM */
+static int thread_index(struct bp_proc *proc)
+{
 	uint32_t i;
 
-	for (i = 0; i < proc->nr_threads; i++)
-		if (proc->threads[i].tid == tid)
-			return &proc->threads[i];
-	t = realloc(proc->threads, (proc->nr_threads + 1) * sizeof(*t));
-	if (!t)
+	for (i = 0; i < proc->nr_threads; i++) {
+		if (bp_htab_insert(&proc->thread_h, bp_hash_u64(proc->threads[i].tid), i)) {
+			bp_htab_free(&proc->thread_h);
+			return -ENOMEM;
+		}
+	}
+	return 0;
+}
+
+struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm)
+{
+	uint64_t h = bp_hash_u64(tid);
+	struct bp_thread *t;
+	uint32_t idx;
+
+	/* a search, not a scan, for a process with thousands of threads */
+	if (proc->nr_threads <= THREAD_SCAN) {
+		for (idx = 0; idx < proc->nr_threads; idx++)
+			if (proc->threads[idx].tid == tid)
+				return &proc->threads[idx];
+	} else {
+		if (!proc->thread_h.len && thread_index(proc))
+			return NULL;
+		if (bp_htab_find(&proc->thread_h, h, thread_eq, proc, &tid, &idx) == 0)
+			return &proc->threads[idx];
+	}
+	/* doubling: one more each time copied them all, each time */
+	if (proc->nr_threads == proc->cap_threads) {
+		uint32_t ncap = proc->cap_threads ? proc->cap_threads * 2 : 1;
+
+		if (proc->cap_threads > UINT32_MAX / 2)
+			return NULL;
+		t = reallocarray(proc->threads, ncap, sizeof(*t));
+		if (!t)
+			return NULL;
+		proc->threads = t;
+		proc->cap_threads = ncap;
+	}
+	if (proc->thread_h.len && bp_htab_insert(&proc->thread_h, h, proc->nr_threads))
 		return NULL;
-	proc->threads = t;
 	t = &proc->threads[proc->nr_threads++];
 	memset(t, 0, sizeof(*t));
 	t->tid = tid;

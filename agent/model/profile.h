@@ -74,8 +74,9 @@ struct bp_proc {
 	uint64_t end_ns;	/* 0: still running at the end */
 	bool exited;
 	bool have_meta;		/* comm/cmdline/start read from /proc */
-	uint32_t nr_threads;
+	uint32_t nr_threads, cap_threads;
 	struct bp_thread *threads;
+	struct bp_htab thread_h;	/* tid -> index in threads, once there are many */
 	/* merged timeline (have_timeline): ns in each most productive state */
 	bool have_timeline;
 	uint64_t tl_ns[BP_TS__MAX];
