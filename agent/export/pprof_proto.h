@@ -101,6 +101,7 @@ int bp_pprof_nomem(struct bp_pprof_err *e);
 struct bp_pprof_module {
 	uint64_t mapping;
 	char *module;
+	size_t order;	/* in the document */
 };
 
 /* boundprof's state, as read; all zero: the profile has none */

@@ -812,7 +812,7 @@ static int foreign_proc(struct reader *r, const struct labels *lb, uint32_t pid,
 		return nomem(r);
 	if (!proc->comm[0] && lb->comm)
 		snprintf(proc->comm, sizeof(proc->comm), "%s", lb->comm);
-	/* a thread is found by a scan of its process's threads: bound both */
+	/* each thread costs a bp_thread: bounded per process and in all */
 	nt = proc->nr_threads;
 	if (!bp_proc__thread(proc, tid, lb->comm))
 		return nomem(r);

@@ -524,6 +524,16 @@ static int state_counts(const struct bp_json *o, struct bp_pprof_err *e)
 	return 0;
 }
 
+/* by mapping id, and for the same id in document order: the first one counts */
+static int cmp_module(const void *a, const void *b)
+{
+	const struct bp_pprof_module *x = a, *y = b;
+
+	if (x->mapping != y->mapping)
+		return x->mapping < y->mapping ? -1 : 1;
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
 int bp_pprof_state_parse(struct bp_pprof_state *ps, const char *text, size_t len,
 			 struct bp_pprof_err *e)
 {
@@ -562,19 +572,27 @@ int bp_pprof_state_parse(struct bp_pprof_state *ps, const char *text, size_t len
 			st_fail(&s, "modules", -EINVAL);
 		if (s.err)
 			return st_result(&s);
-		ps->nr_modules++;
+		rm->order = ps->nr_modules++;
 	}
+	qsort(ps->modules, ps->nr_modules, sizeof(*ps->modules), cmp_module);
 	return 0;
 }
 
 const char *bp_pprof_state_module(const struct bp_pprof_state *s, uint64_t mapping)
 {
-	size_t i;
+	size_t lo = 0, hi = s->nr_modules;
 
-	for (i = 0; i < s->nr_modules; i++)
-		if (s->modules[i].mapping == mapping)
-			return s->modules[i].module;
-	return NULL;
+	/* every location asks: a search, not a scan */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (s->modules[mid].mapping < mapping)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nr_modules && s->modules[lo].mapping == mapping ? s->modules[lo].module :
+									    NULL;
 }
 
 /* stacks in the writer's order, when sample order would not give it */

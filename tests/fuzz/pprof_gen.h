@@ -59,15 +59,15 @@ static inline int pprof_gen_stacks(struct bp_buf *out, uint32_t lines, uint32_t 
 	return err;
 }
 
-/* gzip of len bytes appended to out; 0 or -1 */
-static inline int pprof_gen_gzip(const void *data, size_t len, struct bp_buf *out)
+/* gzip (level 1..9) of len bytes appended to out; 0 or -1 */
+static inline int pprof_gen_gzip(const void *data, size_t len, int level, struct bp_buf *out)
 {
 	unsigned char chunk[65536];
 	z_stream z;
 	int ret;
 
 	memset(&z, 0, sizeof(z));
-	if (deflateInit2(&z, 9, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
+	if (deflateInit2(&z, level, Z_DEFLATED, 15 + 16, 9, Z_DEFAULT_STRATEGY) != Z_OK)
 		return -1;
 	z.next_in = (unsigned char *)data;
 	z.avail_in = len;

@@ -148,7 +148,7 @@ static void test_stack_bomb_refused_small(void **state)
 	const char *file;
 
 	assert_int_equal(pprof_gen_stacks(&raw, 100000, 1000, 1), 0);
-	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, &gz), 0);
+	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, 9, &gz), 0);
 	print_message("bomb: %zu bytes of gzip, %zu decompressed\n", gz.len, raw.len);
 	assert_true(gz.len < 512);
 	file = write_file("bomb.pb.gz", &gz);
@@ -166,7 +166,7 @@ static void test_deep_sample_refused_small(void **state)
 	const char *file;
 
 	assert_int_equal(pprof_gen_stacks(&raw, 1, 100000, 1), 0);
-	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, &gz), 0);
+	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, 9, &gz), 0);
 	file = write_file("deep.pb.gz", &gz);
 	report_as_nobody(file, &r);
 	expect_refused(&r, "sample 0 has more than 4096 locations", 32 * 1024);
@@ -183,7 +183,7 @@ static void test_many_deep_samples_refused_small(void **state)
 
 	assert_int_equal(pprof_gen_stacks(&raw, BP_PPROF_MAX_LINES,
 					  BP_PPROF_MAX_DEPTH / BP_PPROF_MAX_LINES, 100000), 0);
-	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, &gz), 0);
+	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, 9, &gz), 0);
 	file = write_file("many.pb.gz", &gz);
 	report_as_nobody(file, &r);
 	expect_refused(&r, "more than 67108864 frames in all samples", 32 * 1024);
@@ -201,7 +201,7 @@ static void test_inflate_bomb_stops_at_the_bound(void **state)
 	char *zeros = calloc(1, n);
 
 	assert_non_null(zeros);
-	assert_int_equal(pprof_gen_gzip(zeros, n, &gz), 0);
+	assert_int_equal(pprof_gen_gzip(zeros, n, 1, &gz), 0);
 	free(zeros);
 	print_message("inflate bomb: %zu bytes of gzip\n", gz.len);
 	file = write_file("zeros.pb.gz", &gz);

@@ -666,7 +666,7 @@ static void bounds__stack_bomb__refused(void **state)
 	struct bp_buf raw = BP_BUF_INIT, gz = BP_BUF_INIT;
 
 	assert_int_equal(pprof_gen_stacks(&raw, 100000, 1000, 1), 0);
-	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, &gz), 0);
+	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, 9, &gz), 0);
 	assert_true(gz.len < 512);
 	assert_too_big(gz.data, gz.len, "location 0 has more than 256 lines");
 	bp_buf_free(&raw);
@@ -727,7 +727,7 @@ static void bounds__sizes_and_counts__refused_past_each(void **state)
 	n = (size_t)BP_PPROF_MAX_INFLATED + 1;
 	big = calloc(1, n);
 	assert_non_null(big);
-	assert_int_equal(pprof_gen_gzip(big, n, &gz), 0);
+	assert_int_equal(pprof_gen_gzip(big, n, 1, &gz), 0);
 	snprintf(what, sizeof(what), "larger than %u MiB", BP_PPROF_MAX_INFLATED >> 20);
 	assert_too_big(gz.data, gz.len, what);
 	assert_too_big(big, n, what);
@@ -830,6 +830,124 @@ static void bounds__state__refused_past_each(void **state)
 	bp_buf_free(&raw);
 }
 
+/* a foreign profile: `samples` samples of process 7, thread 1000 + i % threads */
+static void interleaved_threads(struct bp_buf *out, uint32_t threads, uint32_t samples)
+{
+	struct fw w = { .out = BP_BUF_INIT };
+	struct bp_buf m = BP_BUF_INIT, s = BP_BUF_INIT, line = BP_BUF_INIT, lab = BP_BUF_INIT;
+	uint64_t k_pid, k_tid, v = 1;
+	uint32_t i;
+
+	fstr(&w, "");
+	fvt(&w, 1, "samples", "count");
+	k_pid = fstr(&w, "pid");
+	k_tid = fstr(&w, "tid");
+	bp_pb_put_uint64(&m, 1, 1);
+	bp_pb_put_uint64(&m, 2, fstr(&w, "work"));
+	fmsg(&w.out, 5, &m);
+	bp_pb_put_uint64(&m, 1, 1);
+	bp_pb_put_uint64(&line, 1, 1);
+	fmsg(&m, 4, &line);
+	fmsg(&w.out, 4, &m);
+	for (i = 0; i < samples; i++) {
+		bp_buf_reset(&s);
+		bp_pb_put_packed(&s, 1, &v, 1);
+		bp_pb_put_packed(&s, 2, &v, 1);
+		bp_buf_reset(&lab);
+		bp_pb_put_uint64(&lab, 1, k_pid);
+		bp_pb_put_int64(&lab, 3, 7);
+		bp_pb_put_bytes(&s, 3, lab.data, lab.len);
+		bp_buf_reset(&lab);
+		bp_pb_put_uint64(&lab, 1, k_tid);
+		bp_pb_put_int64(&lab, 3, 1000 + i % threads);
+		bp_pb_put_bytes(&s, 3, lab.data, lab.len);
+		bp_pb_put_bytes(&w.out, 2, s.data, s.len);
+	}
+	assert_false(w.out.err || s.err || lab.err);
+	*out = w.out;
+	bp_buf_free(&s);
+	bp_buf_free(&lab);
+}
+
+/*
+ * Many threads of one process, their samples interleaved: each thread is
+ * looked for once (a scan of the process's threads for every sample was
+ * quadratic); and one thread past the bound is refused.
+ */
+static void bounds__interleaved_threads__each_found_once(void **state)
+{
+	struct bp_buf raw = BP_BUF_INIT;
+	struct bp_profile *p;
+	struct bp_proc *pr;
+	char err[256], what[96];
+
+	interleaved_threads(&raw, 4096, 8 * 4096);
+	p = bp_pprof_read(raw.data, raw.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	pr = bp_profile__proc(p, 7, false);
+	assert_non_null(pr);
+	assert_int_equal(pr->nr_threads, 4096);
+	assert_int_equal(p->nr_samples, 4096);
+	assert_true(p->samples[0].count == 8);
+	bp_profile__free(p);
+	bp_buf_free(&raw);
+
+	interleaved_threads(&raw, BP_PPROF_MAX_PROC_THREADS + 1, BP_PPROF_MAX_PROC_THREADS + 1);
+	snprintf(what, sizeof(what), "more than %u threads in a process", BP_PPROF_MAX_PROC_THREADS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_free(&raw);
+}
+
+/*
+ * The state names the module of many mappings: each location finds its own
+ * (a scan of the state's modules per location was quadratic).
+ */
+static void state__many_modules__each_location_finds_its_own(void **state)
+{
+	const uint32_t n = 100000;
+	struct fw w = { .out = BP_BUF_INIT };
+	struct bp_buf m = BP_BUF_INIT, line = BP_BUF_INIT, doc = BP_BUF_INIT;
+	struct bp_profile *p;
+	char err[256], name[32];
+	uint32_t i;
+
+	fstr(&w, "");
+	bp_buf_puts(&doc, STATE_PREFIX_FOR_TEST "{\"modules\":[");
+	for (i = 1; i <= n; i++) {
+		snprintf(name, sizeof(name), "/lib/file%u.so", i);
+		bp_pb_put_uint64(&m, 1, i);
+		bp_pb_put_uint64(&m, 5, fstr(&w, name));
+		fmsg(&w.out, 3, &m);
+		snprintf(name, sizeof(name), "fn%u", i);
+		bp_pb_put_uint64(&m, 1, i);
+		bp_pb_put_uint64(&m, 2, fstr(&w, name));
+		bp_pb_put_uint64(&m, 3, w.nstr - 1);
+		fmsg(&w.out, 5, &m);
+		bp_pb_put_uint64(&m, 1, i);
+		bp_pb_put_uint64(&m, 2, i);
+		bp_pb_put_uint64(&line, 1, i);
+		fmsg(&m, 4, &line);
+		fmsg(&w.out, 4, &m);
+		/* in reverse, and a second name for each that must lose to the first */
+		bp_buf_printf(&doc, "%s[%u,\"mod%u\"],[%u,\"late%u\"]", i > 1 ? "," : "",
+			      n + 1 - i, n + 1 - i, n + 1 - i, n + 1 - i);
+	}
+	bp_buf_puts(&doc, "]}");
+	bp_pb_put_bytes(&w.out, 1000, doc.data, doc.len);
+	p = bp_pprof_read(w.out.data, w.out.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->nr_frames, n);
+	for (i = 0; i < n; i += 997) {
+		snprintf(name, sizeof(name), "mod%u", i + 1);
+		assert_string_equal(p->frames[i].module, name);
+	}
+	bp_profile__free(p);
+	bp_buf_free(&w.out);
+	bp_buf_free(&doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -847,6 +965,8 @@ int main(void)
 		cmocka_unit_test(bounds__frames__refused_past_each),
 		cmocka_unit_test(bounds__sizes_and_counts__refused_past_each),
 		cmocka_unit_test(bounds__state__refused_past_each),
+		cmocka_unit_test(bounds__interleaved_threads__each_found_once),
+		cmocka_unit_test(state__many_modules__each_location_finds_its_own),
 	};
 
 	return cmocka_run_group_tests_name("pprof", tests, NULL, NULL);
