@@ -93,6 +93,22 @@ static int cmp_sample_idx(const void *a, const void *b, void *ctx)
 	return x < y ? -1 : x > y;
 }
 
+/* some sample is of pid; idx: the samples sorted by cmp_sample_idx() */
+static bool has_samples(const struct bp_profile *p, const uint32_t *idx, uint32_t pid)
+{
+	uint32_t lo = 0, hi = p->nr_samples;
+
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (p->samples[idx[mid]].pid < pid)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < p->nr_samples && p->samples[idx[lo]].pid == pid;
+}
+
 /*
  * What the kernel was doing when a sample hit it, judged by the innermost
  * kernel frame with a known role: submitting block IO counts toward IO,
@@ -397,14 +413,13 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 		}
 		start = end;
 	}
-	/* processes only known from their thread totals (asleep the whole time) */
-	for (i = 0; i < out->nr_procs; i++) {
-		uint32_t j;
-
-		for (j = 0; j < p->nr_procs; j++)
-			if (p->procs[j] == out->procs[i].proc)
-				done[j] = 1;
-	}
+	/*
+	 * processes only known from their thread totals (asleep the whole time):
+	 * those without a sample, found in the samples sorted by pid (a pass over
+	 * all processes for each summarized one was quadratic)
+	 */
+	for (i = 0; i < p->nr_procs; i++)
+		done[i] = has_samples(p, idx, p->procs[i]->pid);
 	for (i = 0; i < p->nr_procs; i++) {
 		if (done[i] || (!p->procs[i]->nr_threads && !p->procs[i]->have_timeline))
 			continue;
