@@ -25,8 +25,8 @@
 #define BP_PPROF_MAX_DEPTH	4096		/* frames (and locations) of one stack */
 #define BP_PPROF_MAX_FRAMES	(1u << 26)	/* frames of all samples (and of the state's stacks) */
 #define BP_PPROF_MAX_STATE	(64u << 20)	/* bytes of boundprof's state document */
-#define BP_PPROF_MAX_PROCS	(1u << 18)	/* processes */
-#define BP_PPROF_MAX_THREADS	(1u << 20)	/* threads of all processes */
+#define BP_PPROF_MAX_PROCS	(1u << 16)	/* processes */
+#define BP_PPROF_MAX_THREADS	(1u << 18)	/* threads of all processes */
 #define BP_PPROF_MAX_PROC_THREADS (1u << 15)	/* threads of one process */
 #define BP_PPROF_MAX_IO_DEVS	(1u << 12)	/* block devices */
 #define BP_PPROF_MAX_IO_ROWS	(1u << 18)	/* (device, process, direction) IO rows */

@@ -59,6 +59,51 @@ static inline int pprof_gen_stacks(struct bp_buf *out, uint32_t lines, uint32_t 
 	return err;
 }
 
+/*
+ * A raw Profile of `procs` samples, each of its own process (a "pid" label
+ * 1..procs) in one function: what a system-wide profile of many short-lived
+ * processes looks like, at a few bytes a process. 0 or -ENOMEM.
+ */
+static inline int pprof_gen_procs(struct bp_buf *out, uint32_t procs)
+{
+	struct bp_buf m = BP_BUF_INIT, s = BP_BUF_INIT, lab = BP_BUF_INIT;
+	uint32_t i;
+	int err;
+
+	bp_pb_put_string(out, 6, "");
+	bp_pb_put_string(out, 6, "f");
+	bp_pb_put_string(out, 6, "samples");
+	bp_pb_put_string(out, 6, "count");
+	bp_pb_put_string(out, 6, "pid");
+	bp_pb_put_uint64(&m, 1, 2);
+	bp_pb_put_uint64(&m, 2, 3);
+	bp_pb_put_bytes(out, 1, m.data, m.len);
+	bp_buf_reset(&m);
+	bp_pb_put_uint64(&m, 1, 1);
+	bp_pb_put_uint64(&m, 2, 1);
+	bp_pb_put_bytes(out, 5, m.data, m.len);
+	bp_buf_reset(&m);
+	bp_pb_put_uint64(&lab, 1, 1);
+	bp_pb_put_uint64(&m, 1, 1);
+	bp_pb_put_bytes(&m, 4, lab.data, lab.len);
+	bp_pb_put_bytes(out, 4, m.data, m.len);
+	for (i = 1; i <= procs; i++) {
+		bp_buf_reset(&s);
+		bp_buf_reset(&lab);
+		bp_pb_put_uint64(&s, 1, 1);
+		bp_pb_put_uint64(&s, 2, 1);
+		bp_pb_put_uint64(&lab, 1, 4);
+		bp_pb_put_uint64(&lab, 3, i);
+		bp_pb_put_bytes(&s, 3, lab.data, lab.len);
+		bp_pb_put_bytes(out, 2, s.data, s.len);
+	}
+	err = m.err ? m.err : s.err ? s.err : lab.err ? lab.err : out->err;
+	bp_buf_free(&m);
+	bp_buf_free(&s);
+	bp_buf_free(&lab);
+	return err;
+}
+
 /* gzip (level 1..9) of len bytes appended to out; 0 or -1 */
 static inline int pprof_gen_gzip(const void *data, size_t len, int level, struct bp_buf *out)
 {

@@ -191,6 +191,23 @@ static void test_many_deep_samples_refused_small(void **state)
 	bp_buf_free(&gz);
 }
 
+/* a process per sample, 200k of them: refused at the 65537th */
+static void test_many_processes_refused(void **state)
+{
+	struct bp_buf raw = BP_BUF_INIT, gz = BP_BUF_INIT;
+	struct bounded_run r;
+	const char *file;
+
+	assert_int_equal(pprof_gen_procs(&raw, 200000), 0);
+	assert_int_equal(pprof_gen_gzip(raw.data, raw.len, 9, &gz), 0);
+	print_message("processes: %zu bytes of gzip\n", gz.len);
+	file = write_file("procs.pb.gz", &gz);
+	report_as_nobody(file, &r);
+	expect_refused(&r, "more than 65536 processes", 128 * 1024);
+	bp_buf_free(&raw);
+	bp_buf_free(&gz);
+}
+
 /* zeros past the decompressed bound: inflating stops there */
 static void test_inflate_bomb_stops_at_the_bound(void **state)
 {
@@ -217,6 +234,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_stack_bomb_refused_small, teardown),
 		cmocka_unit_test_teardown(test_deep_sample_refused_small, teardown),
 		cmocka_unit_test_teardown(test_many_deep_samples_refused_small, teardown),
+		cmocka_unit_test_teardown(test_many_processes_refused, teardown),
 		cmocka_unit_test_teardown(test_inflate_bomb_stops_at_the_bound, teardown),
 	};
 
