@@ -15,8 +15,9 @@ FUZZ_SMOKE_SECONDS ?= 3
 FUZZ_HARNESSES	:= pprof elf httpd perfmap procmaps kallsyms json
 FUZZ_OUT	:= $(OUT)/fuzz
 FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all
-FUZZ_CFLAGS	:= -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=gnu11 -Wall -Wextra \
-		   -Wno-unused-parameter -D_GNU_SOURCE -MMD -MP -I$(OUT) -Ibpf -Iagent -Itests
+FUZZ_CFLAGS	:= $(CPPFLAGS) -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=gnu11 -Wall \
+		   -Wextra -Wno-unused-parameter -D_GNU_SOURCE -MMD -MP -I$(OUT) -Ibpf -Iagent \
+		   -Itests $(LIB_CFLAGS)
 FUZZ_OBJS	:= $(patsubst %.c,$(FUZZ_OUT)/obj/%.o,$(AGENT_SRCS)) $(FUZZ_OUT)/obj/flame_assets.o
 FUZZ_LIB	:= $(FUZZ_OUT)/libagent.a
 FUZZ_BINS	:= $(addprefix $(FUZZ_OUT)/bin/fuzz_,$(FUZZ_HARNESSES))
@@ -68,7 +69,7 @@ $(FUZZ_LIB): $(FUZZ_OBJS)
 $(FUZZ_OUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB) | $(FUZZ_DEPS)
 	$(call msg,FUZZ-LD,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(LDLIBS)
+	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(ALL_LDLIBS)
 
 fuzz-build: $(FUZZ_BINS)
 
