@@ -69,9 +69,12 @@ ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0                  [vsysca
 MAPS
 
 # ---- kallsyms
+# real lines, their addresses moved to the unrandomized bases (this machine's
+# kernel layout stays here)
 if [ -r /proc/kallsyms ]; then
-	{ grep -m 12 ' [tT] ' /proc/kallsyms; grep -m 8 '\[' /proc/kallsyms || true; } \
-		> $C/kallsyms/real
+	{ grep -m 12 ' [tT] ' /proc/kallsyms | sed -E 's/^[0-9a-f]{10}([0-9a-f]{6}) /ffffffff81\1 /'
+	  grep -m 8 '\[' /proc/kallsyms | sed -E 's/^[0-9a-f]{10}([0-9a-f]{6}) /ffffffffc0\1 /'
+	} > $C/kallsyms/real
 fi
 cat > $C/kallsyms/odd <<'KSYMS'
 ffffffff81000000 T _text
