@@ -14,7 +14,7 @@
 /*
  * What bp_pprof_read() reads at most. Each bound is checked before the work
  * it bounds, so that a small file cannot ask for memory or time out of
- * proportion to its size (486 bytes once asked for 100 million frames); all
+ * proportion to its size (485 bytes once asked for 100 million frames); all
  * sit far above what a recording writes (docs/pprof.md, "Bounds").
  */
 #define BP_PPROF_MAX_INFLATED	(128u << 20)	/* bytes of profile.proto, decompressed */
