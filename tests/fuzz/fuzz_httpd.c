@@ -73,6 +73,33 @@ static void run_server(void)
 	held = 0;
 }
 
+/*
+ * A connection to the server, from a source address of 127/8 that changes
+ * every time: a run makes hundreds of thousands of connections, and from one
+ * address the closed ones (TIME_WAIT) would use up the ephemeral ports.
+ */
+static int client(const struct sockaddr_in *to)
+{
+	static uint32_t next = 2;
+	struct sockaddr_in from = { .sin_family = AF_INET };
+	int fd, tries;
+
+	for (tries = 0; tries < 16; tries++) {
+		from.sin_addr.s_addr = htonl(0x7f000000 | (next++ & 0xffffff));
+		if ((next & 0xffffff) < 2)
+			next = 2;
+		fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0)
+			break;
+		if (!bind(fd, (struct sockaddr *)&from, sizeof(from)) &&
+		    !connect(fd, (const struct sockaddr *)to, sizeof(*to)))
+			return fd;
+		close(fd);
+	}
+	fprintf(stderr, "cannot connect to the server: %s\n", strerror(errno));
+	abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET,
@@ -83,9 +110,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	bool open = true;
 	int fd, i;
 
-	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
-		abort();
+	fd = client(&sa);
 	run_server();
 	while (off < size && open) {
 		/* mostly small pieces, now and then the rest at once */
@@ -98,21 +123,36 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		run_server();
 		open = drain(fd);
 	}
-	/* the client is done: its FIN, then the server finishes and closes */
-	shutdown(fd, SHUT_WR);
-	for (i = 0; i < 1000 && bp_httpd__conns(srv); i++) {
-		struct pollfd pfd = { .fd = bp_httpd__fd(srv), .events = POLLIN };
+	/*
+	 * The client is done. Now and then a graceful end, its FIN, after which
+	 * the server finishes and closes; mostly a reset, as a graceful close
+	 * leaves the server's end in TIME_WAIT for a minute, and a run would
+	 * pile up hundreds of thousands of them.
+	 */
+	if (fuzz_rand(&seed) % 16 == 0) {
+		shutdown(fd, SHUT_WR);
+		for (i = 0; i < 1000; i++) {
+			struct pollfd pfd = { .fd = bp_httpd__fd(srv), .events = POLLIN };
+
+			run_server();
+			if (!drain(fd) || !bp_httpd__conns(srv))
+				break;
+			poll(&pfd, 1, 1);
+		}
+	} else {
+		struct linger lg = { .l_onoff = 1, .l_linger = 0 };
 
 		run_server();
-		if (!drain(fd))
-			break;
-		poll(&pfd, 1, 1);
+		drain(fd);
+		setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
 	}
 	close(fd);
-	for (i = 0; i < 1000 && bp_httpd__conns(srv); i++) {
+	for (i = 0; i < 1000; i++) {
 		struct pollfd pfd = { .fd = bp_httpd__fd(srv), .events = POLLIN };
 
 		run_server();
+		if (!bp_httpd__conns(srv))
+			break;
 		poll(&pfd, 1, 1);
 	}
 	/* every connection ends with its client: none may be left over */
