@@ -29,27 +29,13 @@ FUZZ_OPTS_json	:= -dict=tests/fuzz/json.dict
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-regress $(addprefix fuzz-,$(FUZZ_HARNESSES))
 
-# clang's libFuzzer runtime: Debian ships it apart from clang (libclang-rt-14-dev)
-define need_fuzz
-command -v $(FUZZ_CC) >/dev/null && \
-	test -f "$$($(FUZZ_CC) -print-file-name=libclang_rt.fuzzer-$$(uname -m).a)"
-endef
-
+# clang 14 and its libFuzzer runtime, which Debian ships apart from clang
+# (libclang-rt-14-dev): installed when missing, like every build tool
+# (scripts/need.sh); the runtime's path is clang's to say
 $(FUZZ_DEPS): | $(DEPS_STAMP)
-	$(Q)if ! ( $(need_fuzz) ); then \
-		pkgs=""; command -v $(FUZZ_CC) >/dev/null || pkgs="clang-14"; \
-		pkgs="$${pkgs:+$$pkgs }libclang-rt-14-dev"; \
-		if [ "$$(id -u)" != 0 ]; then \
-			echo "libFuzzer missing; run: sudo apt-get install -y $$pkgs" >&2; exit 1; \
-		fi; \
-		echo "  DEPS     apt-get install $$pkgs"; \
-		export DEBIAN_FRONTEND=noninteractive; \
-		apt-get install -y -q $$pkgs >$(OUT)/apt-fuzz.log 2>&1 || \
-		{ apt-get update -q >>$(OUT)/apt-fuzz.log 2>&1 && \
-		  apt-get install -y -q $$pkgs >>$(OUT)/apt-fuzz.log 2>&1; } || \
-		{ tail -20 $(OUT)/apt-fuzz.log >&2; exit 1; }; \
-		( $(need_fuzz) ) || { echo "libFuzzer still missing after install" >&2; exit 1; }; \
-	fi
+	$(Q)$(NEED) -l $(OUT)/apt-fuzz.log $(FUZZ_CC)=clang-14
+	$(Q)$(NEED) -l $(OUT)/apt-fuzz.log \
+		"$$($(FUZZ_CC) -print-runtime-dir)/libclang_rt.fuzzer-$$(uname -m).a=libclang-rt-14-dev"
 	$(Q)touch $@
 
 $(FUZZ_OUT)/obj/%.o: %.c | $(SKEL) $(FUZZ_DEPS)
