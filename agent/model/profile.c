@@ -195,7 +195,8 @@ int64_t bp_profile__stack(struct bp_profile *p, const uint32_t *frames, uint32_t
 
 	if (bp_htab_find(&p->stack_h, h, stack_eq, p, &k, &idx) == 0)
 		return idx;
-	if (p->pool_len + nr > p->pool_cap) {
+	/* a pool even for an empty first stack: stacks point into it, never at NULL */
+	if (!p->stack_pool || p->pool_len + nr > p->pool_cap) {
 		uint64_t ncap = p->pool_cap ? p->pool_cap : 1024;
 		uint32_t *np;
 

@@ -518,6 +518,23 @@ static void foreign__zero_count_samples__summarize(void **state)
 	bp_buf_free(&w.out);
 }
 
+/* a sample with no location, before any other stack: one empty stack */
+static void foreign__empty_stack_first__reads(void **state)
+{
+	static const char raw[] = "\x12\x00\x32\x00";	/* Sample {}, string_table "" */
+	struct bp_profile *p;
+	char err[256];
+	uint32_t nr;
+
+	p = bp_pprof_read(raw, sizeof(raw) - 1, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	assert_int_equal(p->nr_stacks, 1);
+	assert_non_null(bp_profile__stack_frames(p, 0, &nr));
+	assert_int_equal(nr, 0);
+	bp_profile__free(p);
+}
+
 /* ------------------------------------------------------------ bad input */
 
 static char last_what[64];
@@ -959,6 +976,7 @@ int main(void)
 		cmocka_unit_test(foreign__go_cpu_profile_loads),
 		cmocka_unit_test(foreign__time_only_with_wait_labels),
 		cmocka_unit_test(foreign__zero_count_samples__summarize),
+		cmocka_unit_test(foreign__empty_stack_first__reads),
 		cmocka_unit_test(read__corrupt_input__rejected),
 		cmocka_unit_test(bounds__stack_bomb__refused),
 		cmocka_unit_test(bounds__at_the_limits__read),
