@@ -101,6 +101,7 @@ printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9464\r\nUser-Agent: curl/7.88.1
 printf 'GET /metrics HTTP/1.1\r\nHost: localhost:9464\r\nUser-Agent: Prometheus/2.42.0\r\nAccept: application/openmetrics-text;version=1.0.0,application/openmetrics-text;version=0.0.1;q=0.75,text/plain;version=0.0.4;q=0.5,*/*;q=0.1\r\nAccept-Encoding: gzip\r\nX-Prometheus-Scrape-Timeout-Seconds: 10\r\n\r\n' > $r/prometheus
 printf 'GET /report?seconds=5&format=json HTTP/1.1\r\nHost: [::1]:9464\r\nAccept: text/html,application/xhtml+xml\r\nAccept-Language: en-US,en;q=0.5\r\nConnection: keep-alive\r\n\r\n' > $r/browser
 printf 'HEAD /healthz HTTP/1.0\r\n\r\n' > $r/head10
+printf 'GET /metrics HTTP/1.1\r\nHost: 127.0.0.1:9464\r\nAuthorization: Bearer 3q2+7w==\r\nAccept: text/plain;version=0.0.4\r\n\r\n' > $r/token
 printf 'GET /hold?seconds=%%33 HTTP/1.1\r\nHost: a\r\nContent-Length: 0\r\n\r\nextra' > $r/held
 printf 'GET /flame%%20graph?x=a+b%%26c HTTP/1.1\nHost: a\n\n' > $r/lf_only
 printf 'POST /metrics HTTP/1.1\r\nHost: a\r\nContent-Length: 5\r\n\r\nhello' > $r/post
