@@ -19,6 +19,9 @@
 #define STATE_PREFIX	"boundprof-state v1 "
 /* how kernel frames are told apart in Function.system_name */
 #define KERNEL_MARK	"_[k]"
+/* marks after a named frame's system_name: a Python function, an inlined call */
+#define PYTHON_MARK	"_[py]"
+#define INLINE_MARK	"_[inl]"
 
 /* profile.proto field numbers */
 enum {
@@ -54,7 +57,7 @@ enum {
 	MAPPING_HAS_FUNCTIONS = 7,
 };
 enum { LOC_ID = 1, LOC_MAPPING_ID = 2, LOC_ADDRESS = 3, LOC_LINE = 4 };
-enum { LINE_FUNCTION_ID = 1 };
+enum { LINE_FUNCTION_ID = 1, LINE_LINE = 2 };
 enum { FUNC_ID = 1, FUNC_NAME = 2, FUNC_SYSTEM_NAME = 3, FUNC_FILENAME = 4 };
 
 static inline const char *base_name(const char *path)

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -491,8 +492,31 @@ static bool kernel_mapping(const char *file)
  * otherwise the frame is named after the function and its module after the
  * mapping's file.
  */
+/*
+ * The marks write_frames() appends to a named frame's system_name, in its
+ * order; false when the rest is anything else (then the frame is unnamed).
+ */
+static bool parse_marks(const char *rest, struct bp_frame *f)
+{
+	static const struct { const char *mark; size_t off; } marks[] = {
+		{ KERNEL_MARK, offsetof(struct bp_frame, kernel) },
+		{ PYTHON_MARK, offsetof(struct bp_frame, python) },
+		{ INLINE_MARK, offsetof(struct bp_frame, inlined) },
+	};
+	size_t i, n;
+
+	for (i = 0; i < sizeof(marks) / sizeof(marks[0]); i++) {
+		n = strlen(marks[i].mark);
+		if (!strncmp(rest, marks[i].mark, n)) {
+			*(bool *)((char *)f + marks[i].off) = true;
+			rest += n;
+		}
+	}
+	return !*rest;
+}
+
 static int64_t make_frame(struct reader *r, const struct rfunc *fn, const struct rmap *m,
-			  uint64_t mapping_id, uint64_t address)
+			  uint64_t mapping_id, uint64_t address, uint64_t line, bool inlined)
 {
 	const char *mfile = m ? m->file : "";
 	struct bp_frame f = {};
@@ -502,24 +526,38 @@ static int64_t make_frame(struct reader *r, const struct rfunc *fn, const struct
 	f.build_id = m && m->build_id[0] ? m->build_id : NULL;
 	if (r->st.json && fn) {
 		const char *name = fn->name, *sys = fn->sys;
+		struct bp_frame marks = {};
 
 		nl = strlen(name);
-		if (!strcmp(sys, name)) {
+		if (nl && !strncmp(sys, name, nl) && parse_marks(sys + nl, &marks)) {
 			f.name = name;
-		} else if (!strncmp(sys, name, nl) && !strcmp(sys + nl, KERNEL_MARK)) {
-			f.name = name;
-			f.kernel = true;
+			f.kernel = marks.kernel;
+			f.python = marks.python;
+			f.inlined = marks.inlined;
 		} else {
 			f.kernel = !strcmp(sys, KERNEL_MARK);
 		}
-		f.path = fn->file[0] ? fn->file : NULL;
+		if (f.name && line && line <= UINT32_MAX && fn->file[0]) {
+			/* Function.filename is the source; the binary is the mapping's */
+			f.file = fn->file;
+			f.line = line;
+			f.path = mfile[0] == '/' ? mfile : NULL;
+		} else {
+			f.path = fn->file[0] ? fn->file : NULL;
+		}
 		f.module = bp_pprof_state_module(&r->st, mapping_id);
 		if (!f.module)
 			f.module = f.path ? base_name(f.path) : mfile[0] ? mfile : "[unknown]";
 		return bp_profile__frame(r->p, &f);
 	}
-	if (fn)
+	if (fn) {
 		f.name = fn->name[0] ? fn->name : fn->sys[0] ? fn->sys : NULL;
+		if (f.name && line && line <= UINT32_MAX && fn->file[0]) {
+			f.file = fn->file;
+			f.line = line;
+		}
+	}
+	f.inlined = inlined;
 	f.kernel = kernel_mapping(mfile);
 	f.module = mfile[0] ? base_name(mfile) : "[unknown]";
 	f.path = mfile[0] == '/' ? mfile : NULL;
@@ -559,12 +597,15 @@ static int parse_locations(struct reader *r)
 			} else if (f.num == LOC_LINE && f.wire == BP_PB_LEN) {
 				struct bp_pb_reader lr;
 				struct bp_pb_field lf;
-				uint64_t fid = 0;
+				uint64_t fid = 0, line = 0;
 
 				bp_pb_reader_init(&lr, f.data, f.len);
-				while ((ret = bp_pb_next(&lr, &lf)) > 0)
+				while ((ret = bp_pb_next(&lr, &lf)) > 0) {
 					if (lf.num == LINE_FUNCTION_ID)
 						fid = lf.u64;
+					else if (lf.num == LINE_LINE)
+						line = lf.u64;
+				}
 				if (ret < 0)
 					break;
 				if (nf == BP_PPROF_MAX_LINES) {
@@ -572,11 +613,14 @@ static int parse_locations(struct reader *r)
 						     BP_PPROF_MAX_LINES);
 					goto out;
 				}
-				if (grow((void **)&fids, &cap_fids, nf + 1, sizeof(*fids))) {
+				if (grow((void **)&fids, &cap_fids, 2 * (nf + 1), sizeof(*fids))) {
 					err = nomem(r);
 					goto out;
 				}
-				fids[nf++] = fid;
+				/* pairs: function id, line */
+				fids[2 * nf] = fid;
+				fids[2 * nf + 1] = line;
+				nf++;
 			}
 		}
 		if (ret < 0) {
@@ -602,14 +646,16 @@ static int parse_locations(struct reader *r)
 			int64_t id;
 
 			if (nf) {
-				fn = find_id(r->funcs, r->nr_funcs, sizeof(*r->funcs), fids[k]);
+				fn = find_id(r->funcs, r->nr_funcs, sizeof(*r->funcs), fids[2 * k]);
 				if (!fn) {
 					err = fail(r, "location %" PRIu64 " refers to unknown function %"
-						   PRIu64, l->id, fids[k]);
+						   PRIu64, l->id, fids[2 * k]);
 					goto out;
 				}
 			}
-			id = make_frame(r, fn, m, mapping_id, address);
+			/* every line but the last is inlined into the one after it */
+			id = make_frame(r, fn, m, mapping_id, address, nf ? fids[2 * k + 1] : 0,
+					k + 1 < nf);
 			if (id < 0 || grow((void **)&r->loc_frames, &r->cap_loc_frames,
 					   r->nr_loc_frames + 1, sizeof(*r->loc_frames))) {
 				err = nomem(r);

@@ -171,6 +171,11 @@ static bool has_path(const struct bp_frame *f)
 	return f->path && f->path[0];
 }
 
+static bool has_line(const struct bp_frame *f)
+{
+	return f->name && f->file && f->file[0] && f->line;
+}
+
 /*
  * pprof takes mapping[0] for the main binary (go tool pprof prints it as
  * "File:"). Ours are numbered by first use, which puts the dynamic loader
@@ -243,8 +248,11 @@ static int write_frames(struct writer *w)
 		bp_buf_reset(&w->tmp);
 		if (f->name) {
 			name = wstr(w, f->name);
-			if (f->kernel) {
-				bp_buf_printf(&w->tmp, "%s" KERNEL_MARK, f->name);
+			if (f->kernel || f->python || f->inlined) {
+				bp_buf_printf(&w->tmp, "%s%s%s%s", f->name,
+					      f->kernel ? KERNEL_MARK : "",
+					      f->python ? PYTHON_MARK : "",
+					      f->inlined ? INLINE_MARK : "");
 				sys = wstr(w, bp_buf_str(&w->tmp));
 			} else {
 				sys = name;
@@ -264,7 +272,14 @@ static int write_frames(struct writer *w)
 		bp_pb_put_uint64(&w->msg, FUNC_NAME, name);
 		if (sys)
 			bp_pb_put_uint64(&w->msg, FUNC_SYSTEM_NAME, sys);
-		if (has_path(f))
+		/*
+		 * Function.filename is the source file where the line is known (what
+		 * pprof's -lines and source views expect); otherwise, as before
+		 * lines existed, the binary's path (the mapping has it too).
+		 */
+		if (has_line(f))
+			bp_pb_put_uint64(&w->msg, FUNC_FILENAME, wstr(w, f->file));
+		else if (has_path(f))
 			bp_pb_put_uint64(&w->msg, FUNC_FILENAME, wstr(w, f->path));
 		bp_pb_put_bytes(&w->body, PROF_FUNCTION, w->msg.data, w->msg.len);
 
@@ -275,6 +290,8 @@ static int write_frames(struct writer *w)
 		if (f->offset)
 			bp_pb_put_uint64(&w->msg, LOC_ADDRESS, f->offset);
 		bp_pb_put_uint64(&w->sub, LINE_FUNCTION_ID, i + 1);
+		if (has_line(f))
+			bp_pb_put_uint64(&w->sub, LINE_LINE, f->line);
 		bp_pb_put_bytes(&w->msg, LOC_LINE, w->sub.data, w->sub.len);
 		bp_pb_put_bytes(&w->body, PROF_LOCATION, w->msg.data, w->msg.len);
 	}

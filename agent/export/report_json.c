@@ -33,9 +33,22 @@ static void write_hotspots(struct bp_json_w *w, const struct bp_profile *p,
 		const struct bp_frame *f = &p->frames[h[i].frame];
 
 		bp_json_w_begin_object(w);
-		bp_json_w_kv_string(w, "function", bp_frame_label(f, false, label, sizeof(label)));
+		/* with its line known, the function is named alone and the place beside it */
+		if (f->name && f->file && f->line)
+			bp_json_w_kv_string(w, "function", f->name);
+		else
+			bp_json_w_kv_string(w, "function",
+					    bp_frame_label(f, false, label, sizeof(label)));
 		bp_json_w_kv_string(w, "module", f->module);
 		bp_json_w_kv_bool(w, "kernel", f->kernel);
+		if (f->name && f->file && f->line) {
+			bp_json_w_kv_string(w, "file", f->file);
+			bp_json_w_kv_uint64(w, "line", f->line);
+		}
+		if (f->python)
+			bp_json_w_kv_bool(w, "python", true);
+		if (f->inlined)
+			bp_json_w_kv_bool(w, "inlined", true);
 		bp_json_w_kv_double(w, "self", h[i].self_frac);
 		bp_json_w_kv_double(w, "total", h[i].total_frac);
 		bp_json_w_kv_uint64(w, "self_samples", h[i].self);

@@ -120,11 +120,13 @@ const char *bp_profile__intern(struct bp_profile *p, const char *s)
  */
 static uint64_t frame_hash(const struct bp_frame *f)
 {
-	uint64_t h = f->kernel;
+	uint64_t h = f->kernel | f->inlined << 1 | f->python << 2 | (uint64_t)f->line << 3;
 
 	h = bp_hash_bytes(f->module, strlen(f->module), h);
 	if (f->path)
 		h = bp_hash_bytes(f->path, strlen(f->path), h);
+	if (f->file)
+		h = bp_hash_bytes(f->file, strlen(f->file), h);
 	if (f->name)
 		return bp_hash_bytes(f->name, strlen(f->name), h);
 	return bp_hash_u64(h ^ f->offset);
@@ -142,8 +144,10 @@ static bool frame_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct bp_frame *a = &((const struct bp_profile *)ctx)->frames[idx];
 	const struct bp_frame *b = key;
 
-	if (a->kernel != b->kernel || !opt_str_eq(a->name, b->name) ||
-	    strcmp(a->module, b->module) || !opt_str_eq(a->path, b->path))
+	if (a->kernel != b->kernel || a->inlined != b->inlined || a->python != b->python ||
+	    a->line != b->line || !opt_str_eq(a->name, b->name) ||
+	    strcmp(a->module, b->module) || !opt_str_eq(a->path, b->path) ||
+	    !opt_str_eq(a->file, b->file))
 		return false;
 	return a->name || a->offset == b->offset;
 }
@@ -165,7 +169,8 @@ int64_t bp_profile__frame(struct bp_profile *p, const struct bp_frame *f)
 	n.module = bp_profile__intern(p, n.module);
 	n.path = bp_profile__intern(p, f->path);
 	n.build_id = bp_profile__intern(p, f->build_id);
-	if (!n.module || (f->name && !n.name))
+	n.file = bp_profile__intern(p, f->file);
+	if (!n.module || (f->name && !n.name) || (f->file && !n.file))
 		return -ENOMEM;
 	if (bp_htab_insert(&p->frame_h, h, p->nr_frames))
 		return -ENOMEM;
@@ -426,12 +431,18 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
 {
 	const char *k = kernel_suffix && f->kernel ? "_[k]" : "";
 
-	if (f->name)
+	if (f->name && f->line && f->file) {
+		const char *base = strrchr(f->file, '/');
+
+		snprintf(buf, len, "%s (%s:%" PRIu32 ")%s", f->name, base ? base + 1 : f->file,
+			 f->line, k);
+	} else if (f->name) {
 		snprintf(buf, len, "%s%s", f->name, k);
-	/* "[unknown]", "[kernel]": no base to count an offset from */
-	else if (!f->offset && f->module[0] == '[')
+	} else if (!f->offset && f->module[0] == '[') {
+		/* "[unknown]", "[kernel]": no base to count an offset from */
 		snprintf(buf, len, "%s%s", f->module, k);
-	else
+	} else {
 		snprintf(buf, len, "%s+0x%" PRIx64 "%s", f->module, f->offset, k);
+	}
 	return buf;
 }

@@ -38,6 +38,15 @@ struct bp_frame {
 	const char *build_id;	/* interned or NULL */
 	uint64_t offset;	/* module-relative address (see symbols.h) */
 	bool kernel;
+	/*
+	 * Source position, where known: DWARF line tables for native code, the
+	 * code object for Python. A frame is then one line of a function, so
+	 * hotspots and Amdahl caps can name the line.
+	 */
+	const char *file;	/* interned source file as recorded, or NULL */
+	uint32_t line;		/* 1-based; 0: unknown */
+	bool inlined;		/* inlined into the frame below it (its caller) */
+	bool python;		/* a Python function: name is its qualname */
 };
 
 struct bp_sample {
@@ -201,8 +210,9 @@ struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_
 uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc);
 
 /*
- * The display name of a frame: "name" or "module+0xOFFSET", with "_[k]"
- * appended for kernel frames when kernel_suffix is set. Returns buf.
+ * The display name of a frame: "name", "name (FILE:LINE)" when its line is
+ * known (FILE is the source file's base name), or "module+0xOFFSET"; "_[k]"
+ * is appended for kernel frames when kernel_suffix is set. Returns buf.
  */
 const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *buf, size_t len);
 

@@ -139,6 +139,24 @@ struct bp_profile *rich_profile(void)
 	odd = bld_frame(p, "weird_[k]", "py\xff", "/srv/app/py\xff", NULL, 0x10, false);
 	/* a module that is not the base name of its path (a renamed mapping) */
 	(void)bld_frame(p, "jit_entry", "[jit]", "/memfd:jit (deleted)", NULL, 0x99, false);
+	/* frames with source lines: native, inlined into it, and Python */
+	{
+		struct bp_frame fl = { .name = "distance_matrix", .module = "dm",
+				       .path = "/opt/dm", .build_id = "77aa", .offset = 0x3010,
+				       .file = "/src/dm/main.rs", .line = 3 };
+		struct bp_frame inl = fl, py = { .name = "Grid.distance", .module = "python3.11",
+						 .path = "/usr/bin/python3.11",
+						 .file = "/home/u/dm.py", .line = 42,
+						 .python = true };
+
+		inl.name = "core::f64::sqrt";
+		inl.file = "/rustc/library/core/src/f64.rs";
+		inl.line = 410;
+		inl.inlined = true;
+		assert_true(bp_profile__frame(p, &fl) >= 0);
+		assert_true(bp_profile__frame(p, &inl) >= 0);
+		assert_true(bp_profile__frame(p, &py) >= 0);
+	}
 	for (i = 0; i < BP_MAX_STACK_DEPTH; i++) {
 		char name[32];
 
@@ -359,6 +377,10 @@ void assert_profile_eq(const struct bp_profile *a, const struct bp_profile *b)
 		assert_str_eq(x->build_id, y->build_id);
 		assert_true(x->offset == y->offset);
 		assert_int_equal(x->kernel, y->kernel);
+		assert_str_eq(x->file, y->file);
+		assert_int_equal(x->line, y->line);
+		assert_int_equal(x->inlined, y->inlined);
+		assert_int_equal(x->python, y->python);
 	}
 	assert_int_equal(a->nr_stacks, b->nr_stacks);
 	for (i = 0; i < a->nr_stacks; i++) {

@@ -331,6 +331,7 @@ static void foreign__go_cpu_profile_loads(void **state)
 	bp_pb_put_uint64(&m, 2, 1);
 	bp_pb_put_uint64(&m, 3, 0x401000);
 	bp_pb_put_uint64(&line, 1, 10);
+	bp_pb_put_uint64(&line, 2, 17);	/* main.go:17 */
 	fmsg(&m, 4, &line);
 	fmsg(&w.out, 4, &m);
 	bp_pb_put_uint64(&m, 1, 101);
@@ -397,6 +398,13 @@ static void foreign__go_cpu_profile_loads(void **state)
 	assert_string_equal(p->frames[st[2]].name, "main.inlined");
 	assert_string_equal(p->frames[st[0]].module, "app");
 	assert_string_equal(p->frames[st[0]].path, "/usr/bin/app");
+	/* Function.filename with Line.line is the source position */
+	assert_string_equal(p->frames[st[0]].file, "/src/main.go");
+	assert_int_equal(p->frames[st[0]].line, 17);
+	assert_null(p->frames[st[1]].file);
+	/* line[0] of a location is inlined into the line after it */
+	assert_false(p->frames[st[1]].inlined);
+	assert_true(p->frames[st[2]].inlined);
 	assert_true(p->samples[0].count == 30);
 	assert_true(p->samples[0].ns == 30 * period);
 	/* the raw address reads as an offset into the file */

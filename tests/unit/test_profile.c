@@ -75,6 +75,19 @@ static void frame_label__kernel_suffix_and_offsets(void **state)
 	assert_string_equal(bp_frame_label(&k, true, buf, sizeof(buf)), "schedule_[k]");
 	assert_string_equal(bp_frame_label(&k, false, buf, sizeof(buf)), "schedule");
 	assert_string_equal(bp_frame_label(&u, true, buf, sizeof(buf)), "libfoo.so+0xabc");
+	/* a known line names the source file's base name */
+	u.name = "distance_matrix";
+	u.file = "/src/dm/main.rs";
+	u.line = 3;
+	assert_string_equal(bp_frame_label(&u, true, buf, sizeof(buf)), "distance_matrix (main.rs:3)");
+	u.file = "dm.py";
+	assert_string_equal(bp_frame_label(&u, false, buf, sizeof(buf)), "distance_matrix (dm.py:3)");
+	/* a line without a file, or a file without a line, is not shown */
+	u.line = 0;
+	assert_string_equal(bp_frame_label(&u, false, buf, sizeof(buf)), "distance_matrix");
+	k.file = "kernel/sched/core.c";
+	k.line = 6700;
+	assert_string_equal(bp_frame_label(&k, true, buf, sizeof(buf)), "schedule (core.c:6700)_[k]");
 }
 
 static void stack__dedup_and_frames_root_first(void **state)
