@@ -3,8 +3,12 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <math.h>
 #include <poll.h>
+#include <setjmp.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +19,8 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cmocka.h>
 
 #include "harness.h"
 
@@ -514,4 +520,286 @@ bool h_need_root(void)
 		"* Run: sudo make test                                              *\n"
 		"********************************************************************\n\n");
 	return false;
+}
+
+static double realtime(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* how many of pid's open files are perf events; -1 once it is gone */
+static int perf_event_fds(pid_t pid)
+{
+	char dir[64], path[600], link[128];
+	struct dirent *de;
+	ssize_t n;
+	int count = 0;
+	DIR *d;
+
+	snprintf(dir, sizeof(dir), "/proc/%d/fd", pid);
+	d = opendir(dir);
+	if (!d)
+		return -1;
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n <= 0)
+			continue;
+		link[n] = '\0';
+		count += !strcmp(link, "anon_inode:[perf_event]");
+	}
+	closedir(d);
+	return count;
+}
+
+int h_wait_recording(pid_t pid, double timeout_s)
+{
+	double deadline = now() + timeout_s;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	int n;
+
+	do {
+		n = perf_event_fds(pid);
+		if (n < 0)
+			break;
+		if (n >= cpus)
+			return 0;
+		h_sleep(0.01);
+	} while (now() < deadline);
+	fprintf(stderr, "harness: pid %d never sampled the %ld CPUs (%d perf events)\n", pid,
+		cpus, n);
+	return -ETIMEDOUT;
+}
+
+bool h_have_schedstat(void)
+{
+	if (!access("/proc/self/schedstat", R_OK))
+		return true;
+	fprintf(stderr,
+		"\n"
+		"********************************************************************\n"
+		"* SKIPPED: this kernel keeps no schedstat (CONFIG_SCHED_INFO): the  *\n"
+		"* test has no count of its own to check boundprof against.         *\n"
+		"********************************************************************\n\n");
+	return false;
+}
+
+void h_sched_arm(void)
+{
+	const char *path = h_path("fixture-sched.txt");
+
+	unlink(path);
+	setenv("BP_FIXTURE_SCHED", path, 1);
+}
+
+int h_sched_read(const char *comm, struct h_sched *out, int max)
+{
+	char *text = h_slurp(h_path("fixture-sched.txt"), NULL), *line, *save = NULL;
+	int n = 0;
+
+	for (line = text ? strtok_r(text, "\n", &save) : NULL; line && n < max;
+	     line = strtok_r(NULL, "\n", &save)) {
+		struct h_sched k = {};
+
+		if (sscanf(line, "sched pid=%d comm=%31s threads=%d wall=%lf on=%lf rq=%lf "
+				 "runs=%lf pre_on=%lf pre_rq=%lf", &k.pid, k.comm, &k.threads, &k.wall,
+			   &k.on, &k.rq, &k.runs, &k.pre_on, &k.pre_rq) != 9) {
+			fprintf(stderr, "harness: bad fixture line: %s\n", line);
+			continue;
+		}
+		if (comm && strcmp(k.comm, comm))
+			continue;
+		fprintf(stderr, "  kernel: %s pid %d, %d thread%s: %.3f s wall, %.3f s on-CPU, "
+			"%.3f s runnable, %.3f s blocked, %.0f runs (before: %.3f s on-CPU, %.3f s "
+			"runnable)\n", k.comm, k.pid, k.threads, k.threads == 1 ? "" : "s", k.wall,
+			k.on, k.rq, k.wall - k.on - k.rq, k.runs, k.pre_on, k.pre_rq);
+		out[n++] = k;
+	}
+	free(text);
+	return n;
+}
+
+struct h_busy h_busy_of(const struct h_sched *k, const char *blocked)
+{
+	struct h_busy b = { .on = k->on + k->pre_on, .rq = k->rq + k->pre_rq,
+			    .rq_extra = k->runs * H_WAKEUP_S };
+	double wait = k->wall - k->on - k->rq;
+
+	if (wait < 0)
+		wait = 0;
+	if (blocked && !strcmp(blocked, "io")) {
+		b.io = wait;
+		/* the kernel cannot say how much of the CPU time was spent submitting it */
+		b.io_cpu_hi = 1;
+	} else if (blocked && !strcmp(blocked, "lock")) {
+		b.lock = wait;
+	}
+	return b;
+}
+
+/* docs/classification.md, "The decision" and its thresholds table */
+#define DOC_IO		0.5
+#define DOC_LOCK	0.3
+#define DOC_RUNQUEUE	0.2
+#define DOC_COMPUTE	0.6
+
+static void allow(const char **classes, int *n, int max, const char *c)
+{
+	int i;
+
+	for (i = 0; i < *n; i++)
+		if (!strcmp(classes[i], c))
+			return;
+	if (*n < max)
+		classes[(*n)++] = c;
+}
+
+/* the rules in their order, on shares that are exact */
+static const char *decide(double io, double lock, double rq, double compute, const char *cls)
+{
+	if (io >= DOC_IO)
+		return "io-bound";
+	if (lock >= DOC_LOCK)
+		return "lock-bound";
+	if (rq >= DOC_RUNQUEUE)
+		return "cpu-starved";
+	if (compute >= DOC_COMPUTE)
+		return cls;
+	return "mixed";
+}
+
+int h_verdict_classes(const struct h_busy *b, const char *compute, const char **classes,
+		      int max)
+{
+	const double d[3] = { -H_SHARE_MARGIN, 0, H_SHARE_MARGIN };
+	double busy = b->on + b->rq + b->io + b->lock;
+	double extra = b->rq_extra < b->on ? b->rq_extra : b->on;
+	int n = 0, e, f, i, j, k, l;
+
+	if (busy <= 0)
+		return 0;
+	fprintf(stderr, "  kernel's shares of %.3f s busy: on-CPU %.3f (of it IO submission "
+		"%.0f-%.0f%%), run queue %.3f (up to %.3f), IO %.3f, locks %.3f\n", busy,
+		b->on / busy, b->io_cpu_lo * 100, b->io_cpu_hi * 100, b->rq / busy,
+		(b->rq + extra) / busy, b->io / busy, b->lock / busy);
+	/*
+	 * the IO-submission fraction in steps of 1%, and the part of the
+	 * on-CPU time that may be wakeup latency in steps of a tenth: the
+	 * shares move with them together
+	 */
+	for (e = 0; e <= 10; e++) {
+		double on = b->on - extra * e / 10, rq = b->rq + extra * e / 10;
+
+		for (f = 0; f <= 100; f++) {
+			double frac = b->io_cpu_lo + (b->io_cpu_hi - b->io_cpu_lo) * f / 100;
+			double io = (b->io + frac * on) / busy, cpu = (1 - frac) * on / busy;
+
+			for (i = 0; i < 3; i++)
+				for (j = 0; j < 3; j++)
+					for (k = 0; k < 3; k++)
+						for (l = 0; l < 3; l++)
+							allow(classes, &n, max,
+							      decide(io + d[i],
+								     b->lock / busy + d[j],
+								     rq / busy + d[k],
+								     cpu + d[l], compute));
+		}
+	}
+	return n;
+}
+
+void h_expect_class(const char *what, const char *got, const struct h_busy *b,
+		    const char *compute)
+{
+	const char *classes[8];
+	int n = h_verdict_classes(b, compute, classes, 8), i;
+
+	fprintf(stderr, "  %s: boundprof says %s; the kernel's shares allow", what,
+		got ? got : "(none)");
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "%s %s", i ? "," : "", classes[i]);
+	fprintf(stderr, "\n");
+	for (i = 0; i < n; i++)
+		if (got && !strcmp(got, classes[i]))
+			return;
+	fail_msg("%s: %s is not what the kernel's own count of its time allows", what,
+		 got ? got : "(no verdict)");
+}
+
+bool h_near_kernel(const char *what, double got, double kernel, double rel, double less,
+		   double more)
+{
+	double lo = kernel * (1 - rel) - 0.01 - less, hi = kernel * (1 + rel) + 0.01 + more;
+
+	fprintf(stderr, "  %s: boundprof %.4f s, the kernel %.4f s (%+.2f%%; room %.4f-%.4f)\n",
+		what, got, kernel, kernel > 0 ? (got / kernel - 1) * 100 : 0, lo, hi);
+	return got >= lo && got <= hi;
+}
+
+int h_sample_proc(pid_t pid, struct h_psample *s)
+{
+	char dir[64], path[600];
+	struct timespec ts;
+	struct dirent *de;
+	clockid_t clk;
+	DIR *d;
+
+	memset(s, 0, sizeof(*s));
+	if (clock_getcpuclockid(pid, &clk))
+		return -ESRCH;
+	snprintf(dir, sizeof(dir), "/proc/%d/task", pid);
+	s->t_lo = realtime();
+	d = opendir(dir);
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		unsigned long long on, rq;
+		FILE *f;
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/schedstat", dir, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		if (fscanf(f, "%llu %llu", &on, &rq) == 2) {
+			s->rq += rq / 1e9;
+			s->threads++;
+		}
+		fclose(f);
+	}
+	closedir(d);
+	if (clock_gettime(clk, &ts)) {
+		s->t_hi = realtime();
+		return -ESRCH;
+	}
+	s->t_hi = realtime();
+	s->cpu = ts.tv_sec + ts.tv_nsec / 1e9;
+	return s->threads ? 0 : -ESRCH;
+}
+
+void h_cpu_between(const struct h_psample *s, int n, double t0, double t1, double *lo,
+		   double *hi)
+{
+	int a0 = -1, b0 = -1, a1 = -1, b1 = -1, i;
+
+	/* a: the last sample surely before the moment, b: the first surely after */
+	for (i = 0; i < n; i++) {
+		if (s[i].t_hi <= t0)
+			a0 = i;
+		if (b0 < 0 && s[i].t_lo >= t0)
+			b0 = i;
+		if (s[i].t_hi <= t1)
+			a1 = i;
+		if (b1 < 0 && s[i].t_lo >= t1)
+			b1 = i;
+	}
+	*lo = *hi = NAN;
+	if (a0 < 0 || b1 < 0)
+		return;
+	*hi = s[b1].cpu - s[a0].cpu;
+	*lo = b0 >= 0 && a1 >= b0 ? s[a1].cpu - s[b0].cpu : 0;
 }

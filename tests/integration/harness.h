@@ -95,4 +95,128 @@ bool h_need_root(void);
 
 void h_sleep(double s);
 
+/*
+ * Wait (up to timeout_s) until `boundprof record` (pid) samples every CPU:
+ * it has opened one perf event per online CPU, which it does after the
+ * tracepoints that follow processes are attached. 0 or -ETIMEDOUT.
+ */
+int h_wait_recording(pid_t pid, double timeout_s);
+
+/* --------------------------------------------------------------- oracles */
+
+/*
+ * The kernel's count of a fixture's time (tests/fixtures/fixture.h): the
+ * fixtures append a line to the file BP_FIXTURE_SCHED names, which
+ * h_sched_arm() points at a fresh file in the test's directory (in this
+ * process's environment: boundprof passes it on to the command). Seconds;
+ * thread-seconds summed over the fixture's threads, each from the start of
+ * its work to its end (pre_*: what came before, fork and exec included).
+ * wall - on - rq is the time the threads were blocked; runs how many times
+ * they were switched in.
+ */
+struct h_sched {
+	int pid;
+	char comm[32];
+	int threads;
+	double wall, on, rq, runs, pre_on, pre_rq;
+};
+
+/* true when the kernel keeps schedstat (else: skip, loudly) */
+bool h_have_schedstat(void);
+void h_sched_arm(void);
+/* the lines of processes named comm written since h_sched_arm(); how many */
+int h_sched_read(const char *comm, struct h_sched *out, int max);
+
+/*
+ * A process's busy thread-time as the kernel split it, in seconds: on-CPU,
+ * run queue, blocked on IO, blocked on locks. What part of the on-CPU time
+ * was spent submitting IO (which the classifier counts as IO) is known only
+ * to lie between io_cpu_lo and io_cpu_hi (fractions). rq_extra: how much
+ * of the kernel's on-CPU time boundprof may rightly count as run queue
+ * (H_WAKEUP_S per switch-in).
+ */
+struct h_busy {
+	double on, rq, io, lock;
+	double io_cpu_lo, io_cpu_hi;
+	double rq_extra;
+};
+
+/*
+ * A woken thread that preempts (an idle CPU, or a task with less claim)
+ * has its run clock started at the wakeup: the scheduler skips the clock
+ * update of the switch that follows. So the kernel counts the moments from
+ * a wakeup to the switch (the interrupt's exit, the CPU leaving idle) as
+ * on-CPU time, boundprof, which times the switch itself, as waiting for the
+ * CPU. Those moments are microseconds (2-6 us measured in a Firecracker
+ * guest); a process waking 10,000 times a second moves a few percent of
+ * its time from one to the other. This is the allowance per switch-in.
+ */
+#define H_WAKEUP_S 10e-6
+
+/* busy time of a fixture that blocks only on `blocked` (NULL: only sleeps) */
+struct h_busy h_busy_of(const struct h_sched *k, const char *blocked);
+
+/*
+ * How far boundprof's shares of busy time may lie from the kernel's: the
+ * two count the same scheduler events, but over spans that differ at the
+ * edges (boundprof from fork to exit, a fixture from main() to its report
+ * with what came before kept apart; a program's own report from the start
+ * to the end of its work), and boundprof sorts blocked time into classes
+ * the kernel does not tell apart (a barrier's futex wait is sleep to one,
+ * a fault on the binary IO to the other); under CPU contention boundprof's
+ * count of a thread falls short of the kernel's by up to a percent or two.
+ * 0.05 of busy time is 0.2 s of such differences in a 4-s run, where the
+ * edges are milliseconds; it is also the classifier's own borderline
+ * (docs/classification.md).
+ */
+#define H_SHARE_MARGIN 0.05
+
+/*
+ * boundprof's count of a time (on-CPU, run queue, blocked) agrees with the
+ * kernel's for the same span: within `rel` of it, 10 ms for the span's
+ * edges (exec, exit), and `less` seconds less or `more` seconds more.
+ * On-CPU and run-queue time: 5%, the precision the accounting claims (as
+ * accounted_s against wall_s), with runs * H_WAKEUP_S less on-CPU time and
+ * more run-queue time (the moments the kernel charges to a woken thread
+ * before it runs). Time blocked: 10%, since both stamp the end of a wait
+ * at its wakeup with different clocks (the run queue's, the tracepoint's),
+ * and a thread that wakes 10,000 times a second adds those microseconds up
+ * to a few percent (7.9% seen under load). Prints both.
+ */
+bool h_near_kernel(const char *what, double got, double kernel, double rel, double less,
+		   double more);
+#define H_ON_REL	0.05
+#define H_BLOCKED_REL	0.10
+
+/*
+ * The classes docs/classification.md's rules give for this busy time, each
+ * share moved by up to H_SHARE_MARGIN either way and the IO-submission part
+ * anywhere in its range; `compute` is the class of a compute verdict for the
+ * workload (cpu-bound, memory-bandwidth-bound). Prints the shares; fills
+ * classes (up to max) and returns how many. The thresholds are the
+ * documented ones, written here: the oracle is not the code it checks.
+ */
+int h_verdict_classes(const struct h_busy *b, const char *compute, const char **classes,
+		      int max);
+/* fail unless got is one of the classes h_verdict_classes() allows */
+void h_expect_class(const char *what, const char *got, const struct h_busy *b,
+		    const char *compute);
+
+/*
+ * The kernel's count of a running process, sampled by the test: its CPU
+ * clock (exact: the scheduler's runtime of all its threads) and the sum of
+ * its threads' run-queue waits (schedstat), read between CLOCK_REALTIME t_lo
+ * and t_hi (seconds, the clock boundprof's start_unix_ns is on). Samples
+ * bracket: what the process had at a moment between two samples lies
+ * between their counts.
+ */
+struct h_psample {
+	double t_lo, t_hi, cpu, rq;
+	int threads;
+};
+int h_sample_proc(pid_t pid, struct h_psample *s);
+/* the bracket [lo, hi] on the CPU time a process had in [t0, t1] (NAN if not covered) */
+void h_cpu_between(const struct h_psample *s, int n, double t0, double t1, double *lo,
+		   double *hi);
+
 #endif /* BP_HARNESS_H */
