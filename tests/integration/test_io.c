@@ -201,6 +201,10 @@ static void test_odirect_reads(void **state)
 	/* it waited on the disk as long as the kernel says it was blocked */
 	assert_true(h_near_kernel("odirect IO wait", bp_json_num(bp_json_get(io, "wait_s")),
 				  k.wall - k.on - k.rq, H_BLOCKED_REL, 0, 0));
+	/* and what it waited for a CPU after each read is not IO */
+	assert_true(h_near_kernel("odirect run queue",
+				  bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue")), k.rq + k.pre_rq,
+				  H_ON_REL, 0, k.runs * H_WAKEUP_S));
 	assert_true(bp_json_num(bp_json_get(io, "wait_s")) ==
 		    bp_json_num(bp_json_path(proc, "off_cpu_s.io")));
 

@@ -226,6 +226,9 @@ static void test_io_wait(void **state)
 		num(p, "off_cpu_s.io"), num(p, "io.wait_s"), num(p, "on_cpu_s"), num(p, "wall_s"));
 	assert_true(h_near_kernel("odirect IO wait", num(p, "off_cpu_s.io"), k.wall - k.on - k.rq,
 				  H_BLOCKED_REL, 0, 0));
+	/* and what it waited for a CPU after each read is not IO */
+	assert_true(h_near_kernel("odirect run queue", num(p, "off_cpu_s.runqueue"),
+				  k.rq + k.pre_rq, H_ON_REL, 0, k.runs * H_WAKEUP_S));
 	assert_true(num(p, "io.wait_s") == num(p, "off_cpu_s.io"));
 	check_accounting(p);
 	bp_json_free(rep);
