@@ -107,8 +107,9 @@ static void test_sighup_ends_record_like_sigterm(void **state)
 		pid = h_spawn2(ARGV((char *)h_bin(), "record", "-a", "-o", json, "-o", pb), NULL,
 			       &err_fd);
 		assert_true(pid > 0);
-		/* recording: the temporaries exist */
+		/* recording: the temporaries exist, and it samples (later on a busy machine) */
 		wait_hidden(2, pid);
+		assert_int_equal(h_wait_recording(pid, 60), 0);
 		h_sleep(1.5);
 		kill(pid, sigs[i]);
 		assert_int_equal(h_wait(pid, -1, err_fd, 30, &r), 0);
@@ -139,6 +140,7 @@ static void test_sighup_record_command(void **state)
 			    (char *)h_fixture("sleeper"), "60"), NULL, &err_fd);
 	assert_true(pid > 0);
 	wait_hidden(1, pid);
+	assert_int_equal(h_wait_recording(pid, 60), 0);
 	h_sleep(1.5);
 	kill(pid, SIGHUP);
 	assert_int_equal(h_wait(pid, -1, err_fd, 30, &r), 0);
