@@ -90,7 +90,7 @@ static pid_t spawn_logged(const char *cmd, const char *log)
 /* start the agent on a free port; its port comes from its log */
 static void agent_start(struct agent *a, const char *name, const char *opts)
 {
-	double deadline = wall_now() + 20;
+	double deadline = wall_now() + 60;
 	char cmd[2048], *text, *p;
 
 	char log[64];
@@ -740,7 +740,7 @@ static void test_bad_requests(void **state)
 	double errs;
 
 	agent_start(&a, "win", "--interval 2");
-	wait_windows(&a, 1, 10);
+	wait_windows(&a, 1, 60);
 	before = get(&a, "/metrics", 200);
 	nb = list_windows(a.dir, w, 16, &pbs, &bytes, &strays);
 	errs = metric(before, "boundprof_agent_http_errors_total");
@@ -870,11 +870,22 @@ static int check_exited_bound(const struct keep_sample *k, int n)
 	return pairs;
 }
 
+#define MAX_CHURN 65536
+
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return x < y ? -1 : x > y;
+}
+
 static void test_churn_bounded(void **state)
 {
 	static struct keep_sample ks[128];
+	static int known[MAX_CHURN];
+	int nknown = 0;
 	double forgot0, forgot, exited_peak = 0, hwm, rss, lost, json_lost = 0;
-	double peak_rss = 0;
+	double peak_rss = 0, windows0, windows, deadline;
 	int nlost, n, i, out, pbs, strays, churn_seen = 0, churn_known = 0, nks = 0, pairs;
 	struct window w[64];
 	char *page, line[256];
@@ -883,7 +894,7 @@ static void test_churn_bounded(void **state)
 	long bytes;
 
 	agent_start(&a, "win", "--interval 5 --keep 100");
-	wait_windows(&a, 1, 10);
+	wait_windows(&a, 1, 60);
 	page = get(&a, "/metrics", 200);
 	forgot0 = metric(page, "boundprof_agent_processes_forgotten_total");
 	free(page);
@@ -912,13 +923,23 @@ static void test_churn_bounded(void **state)
 	assert_true(atol(line + 8) >= 2000);	/* "started N ok M" */
 	close(out);
 
-	/* two windows later every gone process has left the caches */
-	for (i = 0; i < 6; i++) {
-		h_sleep(2);
+	/*
+	 * two windows later every gone process has left the caches: two more
+	 * windows closed, however long a busy machine makes them
+	 */
+	page = get(&a, "/metrics", 200);
+	windows0 = metric(page, "boundprof_agent_windows_total");
+	free(page);
+	deadline = wall_now() + 120;
+	do {
+		h_sleep(1);
 		page = get(&a, "/metrics", 200);
-		keep_sample(page, &ks[nks++]);
+		if (nks < 127)
+			keep_sample(page, &ks[nks++]);
+		windows = metric(page, "boundprof_agent_windows_total");
 		free(page);
-	}
+	} while (windows < windows0 + 2 && wall_now() < deadline);
+	assert_true(windows >= windows0 + 2);
 	hwm = vm_kb(a.pid, "VmHWM:");
 	page = get(&a, "/metrics", 200);
 	keep_sample(page, &ks[nks++]);
@@ -941,22 +962,32 @@ static void test_churn_bounded(void **state)
 		procs = bp_json_get(rep, "processes");
 		for (j = 0; j < bp_json_len(procs); j++) {
 			const struct bp_json *p = bp_json_at(procs, j);
+			const char *cmdline = bp_json_str(bp_json_get(p, "cmdline"));
 
 			if (strcmp(bp_json_str(bp_json_get(p, "comm")), "shortlived"))
 				continue;
 			churn_seen++;
-			/* a command line comes from the facts the agent kept of it */
-			churn_known += bp_json_str(bp_json_get(p, "cmdline")) != NULL;
+			/*
+			 * a command line comes from the facts the agent kept of it
+			 * (none, "", when it was gone before the agent could read
+			 * /proc: more of them on a busy machine); a process in two
+			 * windows is one to forget
+			 */
+			if (cmdline && *cmdline && nknown < MAX_CHURN)
+				known[nknown++] = (int)bp_json_num(bp_json_get(p, "pid"));
 		}
 		bp_json_free(rep);
 	}
+	qsort(known, nknown, sizeof(*known), cmp_int);
+	for (i = 0; i < nknown; i++)
+		churn_known += !i || known[i] != known[i - 1];
 	pairs = check_exited_bound(ks, nks);
 	fprintf(stderr,
 		"agent RSS: peak %.1f MiB (VmHWM), %.1f MiB sampled; exited processes kept: "
 		"peak %.0f during the churn, %.0f at the end; the bound held over %d pairs of "
 		"scrapes; forgotten since the start of the churn %.0f, of %d short-lived processes "
-		"with facts in the windows (%d seen); losses %.0f over %d reasons, %.0f in the "
-		"windows\n",
+		"with facts in the windows (%d seen in windows); losses %.0f over %d reasons, %.0f "
+		"in the windows\n",
 		hwm / 1024, peak_rss / 1024, exited_peak, ks[nks - 1].exited, pairs, forgot - forgot0,
 		churn_known, churn_seen, lost, nlost, json_lost);
 	assert_true(hwm * 1024 < CHURN_RSS_BOUND);
@@ -1068,7 +1099,7 @@ static void test_rotation_retention_signals(void **state)
 
 	/* --keep 3: six windows in, three are left, the newest */
 	agent_start(&a, "win", "--interval 1 --keep 3");
-	wait_windows(&a, 6, 20);
+	wait_windows(&a, 6, 60);
 	n = list_windows(a.dir, w, 256, &pbs, &bytes, &strays);
 	fprintf(stderr, "--keep 3: %d windows (%d .pb.gz), newest %lu, %d strays\n", n, pbs,
 		w[n - 1].seq, strays);
@@ -1315,7 +1346,7 @@ static void test_attack_idle_connections(void **state)
 	pid_t hog;
 
 	agent_start(&a, "win", "--interval 2");
-	wait_windows(&a, 1, 10);
+	wait_windows(&a, 1, 60);
 	snprintf(script, sizeof(script),
 		 "for i in $(seq 64); do exec {fd}<>/dev/tcp/127.0.0.1/%d || exit 1; done; "
 		 "echo held; exec sleep 60", a.port);
@@ -1489,7 +1520,7 @@ static void test_permissions_whatever_the_umask(void **state)
 		 "--interval 1 >>%s 2>&1", h_bin(), a.dir, a.log);
 	a.pid = h_spawn(ARGV("sh", "-c", cmd), NULL);
 	assert_true(a.pid > 0);
-	wait_windows(&a, 1, 15);
+	wait_windows(&a, 1, 60);
 	assert_int_equal(agent_stop(&a, 10), 0);
 	n = list_windows(a.dir, w, 16, &pbs, &bytes, &strays);
 	assert_true(n >= 1);
@@ -1597,7 +1628,7 @@ static void test_token_required(void **state)
 
 	snprintf(opts, sizeof(opts), "--interval 1 --token-file %s", tf);
 	agent_start(&a, "win", opts);
-	wait_windows(&a, 1, 10);
+	wait_windows(&a, 1, 60);
 	/* the replay: a local user without the token */
 	assert_int_equal(nobody_get(a.port, "/metrics"), 401);
 	assert_int_equal(nobody_get(a.port, "/report"), 401);
@@ -1668,7 +1699,7 @@ static void test_capabilities_dropped(void **state)
 		 "--listen 127.0.0.1:0 --dir %s --interval 2", bset, h_bin(), a.dir);
 	a.pid = spawn_logged(cmd, a.log);
 	assert_true(a.pid > 0);
-	wait_windows(&a, 2, 20);
+	wait_windows(&a, 2, 60);
 	snprintf(cmd, sizeof(cmd), "/proc/%d/status", a.pid);
 	st = h_slurp(cmd, NULL);
 	assert_non_null(st);
