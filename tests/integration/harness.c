@@ -729,10 +729,9 @@ void h_expect_class(const char *what, const char *got, const struct h_busy *b,
 		 got ? got : "(no verdict)");
 }
 
-bool h_near_kernel(const char *what, double got, double kernel, double rel, double less,
-		   double more)
+bool h_near_kernel(const char *what, double got, double kernel, double less, double more)
 {
-	double lo = kernel * (1 - rel) - 0.01 - less, hi = kernel * (1 + rel) + 0.01 + more;
+	double lo = kernel * 0.95 - 0.01 - less, hi = kernel * 1.05 + 0.01 + more;
 
 	fprintf(stderr, "  %s: boundprof %.4f s, the kernel %.4f s (%+.2f%%; room %.4f-%.4f)\n",
 		what, got, kernel, kernel > 0 ? (got / kernel - 1) * 100 : 0, lo, hi);

@@ -126,12 +126,11 @@ static void test_runqueue(void **state)
 		found++;
 		fprintf(stderr, "pinned %.0f: runqueue %.3f s of %.3f s wall (%.0f%%), on-CPU %.3f s\n",
 			num(p, "pid"), rq, wall, rq / wall * 100, num(p, "on_cpu_s"));
-		assert_true(h_near_kernel("run queue", rq, k->rq + k->pre_rq, H_ON_REL,
-					  0, k->runs * H_WAKEUP_S));
+		assert_true(h_near_kernel("run queue", rq, k->rq + k->pre_rq, 0,
+					  k->runs * H_WAKEUP_S));
 		/* one thread: its timeline waits when it does */
 		assert_true(h_near_kernel("timeline run queue", num(p, "timeline_s.runqueue"),
-					  k->rq + k->pre_rq, H_ON_REL, 0,
-					  k->runs * H_WAKEUP_S));
+					  k->rq + k->pre_rq, 0, k->runs * H_WAKEUP_S));
 		on_sum += num(p, "on_cpu_s");
 		if (wall > wall_max)
 			wall_max = wall;
@@ -164,7 +163,8 @@ static void test_lock(void **state)
 	lock = num(p, "off_cpu_s.lock");
 	fprintf(stderr, "contend: lock %.2f thread-s, on-CPU %.2f s, runqueue %.2f s, wall %.2f s\n",
 		lock, num(p, "on_cpu_s"), num(p, "off_cpu_s.runqueue"), num(p, "wall_s"));
-	assert_true(h_near_kernel("lock wait", lock, k.wall - k.on - k.rq, H_BLOCKED_REL, 0, 0));
+	assert_true(h_near_kernel("lock wait", lock, k.wall - k.on - k.rq,
+				  k.runs * H_WAKEUP_S, k.runs * H_WAKEUP_S));
 	assert_true(lock > num(p, "off_cpu_s.sleep"));
 	check_accounting(p);
 	bp_json_free(rep);
@@ -225,10 +225,10 @@ static void test_io_wait(void **state)
 	fprintf(stderr, "odirect: io wait %.3f s (io.wait_s %.3f), on-CPU %.3f s, wall %.3f s\n",
 		num(p, "off_cpu_s.io"), num(p, "io.wait_s"), num(p, "on_cpu_s"), num(p, "wall_s"));
 	assert_true(h_near_kernel("odirect IO wait", num(p, "off_cpu_s.io"), k.wall - k.on - k.rq,
-				  H_BLOCKED_REL, 0, 0));
+				  k.runs * H_WAKEUP_S, k.runs * H_WAKEUP_S));
 	/* and what it waited for a CPU after each read is not IO */
 	assert_true(h_near_kernel("odirect run queue", num(p, "off_cpu_s.runqueue"),
-				  k.rq + k.pre_rq, H_ON_REL, 0, k.runs * H_WAKEUP_S));
+				  k.rq + k.pre_rq, 0, k.runs * H_WAKEUP_S));
 	assert_true(num(p, "io.wait_s") == num(p, "off_cpu_s.io"));
 	check_accounting(p);
 	bp_json_free(rep);
@@ -243,7 +243,7 @@ static void test_io_wait(void **state)
 	fprintf(stderr, "fsyncer: io wait %.3f s, on-CPU %.3f s, wall %.3f s\n",
 		num(p, "off_cpu_s.io"), num(p, "on_cpu_s"), num(p, "wall_s"));
 	assert_true(h_near_kernel("fsyncer IO wait", num(p, "off_cpu_s.io"), k.wall - k.on - k.rq,
-				  H_BLOCKED_REL, 0, 0));
+				  k.runs * H_WAKEUP_S, k.runs * H_WAKEUP_S));
 	check_accounting(p);
 	bp_json_free(rep);
 }
