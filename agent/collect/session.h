@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "boundprof.h"
+#include "collect/loader.h"
 #include "util/htab.h"
 
 struct bp_loader;
@@ -114,6 +115,17 @@ int bp_session__tick(struct bp_session *s);
 /* memory probes are under way: tick every ~100 ms rather than once a slice */
 bool bp_session__wants_ticks(struct bp_session *s);
 int bp_session__events_fd(struct bp_session *s);
+
+/* wait-site ranges the BPF side holds (MAX_SITE_RANGES in bpf/offcpu.bpf.c) */
+#define BP_SITE_RANGES	64
+
+/*
+ * The kernel's wait-site ranges from its symbols, sorted and disjoint, at
+ * most max, taken in the order of the function table (lock paths first);
+ * *left: ranges that did not fit. How many.
+ */
+uint32_t bp_session_site_ranges(const struct bp_syms *syms, struct bp_site_range *out,
+				uint32_t max, uint32_t *left);
 
 /* processes whose facts are kept */
 uint32_t bp_session__known(const struct bp_session *s);
