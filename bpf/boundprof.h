@@ -15,6 +15,12 @@
 #define BP_COMM_LEN		16
 /* latency histograms: log2 buckets in us, slot 0 = [0, 2) us, slot k = [2^k, 2^(k+1)) us */
 #define BP_HIST_SLOTS		32
+/*
+ * finer latency histograms (network round trips): eight linear steps per
+ * power of two in us; slots 0-7 = [0..7] us, slot s >= 8 = [(8 + s % 8) <<
+ * (s / 8 - 1), (9 + s % 8) << (s / 8 - 1)) us
+ */
+#define BP_FHIST_SLOTS		256
 
 /*
  * Stacks are stored once, keyed by a 64-bit hash of their frames, instead of
@@ -246,7 +252,7 @@ struct bp_net_val {
 	__u64 waits;		/* wait episodes: round trips for a client */
 	__u64 rx_bytes;		/* TCP payload received */
 	__u64 tx_bytes;		/* TCP payload sent and acknowledged */
-	__u64 hist[BP_HIST_SLOTS];	/* blocked time per wait */
+	__u64 hist[BP_FHIST_SLOTS];	/* blocked time per wait (fine slots) */
 };
 
 /* ----------------------------------------------------------- block IO */

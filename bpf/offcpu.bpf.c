@@ -80,6 +80,7 @@ struct bp_tls {
 	__u32 dir;		/* enum bp_dir of the current wait */
 	__u32 net_valid;	/* net holds the peer of the current wait */
 	__u32 side;		/* enum bp_side of the current network wait */
+	__u32 kc_gen;		/* site_gen the cached kernel stack's site was found with */
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
 	struct bp_net_key net;
@@ -243,6 +244,8 @@ const volatile __u8 offcpu_preempt_stacks = 1;
  * fd of the system call.
  */
 volatile __u32 nr_site_ranges;
+/* bumped with each new set of ranges: stacks cached before it name no site */
+volatile __u32 site_gen;
 volatile __u64 site_lo[MAX_SITE_RANGES];
 volatile __u64 site_hi[MAX_SITE_RANGES];
 volatile __u8 site_cat[MAX_SITE_RANGES];
@@ -506,17 +509,20 @@ static __always_inline void add_bytes(struct bp_net_val *v, __u64 rx, __u64 tx)
 		__sync_fetch_and_add(&v->tx_bytes, tx);
 }
 
+/* a new row's value: too big for the BPF stack */
+static const struct bp_net_val net_zero = {};
+
 /* the peer's row in the current buffer, made when new; NULL when the map is full */
 static __always_inline struct bp_net_val *net_row(const struct bp_net_key *k)
 {
 	void *map = buf_idx & 1 ? (void *)&net1 : (void *)&net0;
-	struct bp_net_val *v, init = {};
+	struct bp_net_val *v;
 	long err;
 
 	v = bpf_map_lookup_elem(map, k);
 	if (v)
 		return v;
-	err = bpf_map_update_elem(map, k, &init, BPF_NOEXIST);
+	err = bpf_map_update_elem(map, k, &net_zero, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		stat_inc(BP_STAT_NET_MAP_FULL);
 		return NULL;
@@ -613,7 +619,7 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 	if (!preempt && (prev_state & BP_TASK_INTERRUPTIBLE) && regs &&
 	    (f.site == BP_WS_NET_IN || f.site == BP_WS_NET_OUT || f.site == BP_WS_ACCEPT ||
 	     f.site == BP_WS_CONNECT ||
-	     (f.site == BP_WS_NONE && bp_syscall_dir(f.syscall) != BP_DIR_NONE)))
+	     (f.site == BP_WS_NONE && bp_fd_syscall(f.syscall))))
 		f.fd_kind = fd_kind_of(fd_file(prev, regs->di), &sk);
 	cls = bp_wait_class(&f);
 	st->pending = bp_wait_pending(&f, cls);
@@ -727,6 +733,11 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->switches++;
 			if (!(prev->flags & PF_KTHREAD))
 				regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+			/* the cached stack's site was looked for among older ranges */
+			if (st->kc_gen != site_gen) {
+				st->kc_valid = 0;
+				st->kc_gen = site_gen;
+			}
 			if (prev_state || offcpu_preempt_stacks) {
 				take_stacks(ctx, prev, st, regs, prev_state, user);
 			} else {
@@ -809,8 +820,8 @@ static __always_inline void wake_rows(struct task_struct *p, struct bp_tls *st,
 		if (nv) {
 			__sync_fetch_and_add(&nv->wait_ns, blocked);
 			__sync_fetch_and_add(&nv->waits, 1);
-			__sync_fetch_and_add(&nv->hist[bp_bound_idx(bp_hist_slot_ns(blocked),
-								  BP_HIST_SLOTS)], 1);
+			__sync_fetch_and_add(&nv->hist[bp_bound_idx(bp_fhist_slot_ns(blocked),
+								  BP_FHIST_SLOTS)], 1);
 		}
 	}
 }
@@ -888,6 +899,10 @@ int BPF_PROG(bp_sock_state, struct sock *sk, int oldstate, int newstate)
 		if (e->key.tgid) {
 			rx = BPF_CORE_READ(tp, bytes_received);
 			tx = BPF_CORE_READ(tp, bytes_acked);
+			/* a FIN received moved rcv_nxt, and bytes_received with it, by one */
+			if (rx && (BPF_CORE_READ(sk, __sk_common.skc_flags) &
+				   (1UL << bpf_core_enum_value(enum sock_flags, SOCK_DONE))))
+				rx--;
 			if ((rx > e->rx || tx > e->tx) && (v = net_row(&e->key)))
 				add_bytes(v, rx > e->rx ? rx - e->rx : 0, tx > e->tx ? tx - e->tx : 0);
 		}
@@ -1023,8 +1038,13 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 	if (!(t->flags & PF_KTHREAD)) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(t);
 		if (regs) {
+			__u64 sk;
+
 			f.syscall = regs->orig_ax;
 			f.futex_op = regs->si;
+			if (f.site == BP_WS_NONE && (f.state & BP_TASK_INTERRUPTIBLE) &&
+			    bp_fd_syscall(f.syscall))
+				f.fd_kind = fd_kind_of(fd_file(t, regs->di), &sk);
 		}
 	}
 	if (f.state & BP_TASK_UNINTERRUPTIBLE)

@@ -31,18 +31,28 @@
 /* x86-64 system call numbers the rules look at */
 #define BP_NR_READ		0
 #define BP_NR_WRITE		1
+#define BP_NR_POLL		7
 #define BP_NR_READV		19
 #define BP_NR_WRITEV		20
+#define BP_NR_SELECT		23
+#define BP_NR_CONNECT		42
+#define BP_NR_ACCEPT		43
 #define BP_NR_SENDTO		44
 #define BP_NR_RECVFROM		45
 #define BP_NR_SENDMSG		46
 #define BP_NR_RECVMSG		47
 #define BP_NR_FUTEX		202
+#define BP_NR_EPOLL_WAIT	232
+#define BP_NR_PSELECT6		270
+#define BP_NR_PPOLL		271
+#define BP_NR_ACCEPT4		288
 #define BP_NR_SPLICE		275
 #define BP_NR_TEE		276
 #define BP_NR_VMSPLICE		278
+#define BP_NR_EPOLL_PWAIT	281
 #define BP_NR_RECVMMSG		299
 #define BP_NR_SENDMMSG		307
+#define BP_NR_EPOLL_PWAIT2	441
 
 #define BP_FUTEX_CMD_MASK	0x7f
 #define BP_FUTEX_WAIT		0
@@ -94,6 +104,13 @@ static __always_inline __u32 bp_syscall_dir(__u64 sys)
 	return BP_DIR_NONE;
 }
 
+/* the system call names an fd as its first argument that says what it waits on */
+static __always_inline int bp_fd_syscall(__u64 sys)
+{
+	return bp_syscall_dir(sys) != BP_DIR_NONE || sys == BP_NR_ACCEPT || sys == BP_NR_ACCEPT4 ||
+	       sys == BP_NR_CONNECT;
+}
+
 /* the direction of a wait site: input, output, or neither */
 static __always_inline __u32 bp_site_dir(__u32 site)
 {
@@ -119,6 +136,22 @@ static __always_inline __u32 bp_fd_site(__u64 sys, __u32 fd_kind)
 {
 	__u32 dir = bp_syscall_dir(sys);
 
+	switch (sys) {
+	case BP_NR_POLL:
+	case BP_NR_SELECT:
+	case BP_NR_PSELECT6:
+	case BP_NR_PPOLL:
+	case BP_NR_EPOLL_WAIT:
+	case BP_NR_EPOLL_PWAIT:
+	case BP_NR_EPOLL_PWAIT2:
+		return BP_WS_POLL;
+	}
+	if (sys == BP_NR_ACCEPT || sys == BP_NR_ACCEPT4)
+		return fd_kind == BP_FD_INET ? BP_WS_ACCEPT :
+		       fd_kind == BP_FD_UNIX ? BP_WS_PIPE_IN : BP_WS_NONE;
+	if (sys == BP_NR_CONNECT)
+		return fd_kind == BP_FD_INET ? BP_WS_CONNECT :
+		       fd_kind == BP_FD_UNIX ? BP_WS_PIPE_OUT : BP_WS_NONE;
 	if (dir == BP_DIR_NONE)
 		return BP_WS_NONE;
 	if (fd_kind == BP_FD_PIPE || fd_kind == BP_FD_UNIX)
@@ -177,7 +210,8 @@ static __always_inline __u32 bp_wait_class(const struct bp_switch_facts *f)
 /* the class of this wait is decided by what ends it (bp_wake_class()) */
 static __always_inline int bp_wait_pending(const struct bp_switch_facts *f, __u32 cls)
 {
-	return cls == BP_TS_SLEEP && f->site == BP_WS_POLL;
+	return cls == BP_TS_SLEEP &&
+	       (f->site ? f->site : bp_fd_site(f->syscall, f->fd_kind)) == BP_WS_POLL;
 }
 
 /* what the waker of a thread was doing (see docs/offcpu.md) */

@@ -55,24 +55,60 @@ static int pidmap_find(const struct pidmap *m, uint32_t pid)
 	return lo < m->n && m->pid[2 * lo] == pid ? (int)m->pid[2 * lo + 1] : -1;
 }
 
-static void add_waker(struct bp_proc_waits *w, const struct bp_wake_row *r)
+/*
+ * Wakers by process: the threads of one waker (a server's connection
+ * threads) together, per class, direction and context; tid is the thread
+ * that ended the most, threads how many did.
+ */
+static int add_waker(struct bp_proc_waits *w, struct bp_waker **all, uint32_t *nr,
+		     uint32_t *cap, const struct bp_wake_row *r)
 {
-	double s = r->ns / 1e9;
-	uint32_t i, j;
+	struct bp_waker *k;
+	uint32_t i;
 
-	/* one entry per (waker, class, direction, context) row: rows are unique */
-	for (i = 0; i < w->nr_wakers; i++)
-		if (s > w->wakers[i].s)
+	(void)w;
+	for (i = 0; i < *nr; i++) {
+		k = &(*all)[i];
+		if (k->pid == r->waker_pid && k->ctx == r->ctx && k->state == r->state &&
+		    k->dir == r->dir && (r->waker_pid || k->tid == r->waker_tid))
 			break;
-	if (i >= BP_MAX_WAKERS)
-		return;
-	j = w->nr_wakers < BP_MAX_WAKERS ? w->nr_wakers++ : BP_MAX_WAKERS - 1;
-	memmove(&w->wakers[i + 1], &w->wakers[i], (j - i) * sizeof(w->wakers[0]));
-	w->wakers[i] = (struct bp_waker){
-		.pid = r->waker_pid, .tid = r->waker_tid, .ctx = r->ctx, .state = r->state,
-		.dir = r->dir, .s = s, .count = r->count,
-	};
-	memcpy(w->wakers[i].comm, r->comm, sizeof(w->wakers[i].comm));
+	}
+	if (i == *nr) {
+		if (*nr == *cap) {
+			uint32_t nc = *cap ? *cap * 2 : 16;
+			struct bp_waker *n = realloc(*all, nc * sizeof(*n));
+
+			if (!n)
+				return -ENOMEM;
+			*all = n;
+			*cap = nc;
+		}
+		k = &(*all)[(*nr)++];
+		memset(k, 0, sizeof(*k));
+		k->pid = r->waker_pid;
+		k->ctx = r->ctx;
+		k->state = r->state;
+		k->dir = r->dir;
+		k->tid = r->waker_tid;
+		memcpy(k->comm, r->comm, sizeof(k->comm));
+		k->top_s = r->ns / 1e9;
+	} else if (r->ns / 1e9 > k->top_s) {
+		k->tid = r->waker_tid;
+		k->top_s = r->ns / 1e9;
+	}
+	k->s += r->ns / 1e9;
+	k->count += r->count;
+	k->threads++;
+	return 0;
+}
+
+static int cmp_waker(const void *a, const void *b)
+{
+	const struct bp_waker *x = a, *y = b;
+
+	if (x->s != y->s)
+		return x->s < y->s ? 1 : -1;
+	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
 static void add_peer(struct bp_proc_waits *w, const struct bp_net_row *r)
@@ -96,8 +132,8 @@ static void add_peer(struct bp_proc_waits *w, const struct bp_net_row *r)
 	pe->proto = r->proto;
 	pe->wait_s = s;
 	pe->waits = r->waits;
-	pe->p50_ms = bp_hist_quantile(r->hist, 0.5) / 1e3;
-	pe->p99_ms = bp_hist_quantile(r->hist, 0.99) / 1e3;
+	pe->p50_ms = bp_fhist_quantile(r->hist, 0.5) / 1e3;
+	pe->p99_ms = bp_fhist_quantile(r->hist, 0.99) / 1e3;
 	pe->rx_bytes = r->rx_bytes;
 	pe->tx_bytes = r->tx_bytes;
 }
@@ -105,6 +141,16 @@ static void add_peer(struct bp_proc_waits *w, const struct bp_net_row *r)
 static bool work_side(uint8_t side)
 {
 	return side == BP_SIDE_CLIENT || side == BP_SIDE_UNKNOWN;
+}
+
+static int cmp_row_pid(const void *a, const void *b, void *ctx)
+{
+	const struct bp_wake_row *r = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	if (r[x].pid != r[y].pid)
+		return r[x].pid < r[y].pid ? -1 : 1;
+	return x < y ? -1 : x > y;
 }
 
 /* ------------------------------------------------------------ pipelines */
@@ -311,10 +357,11 @@ out:
 int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 		      struct bp_pipelines *out)
 {
-	uint64_t (*hist)[BP_HIST_SLOTS] = NULL;
+	uint64_t (*hist)[BP_FHIST_SLOTS] = NULL;
 	double (*pipe_s)[BP_DIR__MAX] = NULL;
+	struct bp_waker *all = NULL;
+	uint32_t i, *order = NULL, nr_all = 0, cap_all = 0;
 	struct pidmap m = {};
-	uint32_t i;
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
@@ -326,23 +373,41 @@ int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 	out->nr_waits = s->nr_procs;
 	for (i = 0; i < s->nr_procs; i++)
 		out->waits[i].pid = s->procs[i].proc ? s->procs[i].proc->pid : 0;
-	for (i = 0; i < p->nr_wake_rows; i++) {
-		const struct bp_wake_row *r = &p->wake_rows[i];
-		int k = pidmap_find(&m, r->pid);
-		struct bp_proc_waits *w;
+	/* rows grouped by woken process: one pass each, its wakers gathered, the top kept */
+	order = malloc((p->nr_wake_rows + 1) * sizeof(*order));
+	if (!order)
+		goto out;
+	for (i = 0; i < p->nr_wake_rows; i++)
+		order[i] = i;
+	qsort_r(order, p->nr_wake_rows, sizeof(*order), cmp_row_pid, p->wake_rows);
+	for (i = 0; i < p->nr_wake_rows;) {
+		uint32_t pid = p->wake_rows[order[i]].pid, j = i;
+		int k = pidmap_find(&m, pid);
+		struct bp_proc_waits *w = k >= 0 ? &out->waits[k] : NULL;
 
-		if (k < 0)
-			continue;
-		w = &out->waits[k];
-		add_waker(w, r);
-		/* the process it waited on through pipes, each way */
-		if (r->state == BP_TS_PIPE && r->ctx == BP_WCTX_TASK && r->waker_pid &&
-		    r->waker_pid != r->pid && r->dir < BP_DIR__MAX &&
-		    r->ns / 1e9 > pipe_s[k][r->dir]) {
-			pipe_s[k][r->dir] = r->ns / 1e9;
-			w->pipe_peer[r->dir] = r->waker_pid;
-			memcpy(w->pipe_peer_comm[r->dir], r->comm, BP_COMM_LEN);
+		nr_all = 0;
+		for (; j < p->nr_wake_rows && p->wake_rows[order[j]].pid == pid; j++) {
+			const struct bp_wake_row *r = &p->wake_rows[order[j]];
+
+			if (!w)
+				continue;
+			if (add_waker(w, &all, &nr_all, &cap_all, r))
+				goto out;
+			/* the process it waited on through pipes, each way */
+			if (r->state == BP_TS_PIPE && r->ctx == BP_WCTX_TASK && r->waker_pid &&
+			    r->waker_pid != r->pid && r->dir < BP_DIR__MAX &&
+			    r->ns / 1e9 > pipe_s[k][r->dir]) {
+				pipe_s[k][r->dir] = r->ns / 1e9;
+				w->pipe_peer[r->dir] = r->waker_pid;
+				memcpy(w->pipe_peer_comm[r->dir], r->comm, BP_COMM_LEN);
+			}
 		}
+		if (w && nr_all) {
+			qsort(all, nr_all, sizeof(*all), cmp_waker);
+			w->nr_wakers = nr_all < BP_MAX_WAKERS ? nr_all : BP_MAX_WAKERS;
+			memcpy(w->wakers, all, w->nr_wakers * sizeof(*all));
+		}
+		i = j;
 	}
 	for (i = 0; i < p->nr_net_rows; i++) {
 		const struct bp_net_row *r = &p->net_rows[i];
@@ -359,16 +424,18 @@ int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 		w->net_wait_s += r->wait_ns / 1e9;
 		w->net_rx += r->rx_bytes;
 		w->net_tx += r->tx_bytes;
-		for (j = 0; j < BP_HIST_SLOTS; j++)
+		for (j = 0; j < BP_FHIST_SLOTS; j++)
 			hist[k][j] += r->hist[j];
 	}
 	for (i = 0; i < s->nr_procs; i++) {
-		out->waits[i].net_p50_ms = bp_hist_quantile(hist[i], 0.5) / 1e3;
-		out->waits[i].net_p99_ms = bp_hist_quantile(hist[i], 0.99) / 1e3;
+		out->waits[i].net_p50_ms = bp_fhist_quantile(hist[i], 0.5) / 1e3;
+		out->waits[i].net_p99_ms = bp_fhist_quantile(hist[i], 0.99) / 1e3;
 	}
 	err = find_pipelines(p, s, &m, out);
 out:
 	free(m.pid);
+	free(all);
+	free(order);
 	free(hist);
 	free(pipe_s);
 	if (err)

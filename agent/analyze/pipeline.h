@@ -27,6 +27,8 @@ struct bp_waker {
 	uint8_t dir;			/* enum bp_dir */
 	double s;			/* blocked time of the waits it ended */
 	uint64_t count;
+	uint32_t threads;		/* its threads that did */
+	double top_s;			/* of them, tid's */
 };
 
 /* one peer a process waited on */

@@ -494,7 +494,7 @@ static int net_row(void *ctx, const void *key, const void *val)
 	r->waits += v->waits;
 	r->rx_bytes += v->rx_bytes;
 	r->tx_bytes += v->tx_bytes;
-	for (i = 0; i < BP_HIST_SLOTS; i++)
+	for (i = 0; i < BP_FHIST_SLOTS; i++)
 		r->hist[i] += v->hist[i];
 	return 0;
 }

@@ -475,6 +475,7 @@ int bp_loader__set_site_ranges(struct bp_loader *l, const struct bp_site_range *
 		l->skel->bss->site_cat[i] = r[i].site;
 	}
 	__atomic_store_n(&l->skel->bss->nr_site_ranges, n, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&l->skel->bss->site_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 

@@ -131,7 +131,7 @@ int bp_waits_merge(struct bp_profile *dst, const struct bp_profile *src)
 		d->waits += s->waits;
 		d->rx_bytes += s->rx_bytes;
 		d->tx_bytes += s->tx_bytes;
-		for (j = 0; j < BP_HIST_SLOTS; j++)
+		for (j = 0; j < BP_FHIST_SLOTS; j++)
 			d->hist[j] += s->hist[j];
 	}
 	return 0;

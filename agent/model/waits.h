@@ -37,7 +37,7 @@ struct bp_net_row {
 	uint64_t wait_ns;		/* blocked, in waits that ended */
 	uint64_t waits;			/* wait episodes: round trips for a client */
 	uint64_t rx_bytes, tx_bytes;	/* TCP payload */
-	uint64_t hist[BP_HIST_SLOTS];	/* blocked time per wait, log2 us */
+	uint64_t hist[BP_FHIST_SLOTS];	/* blocked time per wait, fine slots (hist.h) */
 };
 
 /* the row with this key (comm and the counts ignored), made zeroed when create; NULL: -ENOMEM */
