@@ -259,7 +259,8 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2 };
+	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2,
+				      .membw = true };
 	struct top_state st = {};
 	struct bp_session *s = NULL;
 	double interval = 1.0, last;

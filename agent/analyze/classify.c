@@ -402,91 +402,145 @@ static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 /* what this machine streams with p CPUs busy (GB/s), between the one- and n-thread runs */
 static double machine_bw(const struct bp_evidence *e, double p)
 {
-	double n = e->membw_threads > 1 ? e->membw_threads : 1;
+	double n = e->membw_threads > 1 ? e->membw_threads : 1, bw;
 
 	if (p <= 1 || n <= 1 || e->membw_n_gbs <= 0)
 		return e->membw_1_gbs;
 	if (p >= n)
-		return e->membw_n_gbs;
-	return e->membw_1_gbs + (e->membw_n_gbs - e->membw_1_gbs) * (p - 1) / (n - 1);
+		bw = e->membw_n_gbs;
+	else
+		bw = e->membw_1_gbs + (e->membw_n_gbs - e->membw_1_gbs) * (p - 1) / (n - 1);
+	/* more threads never stream less: a lower n-thread figure met a busy machine */
+	return bw > e->membw_1_gbs ? bw : e->membw_1_gbs;
+}
+
+/*
+ * What memory does to its speed, from the best evidence there is (pure, and
+ * kept in the verdict whatever the class): page faults, then hardware
+ * counters, then a working set that fits the cache, then its traffic
+ * against this machine's measured bandwidth; else unmeasured.
+ */
+static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,
+			 struct bp_verdict *v)
+{
+	v->mem_judgement = BP_MEM_UNMEASURED;
+	/*
+	 * Per second of CPU: what each CPU it ran on moved, against what one
+	 * CPU streams here when as many stream together. A process starved
+	 * of CPUs moves less per second of wall time, not per second it runs.
+	 */
+	if (e->traffic_valid && e->membw_valid && e->membw_1_gbs > 0 && e->traffic_per_cpu_s > 0) {
+		double p = e->traffic_cpus > 1 ? e->traffic_cpus : 1;
+
+		v->mem_traffic_gbs = e->traffic_per_cpu_s * (e->traffic_cpus > 0 ?
+							     e->traffic_cpus : 1) / 1e9;
+		v->mem_machine_gbs = machine_bw(e, p) * (e->traffic_cpus > 0 && e->traffic_cpus < 1 ?
+							 e->traffic_cpus : 1);
+		v->mem_ratio = e->traffic_per_cpu_s / 1e9 / (machine_bw(e, p) / p);
+		v->mem_traffic_per_cpu_gbs = e->traffic_per_cpu_s / 1e9;
+	}
+	if (e->frac_fault >= t->fault) {
+		v->mem_judgement = BP_MEM_FAULTS;
+	} else if (e->pmu_valid) {
+		bool mem = e->ipc < t->ipc_mem && e->mpki >= t->mpki_mem;
+
+		if (!mem && !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
+			mem = e->ipc < t->ipc_mem;
+		v->mem_judgement = mem ? BP_MEM_COUNTERS_MEM : BP_MEM_COUNTERS_CPU;
+	} else if (e->mem_valid && e->llc_bytes &&
+		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * e->llc_bytes) ||
+		    (!e->wss_probes && e->rss && e->rss < e->llc_bytes))) {
+		v->mem_judgement = BP_MEM_FITS;
+	} else if (v->mem_machine_gbs > 0) {
+		v->mem_judgement = v->mem_ratio >= t->membw_traffic ? BP_MEM_BANDWIDTH : BP_MEM_CPU;
+	}
+}
+
+const char *bp_mem_judgement_name(uint32_t j)
+{
+	static const char *const names[] = {
+		[BP_MEM_UNMEASURED] = "unmeasured", [BP_MEM_FITS] = "fits-cache",
+		[BP_MEM_CPU] = "cpu", [BP_MEM_BANDWIDTH] = "bandwidth",
+		[BP_MEM_FAULTS] = "page-faults", [BP_MEM_COUNTERS_CPU] = "cpu",
+		[BP_MEM_COUNTERS_MEM] = "memory",
+	};
+
+	return j < sizeof(names) / sizeof(names[0]) ? names[j] : "unmeasured";
 }
 
 static void classify_compute(const struct bp_evidence *e, const struct bp_thresholds *t,
 			     struct bp_verdict *v)
 {
-	double fault = e->frac_fault;
 	char wss[32], llc[32], rss[32];
 	bool mem = false;
 
 	v->conf = BP_CONF_HIGH;
 	hot_lines(e, v);
-	if (fault >= t->fault) {
+	mib(wss, sizeof(wss), e->wss_max);
+	mib(llc, sizeof(llc), e->llc_bytes);
+	mib(rss, sizeof(rss), e->rss);
+	switch (v->mem_judgement) {
+	case BP_MEM_FAULTS:
 		mem = true;
 		v->conf = BP_CONF_MEDIUM;
 		EVIDENCE("%.0f%% of its on-CPU time is the kernel handling page faults "
 			 "(%.0f minor faults/s): memory being mapped in, not computation",
-			 pct(fault), e->minflt_per_s);
-	} else if (e->pmu_valid) {
+			 pct(e->frac_fault), e->minflt_per_s);
+		break;
+	case BP_MEM_COUNTERS_MEM:
+	case BP_MEM_COUNTERS_CPU:
+		mem = v->mem_judgement == BP_MEM_COUNTERS_MEM;
 		EVIDENCE("hardware counters: IPC %.2f, %.1f cache misses per 1000 instructions, "
 			 ">= %.1f GB/s from memory", e->ipc, e->mpki, e->dram_gbs);
-		if (e->ipc < t->ipc_mem && e->mpki >= t->mpki_mem) {
-			mem = true;
-		} else if (!(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu)) {
-			/* between the two rules: lean on IPC, say so */
-			mem = e->ipc < t->ipc_mem;
+		/* between the two rules it leaned on IPC: say so */
+		if (!(e->ipc < t->ipc_mem && e->mpki >= t->mpki_mem) &&
+		    !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
 			v->conf = BP_CONF_MEDIUM;
-		}
 		if (e->pmu_running < 0.5)
 			v->conf = drop(v->conf);
-	} else if (e->mem_valid && e->wss_probes && e->llc_bytes &&
-		   (double)e->wss_max < t->fits_llc * e->llc_bytes) {
-		mib(wss, sizeof(wss), e->wss_max);
-		mib(llc, sizeof(llc), e->llc_bytes);
-		EVIDENCE("its working set (%s per second) fits in the %s last-level cache", wss, llc);
-	} else if (e->mem_valid && !e->wss_probes && e->rss && e->llc_bytes &&
-		   e->rss < e->llc_bytes) {
-		mib(rss, sizeof(rss), e->rss);
-		mib(llc, sizeof(llc), e->llc_bytes);
-		EVIDENCE("its whole resident memory (%s) fits in the %s last-level cache", rss, llc);
-	} else if (e->traffic_valid && e->membw_valid && e->membw_1_gbs > 0) {
-		double expect = machine_bw(e, v->parallelism), ratio = e->traffic_per_s / 1e9 / expect;
-
-		mib(wss, sizeof(wss), e->wss_max);
+		break;
+	case BP_MEM_FITS:
+		if (e->wss_probes)
+			EVIDENCE("its working set (%s per second) fits in the %s last-level cache",
+				 wss, llc);
+		else
+			EVIDENCE("its whole resident memory (%s) fits in the %s last-level cache", rss,
+				 llc);
+		break;
+	case BP_MEM_BANDWIDTH:
+	case BP_MEM_CPU:
+		mem = v->mem_judgement == BP_MEM_BANDWIDTH;
 		v->conf = BP_CONF_MEDIUM;
-		if (ratio >= t->membw_traffic) {
-			mem = true;
-			EVIDENCE("it moves %s%.1f GB/s through memory (re-referencing its %s working "
-				 "set), %.2fx the %.1f GB/s this machine streams with %.1f CPUs",
-				 e->traffic_floor ? "at least " : "", e->traffic_per_s / 1e9, wss, ratio,
-				 expect, v->parallelism > 1 ? v->parallelism : 1.0);
-		} else {
-			EVIDENCE("its memory traffic, %s%.2f GB/s, is %.2fx the %.1f GB/s this machine "
-				 "streams: memory does not set its speed", e->traffic_floor ?
-				 "at least " : "", e->traffic_per_s / 1e9, ratio, expect);
-		}
+		if (mem)
+			EVIDENCE("it moves %s%.1f GB/s per CPU through memory (re-referencing its %s "
+				 "working set), %.2fx what a CPU of this machine streams (%.1f GB/s)",
+				 e->traffic_floor ? "at least " : "", e->traffic_per_cpu_s / 1e9, wss,
+				 v->mem_ratio, e->traffic_per_cpu_s / 1e9 / v->mem_ratio);
+		else
+			EVIDENCE("its memory traffic, %s%.2f GB/s per CPU, is %.2fx what a CPU of this "
+				 "machine streams: memory does not set its speed", e->traffic_floor ?
+				 "at least " : "", e->traffic_per_cpu_s / 1e9, v->mem_ratio);
 		EVIDENCE("no hardware counters here: traffic from how fast it re-references its "
 			 "pages, against a bandwidth measured on this machine (%s)",
 			 e->membw_source ? e->membw_source : "?");
-	} else {
+		break;
+	default:
 		v->conf = BP_CONF_MEDIUM;
-		if (e->mem_valid && e->wss_probes && e->llc_bytes) {
-			mib(wss, sizeof(wss), e->wss_max);
-			mib(llc, sizeof(llc), e->llc_bytes);
+		if (e->mem_valid && e->wss_probes && e->llc_bytes)
 			EVIDENCE("it touches %s per second, more than the %s last-level cache, but %s: "
 				 "memory effects unmeasured", wss, llc, !e->traffic_valid ?
 				 "its memory traffic was not measured" :
 				 "this machine's memory bandwidth is unknown");
-		} else {
+		else
 			EVIDENCE("memory effects unmeasured: no hardware counters and no working-set "
 				 "probe");
-		}
 	}
 	if (e->samples < t->min_samples)
 		v->conf = drop(v->conf);
 
 	if (mem) {
 		v->cls = BP_CLASS_MEMBW;
-		if (fault >= t->fault) {
+		if (v->mem_judgement == BP_MEM_FAULTS) {
 			LEVER("Reuse buffers instead of allocating fresh memory: first touches of new "
 			      "pages cost a page fault each");
 			LEVER("Map memory up front (MAP_POPULATE, pre-touch) or use huge pages so fewer "
@@ -575,6 +629,7 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 							   (v->parallelism > 1 ? 1 : v->parallelism);
 	v->hot_wall = e->hot_frac * on_cpu_wall;
 	v->hot_4x = bp_amdahl(v->hot_wall, 4);
+	judge_memory(e, t, v);
 
 	if (e->wall_s < t->min_wall_s) {
 		v->cls = BP_CLASS_UNKNOWN;

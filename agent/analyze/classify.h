@@ -33,6 +33,20 @@ enum bp_confidence {
 };
 
 const char *bp_class_name(enum bp_class c);		/* "cpu-bound", ... (the contract) */
+
+/* what memory does to a process's speed (bp_verdict.mem_judgement) */
+enum bp_mem_judgement {
+	BP_MEM_UNMEASURED = 0,
+	BP_MEM_FITS,			/* its working set fits in the last-level cache */
+	BP_MEM_CPU,			/* its traffic is small next to the machine's bandwidth */
+	BP_MEM_BANDWIDTH,		/* its traffic is a good part of it */
+	BP_MEM_FAULTS,			/* page faults: memory being mapped in */
+	BP_MEM_COUNTERS_CPU,		/* hardware counters say compute */
+	BP_MEM_COUNTERS_MEM,		/* hardware counters say memory */
+};
+
+/* "bandwidth", "cpu", "fits-cache", "page-faults", "memory", "unmeasured" */
+const char *bp_mem_judgement_name(uint32_t j);
 const char *bp_confidence_name(enum bp_confidence c);	/* "low", "medium", "high" */
 
 /* every number the decision uses, in one table (docs/classification.md) */
@@ -117,6 +131,8 @@ struct bp_evidence {
 	bool traffic_valid;
 	bool traffic_floor;		/* the whole working set was seen: a lower bound */
 	double traffic_per_s;		/* bytes re-referenced per second */
+	double traffic_per_cpu_s;	/* ... per second of CPU it had in the window */
+	double traffic_cpus;		/* the CPUs it had in the window */
 	bool membw_valid;
 	double membw_1_gbs, membw_n_gbs;
 	uint32_t membw_threads;
@@ -165,6 +181,12 @@ struct bp_verdict {
 	uint32_t peer_dir;		/* enum bp_dir */
 	double peer_share;
 	bool wait_net;			/* the dominant wait is the network (wait_class io-bound) */
+	/* what memory does to its speed, whatever the class (enum bp_mem_judgement) */
+	uint32_t mem_judgement;
+	double mem_traffic_gbs;		/* its traffic; 0: unmeasured */
+	double mem_traffic_per_cpu_gbs;	/* ... per second of CPU it had */
+	double mem_machine_gbs;		/* what this machine streams at its parallelism */
+	double mem_ratio;
 	/* Amdahl caps */
 	double hot_wall;		/* the hottest function's share of wall time */
 	double hot_4x;			/* speedup if it became 4x faster */

@@ -94,6 +94,8 @@ static void mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 		e->traffic_valid = true;
 		e->traffic_floor = proc->traffic_floor;
 		e->traffic_per_s = proc->traffic_per_s;
+		e->traffic_per_cpu_s = proc->traffic_per_cpu_s;
+		e->traffic_cpus = proc->traffic_cpus;
 	}
 	if (p->membw_valid) {
 		e->membw_valid = true;

@@ -13,6 +13,7 @@
 #include "collect/loader.h"
 #include "util/log.h"
 #include "proc/llc.h"
+#include "proc/membw.h"
 #include "proc/memprobe.h"
 #include "model/merge.h"
 #include "proc/pmu.h"
@@ -446,14 +447,33 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	s->prof->offcpu_enabled = opts->offcpu;
 	{
 		struct bp_memprobe_opts mo = {};
-		char src[160];
+		char src[200];
+		struct bp_membw bw;
+		bool measured;
 
-		s->prof->llc_bytes = bp_llc_bytes(NULL, src, sizeof(src));
+		/* BOUNDPROF_SYSFS_ROOT: another machine's cache layout, for tests */
+		s->prof->llc_bytes = bp_llc_bytes(getenv("BOUNDPROF_SYSFS_ROOT"), src, sizeof(src));
 		s->prof->llc_source = bp_profile__intern(s->prof, src);
 		mo.llc_bytes = s->prof->llc_bytes;
 		s->memprobe = bp_memprobe__new(&mo);
 		if (!s->memprobe)
 			bp_warn("memory probing unavailable: %s", strerror(errno));
+		/*
+		 * This machine's memory bandwidth, before any target of ours
+		 * runs: kept in the state directory, measured (a few hundred
+		 * ms) the first time and when the CPU model changes.
+		 */
+		if (opts->membw && !bp_membw_get(opts->state_dir, s->prof->llc_bytes ?
+						 s->prof->llc_bytes : 32 << 20, 0, &bw, &measured)) {
+			s->prof->membw_valid = true;
+			s->prof->membw_1_gbs = bw.gbs_1;
+			s->prof->membw_n_gbs = bw.gbs_n;
+			s->prof->membw_threads = bw.threads;
+			s->prof->membw_source = bp_profile__intern(s->prof,
+						bp_membw_source(&bw, src, sizeof(src)));
+			bp_dbg("memory bandwidth %.1f GB/s (1 thread), %.1f GB/s (%u): %s%s",
+			       bw.gbs_1, bw.gbs_n, bw.threads, src, measured ? ", just now" : "");
+		}
 	}
 	/* counters per target, where the CPU has a PMU (none in most guests) */
 	if (opts->filter) {
@@ -631,6 +651,13 @@ void bp_session__evidence(struct bp_session *s, struct bp_profile *p)
 		proc->minflt = me.minflt;
 		proc->majflt = me.majflt;
 		proc->fault_window_s = me.fault_window_s;
+		if (me.traffic_probes) {
+			proc->traffic_valid = true;
+			proc->traffic_per_s = me.traffic_per_s;
+			proc->traffic_per_cpu_s = me.traffic_per_cpu_s;
+			proc->traffic_cpus = me.traffic_cpus;
+			proc->traffic_floor = me.traffic_floor;
+		}
 	}
 	for (i = 0; i < s->nr_pmu_pids; i++) {
 		struct bp_proc *proc = bp_profile__proc(p, s->pmu_pids[i], false);

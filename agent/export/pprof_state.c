@@ -145,6 +145,8 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	bp_json_w_kv_bool(j, "traffic_valid", pr->traffic_valid);
 	bp_json_w_kv_bool(j, "traffic_floor", pr->traffic_floor);
 	kv_double(j, "traffic_per_s", pr->traffic_per_s);
+	kv_double(j, "traffic_per_cpu_s", pr->traffic_per_cpu_s);
+	kv_double(j, "traffic_cpus", pr->traffic_cpus);
 	bp_json_w_key(j, "threads");
 	bp_json_w_begin_array(j);
 	for (i = 0; i < pr->nr_threads; i++)
@@ -788,6 +790,8 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->traffic_valid = st_bool(s, o, "traffic_valid");
 	pr->traffic_floor = st_bool(s, o, "traffic_floor");
 	pr->traffic_per_s = st_double(s, o, "traffic_per_s", 0);
+	pr->traffic_per_cpu_s = st_double(s, o, "traffic_per_cpu_s", 0);
+	pr->traffic_cpus = st_double(s, o, "traffic_cpus", 0);
 	if (threads && bp_json_type(threads) != BP_JSON_ARRAY)
 		st_fail(s, "threads", -EINVAL);
 	for (i = 0; i < bp_json_len(threads) && !s->err; i++)

@@ -177,6 +177,16 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_kv_double(w, "other", v->share_other);
 	bp_json_w_kv_double(w, "net", v->share_net);
 	bp_json_w_end_object(w);
+	bp_json_w_key(w, "memory");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_string(w, "judgement", bp_mem_judgement_name(v->mem_judgement));
+	if (v->mem_machine_gbs > 0) {
+		bp_json_w_kv_double(w, "traffic_per_cpu_gbs", v->mem_traffic_per_cpu_gbs);
+		bp_json_w_kv_double(w, "traffic_gbs", v->mem_traffic_gbs);
+		bp_json_w_kv_double(w, "machine_gbs", v->mem_machine_gbs);
+		bp_json_w_kv_double(w, "ratio", v->mem_ratio);
+	}
+	bp_json_w_end_object(w);
 	bp_json_w_key(w, "amdahl");
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_double(w, "hot_wall_share", v->hot_wall);

@@ -139,6 +139,8 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 		dp->traffic_valid = true;
 		dp->traffic_floor = sp->traffic_floor;
 		dp->traffic_per_s = sp->traffic_per_s;
+		dp->traffic_per_cpu_s = sp->traffic_per_cpu_s;
+		dp->traffic_cpus = sp->traffic_cpus;
 	}
 	return 0;
 }

@@ -109,6 +109,8 @@ struct bp_proc {
 	bool traffic_valid;
 	bool traffic_floor;
 	double traffic_per_s;
+	double traffic_per_cpu_s;	/* per second of CPU it had meanwhile */
+	double traffic_cpus;		/* the CPUs it had in the window */
 };
 
 /* block IO, per device and per (device, process, direction) */
