@@ -84,6 +84,14 @@ struct bp_tls {
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
 	struct bp_net_key net;
+	/*
+	 * Who ended its waits, gathered here while the waker stays the same
+	 * (a pipe's two ends wake each other over and over) and written to
+	 * the waker map when it changes, at each drain and at exit.
+	 */
+	struct bp_wake_key wk;
+	__u64 wk_ns, wk_count;
+	char wk_comm[BP_COMM_LEN];
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -776,44 +784,57 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* the thread's gathered waker row into the current buffer's waker map */
+static __always_inline void flush_waker(struct bp_tls *st)
+{
+	void *map = buf_idx & 1 ? (void *)&wake1 : (void *)&wake0;
+	struct bp_wake_val *v, init = {};
+	long err;
+
+	if (!st->wk_count)
+		return;
+	v = bpf_map_lookup_elem(map, &st->wk);
+	if (!v) {
+		__builtin_memcpy(init.comm, st->wk_comm, sizeof(init.comm));
+		err = bpf_map_update_elem(map, &st->wk, &init, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			stat_inc(BP_STAT_WAKE_MAP_FULL);
+		v = bpf_map_lookup_elem(map, &st->wk);
+	}
+	if (v) {
+		__sync_fetch_and_add(&v->ns, st->wk_ns);
+		__sync_fetch_and_add(&v->count, st->wk_count);
+	}
+	st->wk_count = 0;
+	st->wk_ns = 0;
+}
+
 /* the wait that ended: who ended it, and for a network wait its peer's row */
 static __always_inline void wake_rows(struct task_struct *p, struct bp_tls *st,
 				      struct task_struct *cur, __u32 ctx, __u64 now)
 {
-	void *map = buf_idx & 1 ? (void *)&wake1 : (void *)&wake0;
 	struct bp_wake_key k = {
 		.tgid = p->tgid,
 		.state = st->off_class,
 		.dir = st->dir,
 		.ctx = ctx,
 	};
-	struct bp_wake_val *v, init = { .count = 1 };
 	struct bp_net_val *nv;
 	__u64 blocked = now > st->blk_ts ? now - st->blk_ts : 0;
-	long err;
 
 	if (ctx != BP_WCTX_IDLE) {
 		k.waker_tgid = cur->tgid;
 		k.waker_tid = cur->pid;
 	}
-	v = bpf_map_lookup_elem(map, &k);
-	if (v) {
-		__sync_fetch_and_add(&v->ns, blocked);
-		__sync_fetch_and_add(&v->count, 1);
-	} else {
-		init.ns = blocked;
-		bpf_get_current_comm(init.comm, sizeof(init.comm));
-		err = bpf_map_update_elem(map, &k, &init, BPF_NOEXIST);
-		if (err == -EEXIST) {
-			v = bpf_map_lookup_elem(map, &k);
-			if (v) {
-				__sync_fetch_and_add(&v->ns, blocked);
-				__sync_fetch_and_add(&v->count, 1);
-			}
-		} else if (err) {
-			stat_inc(BP_STAT_WAKE_MAP_FULL);
-		}
+	if (!st->wk_count || st->wk.waker_tid != k.waker_tid || st->wk.waker_tgid != k.waker_tgid ||
+	    st->wk.state != k.state || st->wk.dir != k.dir || st->wk.ctx != k.ctx ||
+	    st->wk.tgid != k.tgid) {
+		flush_waker(st);
+		st->wk = k;
+		bpf_get_current_comm(st->wk_comm, sizeof(st->wk_comm));
 	}
+	st->wk_ns += blocked;
+	st->wk_count++;
 	if (st->net_valid) {
 		st->net_valid = 0;
 		nv = net_row(&st->net);
@@ -1005,6 +1026,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		if (st->known)
 			ptl_move(p->group_leader, st->state, -1, now);
 		st->known = 0;
+		flush_waker(st);
 		fill_thr_rec(rec, p, st);
 		rec->end_ns = now;
 		if (bpf_map_update_elem(&thr_exit, &tid, rec, BPF_ANY))
@@ -1113,6 +1135,8 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		 */
 		if (st->pending)
 			st->poll_mark = ptl_change(t->group_leader, -1, -1, now, -1, 0);
+		/* the drain that follows must see who ended the waits so far */
+		flush_waker(st);
 		old = st->on_ts;
 		if (old && now > old &&
 		    __sync_val_compare_and_swap(&st->on_ts, old, now) == old)
