@@ -5,7 +5,9 @@
 # `boundprof record -a` (off-CPU tracing on, the default) and under a
 # bpftrace off-CPU script that takes kernel and user stacks at every switch
 # (what most off-CPU tools do), in rotating order for ROUNDS rounds; medians.
-# Also the BPF programs' own cost per event from the kernel's bpf_stats.
+# Also the BPF programs' own cost per event from the kernel's bpf_stats, with
+# libbpf-tools' offcputime attached in the same run, on the same benchmark
+# pinned to one CPU.
 #
 # usage: bench/offcpu.sh     (run by `make bench`, as root)
 # env:   ROUNDS (default 7), LOOPS (sched pipe loops, default 200000)
@@ -93,14 +95,36 @@ awk '/"offcpu": \{/ { f = 1 } f && /"switches"/ { gsub(/[^0-9]/, ""); sw = $0 }
 	END { if (sw > 0) printf "  stacks reused from the per-thread cache: %.0f%% of %d switches\n", c / sw * 100, sw }' \
 	"$T/bp.json"
 
-# BPF cost per event, from the kernel's accounting
+# BPF cost per event, from the kernel's accounting: ours and offcputime's, in
+# the same run, on sched pipe pinned to one CPU (two switches and two wakeups
+# per iteration). Only the programs each tracer holds (its fds' prog_id) count.
+progs() { grep -h '^prog_id:' /proc/"$1"/fdinfo/* 2>/dev/null | awk '{print $2}' | sort -u; }
+prog_stats() { # who pid
+	for id in $(progs "$2"); do
+		bpftool -j prog show id "$id" 2>/dev/null | tr ',' '\n' | awk -v w="$1" -v id="$id" '
+			/"name"/ { gsub(/.*:"|"/, ""); n = $0 }
+			/"run_time_ns"/ { gsub(/[^0-9]/, ""); t = $0 }
+			/"run_cnt"/ { gsub(/[^0-9]/, ""); c = $0 }
+			END { print w "/" n, t + 0, c + 0 }'
+	done
+}
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
-"$BP" record -a -o "$T/bp2.json" > /dev/null 2>&1 &
-BG=$!
-sleep 2
-pipe_us > /dev/null
-bpftool -j prog show 2>/dev/null | tr '{' '\n' | grep '"name":"bp_' | \
-	sed -n 's/.*"name":"\([a-z_]*\)".*"run_time_ns":\([0-9]*\),"run_cnt":\([0-9]*\).*/\1 \2 \3/p' | \
-	awk '$3 > 1000 { printf "  BPF %-14s %9d runs %6.0f ns per run\n", $1, $3, $2 / $3 }'
-kill -INT "$BG"; wait "$BG"; BG=
+for r in $(seq 1 "$ROUNDS"); do
+	"$BP" record -a -o "$T/bp2.json" > /dev/null 2>&1 &
+	BG=$!
+	OC=
+	command -v offcputime >/dev/null && { offcputime > /dev/null 2>&1 & OC=$!; }
+	sleep 3
+	{ prog_stats boundprof "$BG"; [ -n "$OC" ] && prog_stats offcputime "$OC"; } | sort > "$T/s0"
+	taskset -c 1 perf bench sched pipe -l "$LOOPS" > /dev/null 2>&1
+	{ prog_stats boundprof "$BG"; [ -n "$OC" ] && prog_stats offcputime "$OC"; } | sort > "$T/s1"
+	kill -INT "$BG" $OC; wait "$BG" $OC 2>/dev/null; BG=
+	join "$T/s0" "$T/s1" | awk '$5 - $3 > 10000 { printf "%s %.0f\n", $1, ($4 - $2) / ($5 - $3) }' \
+		>> "$T/perevent"
+done
+echo "  BPF run time per event (bpf_stats, sched pipe pinned to one CPU, $ROUNDS rounds, medians):"
+for p in $(awk '{print $1}' "$T/perevent" | sort -u); do
+	printf '    %-28s %6s ns\n' "$p" "$(awk -v p="$p" '$1 == p {print $2}' "$T/perevent" | median)"
+done
+command -v offcputime >/dev/null || echo "  offcputime not installed: peer skipped (apt-get install libbpf-tools)"
 echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled

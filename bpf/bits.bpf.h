@@ -40,4 +40,17 @@ static __always_inline __u32 bp_hist_slot_ns(__u64 ns)
 	return slot < BP_HIST_SLOTS ? slot : BP_HIST_SLOTS - 1;
 }
 
+/* the fine histogram slot of a latency in ns (BP_FHIST_SLOTS; agent/model/hist.c) */
+static __always_inline __u32 bp_fhist_slot_ns(__u64 ns)
+{
+	__u64 us = ns / 1000;
+	__u32 e, slot;
+
+	if (us < 8)
+		return us;
+	e = bp_log2(us);
+	slot = 8 * (e - 2) + ((us >> (e - 3)) & 7);
+	return slot < BP_FHIST_SLOTS ? slot : BP_FHIST_SLOTS - 1;
+}
+
 #endif /* BP_BITS_BPF_H */

@@ -15,6 +15,12 @@
 #define BP_COMM_LEN		16
 /* latency histograms: log2 buckets in us, slot 0 = [0, 2) us, slot k = [2^k, 2^(k+1)) us */
 #define BP_HIST_SLOTS		32
+/*
+ * finer latency histograms (network round trips): eight linear steps per
+ * power of two in us; slots 0-7 = [0..7] us, slot s >= 8 = [(8 + s % 8) <<
+ * (s / 8 - 1), (9 + s % 8) << (s / 8 - 1)) us
+ */
+#define BP_FHIST_SLOTS		256
 
 /*
  * Stacks are stored once, keyed by a 64-bit hash of their frames, instead of
@@ -87,9 +93,11 @@ struct bp_event {
 /* ------------------------------------------------------------ off-CPU */
 
 /*
- * Thread states for wall-clock accounting, in order of productivity: a
- * process's timeline takes, at each moment, the lowest-numbered state among
- * its threads. Wait classes of off-CPU intervals use the same numbers.
+ * Thread states for wall-clock accounting. Wait classes of off-CPU
+ * intervals use the same numbers. The numbers are the ABI and only grow
+ * (saved profiles keep arrays by them); a process's timeline takes, at
+ * each moment, the most productive state among its threads in the order
+ * of BP_TS_RANKS (rules.h), not in the order of the numbers.
  */
 enum bp_tstate {
 	BP_TS_RUNNING = 0,	/* on a CPU */
@@ -97,8 +105,53 @@ enum bp_tstate {
 	BP_TS_IO,		/* uninterruptible with in_iowait: block IO, page cache miss, fsync */
 	BP_TS_LOCK,		/* futex mutex wait, kernel mutex / rwsem / semaphore */
 	BP_TS_OTHER,		/* other uninterruptible waits, stopped, traced */
-	BP_TS_SLEEP,		/* interruptible: sleep, poll, network, waiting for work */
+	BP_TS_SLEEP,		/* interruptible: sleep, waiting for work or events */
+	BP_TS_NET,		/* a network socket: receive, send buffer full, connect, accept */
+	BP_TS_PIPE,		/* another local process: a pipe, FIFO or Unix socket */
 	BP_TS__MAX,
+};
+
+/*
+ * What a blocked thread's kernel stack waits in, from the innermost of its
+ * first frames that falls in a range userspace gave (kernel functions by
+ * name, from kallsyms; see bpf/offcpu.bpf.c and docs/offcpu.md).
+ */
+enum bp_wsite {
+	BP_WS_NONE = 0,
+	BP_WS_LOCK,		/* a kernel lock slow path: mutex, rwsem, semaphore */
+	BP_WS_PIPE_IN,		/* reading a pipe, FIFO or Unix socket */
+	BP_WS_PIPE_OUT,		/* writing to one that is full, connecting to a Unix socket */
+	BP_WS_NET_IN,		/* receiving from a network socket */
+	BP_WS_NET_OUT,		/* sending: the socket's buffer is full */
+	BP_WS_ACCEPT,		/* waiting for a connection */
+	BP_WS_CONNECT,		/* waiting for a connection to be set up */
+	BP_WS_POLL,		/* poll, select, epoll: classed by what ends the wait */
+	BP_WS__MAX,
+};
+
+/* what kind of file an fd is, as far as the wait classes care */
+enum bp_fd_kind {
+	BP_FD_NONE = 0,		/* not looked up, or no such fd */
+	BP_FD_PIPE,		/* pipe or FIFO */
+	BP_FD_UNIX,		/* Unix socket */
+	BP_FD_INET,		/* IPv4 or IPv6 socket */
+	BP_FD_OTHER,
+};
+
+/* which way the data of a wait flows, seen from the waiting process */
+enum bp_dir {
+	BP_DIR_NONE = 0,
+	BP_DIR_IN,		/* it waits for input */
+	BP_DIR_OUT,		/* it waits to get its output out */
+	BP_DIR__MAX,
+};
+
+/* where the waker of a thread ran */
+enum bp_wctx {
+	BP_WCTX_TASK = 0,	/* a task, in its own context */
+	BP_WCTX_SOFTIRQ,	/* a softirq (network receive, ...), on top of the task named */
+	BP_WCTX_HARDIRQ,	/* a hardirq (timers, devices), on top of the task named */
+	BP_WCTX_IDLE,		/* an interrupt while the CPU was idle */
 };
 
 /* off-CPU aggregation key: time a thread spent in one state at one place */
@@ -108,7 +161,9 @@ struct bp_off_key {
 	__u64 kstack;		/* stack hash at switch-out, 0: none */
 	__u64 ustack;
 	__u32 state;		/* enum bp_tstate, never BP_TS_RUNNING */
-	__u32 pad;
+	__u8 side;		/* BP_TS_NET: enum bp_side of the socket */
+	__u8 dir;		/* enum bp_dir of the wait */
+	__u16 pad;
 };
 
 struct bp_off_val {
@@ -140,6 +195,7 @@ struct bp_thr_rec {
 	__u64 wake_lat_max;
 	__u64 wake_hist[BP_HIST_SLOTS];	/* wakeup-to-run latency */
 	char comm[BP_COMM_LEN];
+	__u64 rchar, wchar;	/* bytes through read and write system calls (task io accounting) */
 };
 
 struct bp_proc_rec {
@@ -148,6 +204,55 @@ struct bp_proc_rec {
 	__u64 end_ns;		/* exited at; 0: alive */
 	__u64 ns[BP_TS__MAX];	/* merged timeline: time in each most productive state */
 	__u64 idle_ns;		/* no thread in a known state */
+};
+
+/*
+ * Who ended each wait: one row per (woken process, waker thread, class of
+ * the wait, its direction, the waker's context), with the time the waits
+ * it ended had lasted.
+ */
+struct bp_wake_key {
+	__u32 tgid;		/* the process whose thread was woken */
+	__u32 waker_tgid;	/* the waking task (0: the idle task) */
+	__u32 waker_tid;
+	__u8 state;		/* enum bp_tstate of the wait that ended */
+	__u8 dir;		/* enum bp_dir */
+	__u8 ctx;		/* enum bp_wctx */
+	__u8 pad;
+};
+
+struct bp_wake_val {
+	__u64 ns;		/* blocked time of the waits it ended */
+	__u64 count;
+	char comm[BP_COMM_LEN];	/* the waker's comm when the row was made */
+};
+
+/* which end of a connection a process is */
+enum bp_side {
+	BP_SIDE_UNKNOWN = 0,	/* connected before the recording began */
+	BP_SIDE_CLIENT,		/* it connected (SYN_SENT) */
+	BP_SIDE_SERVER,		/* it was accepted (SYN_RECV -> ESTABLISHED) */
+	BP_SIDE_LISTEN,		/* a listening socket: waiting for connections */
+	BP_SIDE__MAX,
+};
+
+/* network waits of a process by peer: one row per (process, peer, side) */
+struct bp_net_key {
+	__u32 tgid;
+	__u16 family;		/* AF_INET or AF_INET6 */
+	__u16 port;		/* the peer's port (ours for a listening socket), host order */
+	__u8 addr[16];		/* the peer's address; IPv4 in the first four bytes */
+	__u8 proto;		/* IPPROTO_TCP, IPPROTO_UDP, ... */
+	__u8 side;		/* enum bp_side */
+	__u16 lport;		/* our port, host order */
+};
+
+struct bp_net_val {
+	__u64 wait_ns;		/* blocked on it, in waits that ended */
+	__u64 waits;		/* wait episodes: round trips for a client */
+	__u64 rx_bytes;		/* TCP payload received */
+	__u64 tx_bytes;		/* TCP payload sent and acknowledged */
+	__u64 hist[BP_FHIST_SLOTS];	/* blocked time per wait (fine slots) */
 };
 
 /* ----------------------------------------------------------- block IO */

@@ -58,6 +58,8 @@
 	BPF(IO_MAP_FULL, 18, "io_map_full", LOST, "block IO completions lost: IO map full")	\
 	BPF(IO_NO_START, 19, "io_completions_unmatched", LOST,					\
 	    "block IO completions whose start was missed (started before recording)")		\
+	BPF(WAKE_MAP_FULL, 20, "wakers_map_full", LOST, "wakers lost: waker map full")		\
+	BPF(NET_MAP_FULL, 21, "net_map_full", LOST, "network waits lost: peer map full")	\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: code without frame pointers")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\

@@ -13,11 +13,19 @@
  * Intervals still open when userspace drains (a thread asleep for the whole
  * window) are closed up to "now" by the task iterator, which also reports
  * each thread's and process's cumulative totals.
+ *
+ * A wait's class comes from its kernel stack (the innermost of its first
+ * frames in a kernel function userspace named, kept with the cached stacks),
+ * else from the system call and the type of its fd; a poll, select or epoll
+ * wait is classed at its wakeup, by what the waker was doing. The wakeup
+ * (sched_waking, which runs in the waker's context) also records who ended
+ * each wait, and network waits are kept by peer.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
+#include <bpf/bpf_endian.h>
 
 #include "bits.bpf.h"
 #include "common.bpf.h"
@@ -27,10 +35,22 @@
 
 #define PF_KTHREAD		0x00200000
 
+#define S_IFMT			00170000
+#define S_IFSOCK		0140000
+#define S_IFIFO			0010000
+#define AF_UNIX			1
+#define AF_INET			2
+#define AF_INET6		10
 
-#define MAX_LOCK_RANGES		32
-/* the first frames are the BPF trampoline and __schedule; lock slow paths follow */
-#define LOCK_SCAN_FRAMES	10
+/* sorted, disjoint kernel address ranges, each with its wait site (enum bp_wsite) */
+#define MAX_SITE_RANGES		64
+#define SITE_SEARCH_STEPS	7	/* ceil(log2(MAX_SITE_RANGES + 1)) */
+/*
+ * The first frames are the BPF trampoline and __schedule; the functions
+ * that say what a thread waits in follow within a dozen (a TCP receive:
+ * schedule_timeout, wait_woken, sk_wait_data).
+ */
+#define SITE_SCAN_FRAMES	16
 
 /* thread local state; the stacks are kept so they can be stored again after a flip */
 struct bp_tls {
@@ -49,14 +69,29 @@ struct bp_tls {
 	__u64 kc_sys;		/* syscall (orig_ax) the cached kernel stack was taken in */
 	__u32 kc_state;		/* task state it was taken in */
 	__u32 kc_valid;
-	__u32 k_lock;		/* the kernel stack is in a kernel lock slow path */
+	__u32 wsite;		/* enum bp_wsite of the kernel stack */
 	__u32 nostack;		/* this off-CPU piece is charged without stacks */
 	__u32 off_class;	/* class of the current off-CPU interval */
 	__u32 state;		/* state counted in the process timeline */
 	__u32 known;		/* state is valid and counted */
 	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
 	__u32 tgid;
-	__u32 pad;
+	__u32 pending;		/* the class is decided at the wakeup (a poll wait) */
+	__u32 dir;		/* enum bp_dir of the current wait */
+	__u32 net_valid;	/* net holds the peer of the current wait */
+	__u32 side;		/* enum bp_side of the current network wait */
+	__u32 kc_gen;		/* site_gen the cached kernel stack's site was found with */
+	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
+	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
+	struct bp_net_key net;
+	/*
+	 * Who ended its waits, gathered here while the waker stays the same
+	 * (a pipe's two ends wake each other over and over) and written to
+	 * the waker map when it changes, at each drain and at exit.
+	 */
+	struct bp_wake_key wk;
+	__u64 wk_ns, wk_count;
+	char wk_comm[BP_COMM_LEN];
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -68,6 +103,7 @@ struct bp_pls {
 	__u64 last;
 	__u64 ns[BP_TS__MAX];
 	__u64 idle_ns;
+	__u64 moved, claimed;	/* sleep time reclassified (bp_timeline_reclass()) */
 };
 
 struct {
@@ -94,6 +130,49 @@ struct bp_off_map {
 
 struct bp_off_map off0 SEC(".maps");
 struct bp_off_map off1 SEC(".maps");
+
+/* who ended each wait (drained like the off-CPU maps) */
+struct bp_wake_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);	/* sized from userspace */
+	__type(key, struct bp_wake_key);
+	__type(value, struct bp_wake_val);
+};
+
+struct bp_wake_map wake0 SEC(".maps");
+struct bp_wake_map wake1 SEC(".maps");
+
+/* network waits by peer */
+struct bp_net_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 4096);	/* sized from userspace */
+	__type(key, struct bp_net_key);
+	__type(value, struct bp_net_val);
+};
+
+struct bp_net_map net0 SEC(".maps");
+struct bp_net_map net1 SEC(".maps");
+
+/*
+ * TCP sockets by address: which end of the connection (from the state
+ * changes that made it), whose, and the byte counters already counted, so
+ * that each wait and the close add what flowed since.
+ */
+struct bp_sock_ent {
+	struct bp_net_key key;	/* the row its bytes go to; key.tgid 0: no owner seen yet */
+	__u64 rx, tx;		/* tcp_sock bytes_received / bytes_acked counted */
+	__u32 side;		/* enum bp_side */
+	__u32 pad;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, __u64);
+	__type(value, struct bp_sock_ent);
+} socks SEC(".maps");
 
 /* totals of threads and processes that exited, until userspace collects them */
 struct {
@@ -166,62 +245,189 @@ const volatile __u8 offcpu_ustacks = 2;
 const volatile __u8 offcpu_preempt_stacks = 1;
 
 /*
- * Kernel lock slow paths (mutex, rwsem, semaphore) from kallsyms. Written
- * by userspace after load, once it has read kallsyms: until then, kernel
- * lock waits count as "other".
+ * The kernel functions that say what a blocked thread waits in (lock slow
+ * paths, pipe and socket waits, poll), from kallsyms: written by userspace
+ * after load, sorted and disjoint, once it has read kallsyms. Until then
+ * kernel lock waits count as "other" and pipes and sockets are told by the
+ * fd of the system call.
  */
-volatile __u32 nr_lock_ranges;
-volatile __u64 lock_lo[MAX_LOCK_RANGES];
-volatile __u64 lock_hi[MAX_LOCK_RANGES];
+volatile __u32 nr_site_ranges;
+/* bumped with each new set of ranges: stacks cached before it name no site */
+volatile __u32 site_gen;
+volatile __u64 site_lo[MAX_SITE_RANGES];
+volatile __u64 site_hi[MAX_SITE_RANGES];
+volatile __u8 site_cat[MAX_SITE_RANGES];
 
-static __always_inline bool in_lock_code(__u64 ip)
+/*
+ * &__preempt_count - &runqueues: per-CPU variables sit at the same offsets
+ * in every CPU's area, so the running CPU's preempt count is found from its
+ * run queue. From the kernel's BTF, set by userspace; 0: unknown, wakers
+ * are then taken to run in task context.
+ */
+const volatile __s64 preempt_from_rq;
+
+static __always_inline __u32 site_of(__u64 ip)
 {
-	__u32 i;
+	__u32 lo = 0, hi = nr_site_ranges, i, mid;
 
-	for (i = 0; i < MAX_LOCK_RANGES && i < nr_lock_ranges; i++)
-		if (ip >= lock_lo[i] && ip < lock_hi[i])
-			return true;
-	return false;
+	if (hi > MAX_SITE_RANGES)
+		hi = MAX_SITE_RANGES;
+	for (i = 0; i < SITE_SEARCH_STEPS && lo < hi; i++) {
+		mid = ((lo + hi) / 2) & (MAX_SITE_RANGES - 1);
+		if (ip < site_lo[mid])
+			hi = mid;
+		else if (ip >= site_hi[mid])
+			lo = mid + 1;
+		else
+			return site_cat[mid];
+	}
+	return BP_WS_NONE;
 }
 
-static __always_inline bool kstack_in_lock(const struct bp_stack *st)
+/* the innermost frame with a known site names the wait */
+static __always_inline __u32 kstack_site(const struct bp_stack *st)
 {
-	__u32 i;
+	__u32 i, s;
 
-	for (i = 0; i < LOCK_SCAN_FRAMES; i++) {
+	if (!nr_site_ranges)
+		return BP_WS_NONE;
+	for (i = 0; i < SITE_SCAN_FRAMES; i++) {
 		if (i >= st->nr)
 			break;
-		if (in_lock_code(st->ips[i]))
-			return true;
+		s = site_of(st->ips[i]);
+		if (s)
+			return s;
 	}
-	return false;
+	return BP_WS_NONE;
 }
 
 /*
  * Move one thread of the process led by @leader from state @from to @to
  * (-1: none), first charging the time since the last change to the state
- * the process was in.
+ * the process was in. With @reclass (a poll wait its end just named), the
+ * sleep time charged since @mark goes to that class first. Returns the
+ * timeline's sleep clock after the change (bp_timeline_sleep_clock()).
  */
-static __always_inline void ptl_move(struct task_struct *leader, int from, int to, __u64 now)
+static __always_inline __u64 ptl_change(struct task_struct *leader, int from, int to, __u64 now,
+					 int reclass, __u64 mark)
 {
 	struct bp_pls *ps;
+	__u64 clock;
 
 	ps = bpf_task_storage_get(&pls, leader, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 	if (!ps) {
 		stat_inc(BP_STAT_PSTATE_FULL);
-		return;
+		return 0;
 	}
 	bpf_spin_lock(&ps->lock);
 	bp_timeline_advance(ps->cnt, &ps->last, now, ps->ns, &ps->idle_ns);
+	if (reclass >= 0)
+		bp_timeline_reclass(ps->ns, &ps->moved, &ps->claimed, mark, reclass);
 	bp_timeline_move(ps->cnt, from, to);
+	clock = bp_timeline_sleep_clock(ps->ns, ps->moved);
 	bpf_spin_unlock(&ps->lock);
+	return clock;
 }
 
-static __always_inline void set_state(struct task_struct *t, struct bp_tls *st, int to, __u64 now)
+static __always_inline void ptl_move(struct task_struct *leader, int from, int to, __u64 now)
 {
-	ptl_move(t->group_leader, st->known ? (int)st->state : -1, to, now);
+	ptl_change(leader, from, to, now, -1, 0);
+}
+
+static __always_inline __u64 set_state(struct task_struct *t, struct bp_tls *st, int to, __u64 now)
+{
+	__u64 clock = ptl_change(t->group_leader, st->known ? (int)st->state : -1, to, now, -1, 0);
+
 	st->state = to;
 	st->known = 1;
+	return clock;
+}
+
+/* the file behind fd in t's table, as an address; 0: none */
+static __always_inline __u64 fd_file(struct task_struct *t, __u64 fd)
+{
+	struct files_struct *files = t->files;
+	struct fdtable *fdt;
+	__u64 f = 0, arr;
+
+	if (!files)
+		return 0;
+	fdt = files->fdt;
+	if (!fdt || fd >= fdt->max_fds)
+		return 0;
+	arr = (__u64)fdt->fd;
+	if (!arr || bpf_probe_read_kernel(&f, sizeof(f), (void *)(arr + fd * sizeof(f))))
+		return 0;
+	return f;
+}
+
+/* what kind of file it is (enum bp_fd_kind); *skp: its struct sock, for sockets */
+static __always_inline __u32 fd_kind_of(__u64 file, __u64 *skp)
+{
+	struct file *f = (struct file *)file;
+	struct socket *sock;
+	struct sock *sk;
+	__u16 mode, family;
+
+	*skp = 0;
+	if (!file)
+		return BP_FD_NONE;
+	mode = BPF_CORE_READ(f, f_inode, i_mode);
+	if ((mode & S_IFMT) == S_IFIFO)
+		return BP_FD_PIPE;
+	if ((mode & S_IFMT) != S_IFSOCK)
+		return BP_FD_OTHER;
+	sock = (struct socket *)BPF_CORE_READ(f, private_data);
+	sk = BPF_CORE_READ(sock, sk);
+	if (!sk)
+		return BP_FD_OTHER;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	*skp = (__u64)sk;
+	if (family == AF_UNIX)
+		return BP_FD_UNIX;
+	if (family == AF_INET || family == AF_INET6)
+		return BP_FD_INET;
+	return BP_FD_OTHER;
+}
+
+/* where the running task's wakeup comes from (enum bp_wctx) */
+static __always_inline __u32 waker_ctx(struct task_struct *cur)
+{
+	struct cfs_rq *cfs;
+	struct rq *rq = NULL;
+	__u32 pc = 0;
+
+	if (!cur->pid)
+		return BP_WCTX_IDLE;
+	if (!preempt_from_rq)
+		return BP_WCTX_TASK;
+	cfs = cur->se.cfs_rq;
+	if (cfs && bpf_core_field_exists(cfs->rq))
+		rq = cfs->rq;
+	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
+		return BP_WCTX_TASK;
+	if (bpf_probe_read_kernel(&pc, sizeof(pc), (void *)((__u64)rq + preempt_from_rq)))
+		return BP_WCTX_TASK;
+	return bp_preempt_ctx(pc);
+}
+
+/* the kind of fd a waking task's system call touched */
+static __always_inline __u32 waker_fd_kind(struct task_struct *cur)
+{
+	struct pt_regs *regs;
+	__u64 fd, sk;
+	int arg;
+
+	if (cur->flags & PF_KTHREAD)
+		return BP_FD_NONE;
+	regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	if (!regs)
+		return BP_FD_NONE;
+	arg = bp_waker_fd_arg(regs->orig_ax);
+	if (arg < 0)
+		return BP_FD_NONE;
+	fd = arg == 0 ? regs->di : arg == 1 ? regs->si : regs->dx;
+	return fd_kind_of(fd_file(cur, fd), &sk);
 }
 
 static __always_inline void off_add(void *map, struct bp_off_key *k, __u64 ns)
@@ -292,11 +498,108 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 	}
 	if (blocked) {
 		k.state = st->off_class;
+		k.dir = st->dir;
+		k.side = st->side;
 		off_add(map, &k, blocked);
+		k.dir = k.side = 0;
 	}
 	if (runq) {
 		k.state = BP_TS_RUNQUEUE;
 		off_add(map, &k, runq);
+	}
+}
+
+static __always_inline void add_bytes(struct bp_net_val *v, __u64 rx, __u64 tx)
+{
+	if (rx)
+		__sync_fetch_and_add(&v->rx_bytes, rx);
+	if (tx)
+		__sync_fetch_and_add(&v->tx_bytes, tx);
+}
+
+/* a new row's value: too big for the BPF stack */
+static const struct bp_net_val net_zero = {};
+
+/* the peer's row in the current buffer, made when new; NULL when the map is full */
+static __always_inline struct bp_net_val *net_row(const struct bp_net_key *k)
+{
+	void *map = buf_idx & 1 ? (void *)&net1 : (void *)&net0;
+	struct bp_net_val *v;
+	long err;
+
+	v = bpf_map_lookup_elem(map, k);
+	if (v)
+		return v;
+	err = bpf_map_update_elem(map, k, &net_zero, BPF_NOEXIST);
+	if (err && err != -EEXIST) {
+		stat_inc(BP_STAT_NET_MAP_FULL);
+		return NULL;
+	}
+	return bpf_map_lookup_elem(map, k);
+}
+
+/*
+ * A thread blocks on a network socket: remember the peer for its wakeup,
+ * and add the TCP bytes that flowed since this socket was last seen.
+ */
+static __always_inline void net_wait(struct bp_tls *st, __u64 skaddr, __u32 site)
+{
+	struct sock *sk = (struct sock *)skaddr;
+	struct tcp_sock *tp = (struct tcp_sock *)skaddr;
+	struct bp_net_key *k = &st->net;
+	struct bp_sock_ent *e, init = {};
+	struct bp_net_val *v;
+	__u64 rx, tx, drx = 0, dtx = 0;
+	__u8 state;
+
+	__builtin_memset(k, 0, sizeof(*k));
+	k->tgid = st->tgid;
+	k->family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	k->proto = BPF_CORE_READ(sk, sk_protocol);
+	k->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
+	state = BPF_CORE_READ(sk, __sk_common.skc_state);
+	if (site == BP_WS_ACCEPT || state == TCP_LISTEN) {
+		k->side = BP_SIDE_LISTEN;
+		k->port = k->lport;
+		if (k->family == AF_INET6)
+			BPF_CORE_READ_INTO(&k->addr, sk, __sk_common.skc_v6_rcv_saddr);
+		else
+			BPF_CORE_READ_INTO((__u32 *)k->addr, sk, __sk_common.skc_rcv_saddr);
+		st->net_valid = 1;
+		return;
+	}
+	k->port = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
+	if (k->family == AF_INET6)
+		BPF_CORE_READ_INTO(&k->addr, sk, __sk_common.skc_v6_daddr);
+	else
+		BPF_CORE_READ_INTO((__u32 *)k->addr, sk, __sk_common.skc_daddr);
+	st->net_valid = 1;
+	if (k->proto != IPPROTO_TCP)
+		return;
+	rx = BPF_CORE_READ(tp, bytes_received);
+	tx = BPF_CORE_READ(tp, bytes_acked);
+	e = bpf_map_lookup_elem(&socks, &skaddr);
+	if (!e) {
+		/* connected before we looked: only what flows from now on counts */
+		init.rx = rx;
+		init.tx = tx;
+		bpf_map_update_elem(&socks, &skaddr, &init, BPF_NOEXIST);
+		e = bpf_map_lookup_elem(&socks, &skaddr);
+		if (!e)
+			return;
+	}
+	k->side = e->side;
+	if (rx > e->rx)
+		drx = rx - e->rx;
+	if (tx > e->tx)
+		dtx = tx - e->tx;
+	e->rx = rx;
+	e->tx = tx;
+	e->key = *k;
+	if (drx || dtx) {
+		v = net_row(k);
+		if (v)
+			add_bytes(v, drx, dtx);
 	}
 }
 
@@ -306,14 +609,35 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 	struct bp_switch_facts f = {
 		.preempt = preempt,
 		.state = prev_state,
-		.k_lock = st->k_lock,
+		.site = st->wsite,
 		.syscall = regs ? regs->orig_ax : ~0ULL,
 		.futex_op = regs ? regs->si : 0,
 	};
+	__u64 sk = 0;
+	__u32 cls, site;
 
 	if (prev_state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD(prev, in_iowait);
-	return bp_wait_class(&f);
+	st->net_valid = 0;
+	st->side = 0;
+	/*
+	 * The fd is looked up only where it matters: to find the peer of a
+	 * network wait, or the wait itself when the stack named no site.
+	 */
+	if (!preempt && (prev_state & BP_TASK_INTERRUPTIBLE) && regs &&
+	    (f.site == BP_WS_NET_IN || f.site == BP_WS_NET_OUT || f.site == BP_WS_ACCEPT ||
+	     f.site == BP_WS_CONNECT ||
+	     (f.site == BP_WS_NONE && bp_fd_syscall(f.syscall))))
+		f.fd_kind = fd_kind_of(fd_file(prev, regs->di), &sk);
+	cls = bp_wait_class(&f);
+	st->pending = bp_wait_pending(&f, cls);
+	site = f.site ? f.site : bp_fd_site(f.syscall, f.fd_kind);
+	st->dir = bp_site_dir(site);
+	if (cls == BP_TS_NET && f.fd_kind == BP_FD_INET && sk) {
+		net_wait(st, sk, site);
+		st->side = st->net.side;
+	}
+	return cls;
 }
 
 static __always_inline __u64 hash_into(struct bp_stack *st, long n)
@@ -355,8 +679,8 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	st->kstack = hash_into(&st->kst, n);
 	st->stored = 0;
 	st->kc_valid = 0;
-	/* only blocking switches can be lock waits: spare preemptions the scan */
-	st->k_lock = prev_state && kstack_in_lock(&st->kst);
+	/* only blocking switches wait somewhere: spare preemptions the scan */
+	st->wsite = prev_state ? kstack_site(&st->kst) : BP_WS_NONE;
 
 	if (!regs || (prev->flags & PF_KTHREAD)) {
 		st->ustack = 0;
@@ -417,6 +741,11 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->switches++;
 			if (!(prev->flags & PF_KTHREAD))
 				regs = (struct pt_regs *)bpf_task_pt_regs(prev);
+			/* the cached stack's site was looked for among older ranges */
+			if (st->kc_gen != site_gen) {
+				st->kc_valid = 0;
+				st->kc_gen = site_gen;
+			}
 			if (prev_state || offcpu_preempt_stacks) {
 				take_stacks(ctx, prev, st, regs, prev_state, user);
 			} else {
@@ -426,7 +755,8 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->off_class = classify(prev, preempt, prev_state, st, regs);
 			st->wake_ts = 0;
 			st->off_ts = now;
-			set_state(prev, st, st->off_class, now);
+			st->blk_ts = now;
+			st->poll_mark = set_state(prev, st, st->off_class, now);
 		}
 	}
 
@@ -446,6 +776,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 				st->wake_hist[bp_bound_idx(bp_hist_slot_ns(lat), BP_HIST_SLOTS)]++;
 			}
 			st->wake_ts = 0;
+			st->pending = 0;
 			st->on_ts = now;
 			set_state(next, st, BP_TS_RUNNING, now);
 		}
@@ -453,10 +784,76 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	return 0;
 }
 
+/* the thread's gathered waker row into the current buffer's waker map */
+static __always_inline void flush_waker(struct bp_tls *st)
+{
+	void *map = buf_idx & 1 ? (void *)&wake1 : (void *)&wake0;
+	struct bp_wake_val *v, init = {};
+	long err;
+
+	if (!st->wk_count)
+		return;
+	v = bpf_map_lookup_elem(map, &st->wk);
+	if (!v) {
+		__builtin_memcpy(init.comm, st->wk_comm, sizeof(init.comm));
+		err = bpf_map_update_elem(map, &st->wk, &init, BPF_NOEXIST);
+		if (err && err != -EEXIST)
+			stat_inc(BP_STAT_WAKE_MAP_FULL);
+		v = bpf_map_lookup_elem(map, &st->wk);
+	}
+	if (v) {
+		__sync_fetch_and_add(&v->ns, st->wk_ns);
+		__sync_fetch_and_add(&v->count, st->wk_count);
+	}
+	st->wk_count = 0;
+	st->wk_ns = 0;
+}
+
+/* the wait that ended: who ended it, and for a network wait its peer's row */
+static __always_inline void wake_rows(struct task_struct *p, struct bp_tls *st,
+				      struct task_struct *cur, __u32 ctx, __u64 now)
+{
+	struct bp_wake_key k = {
+		.tgid = p->tgid,
+		.state = st->off_class,
+		.dir = st->dir,
+		.ctx = ctx,
+	};
+	struct bp_net_val *nv;
+	__u64 blocked = now > st->blk_ts ? now - st->blk_ts : 0;
+
+	if (ctx != BP_WCTX_IDLE) {
+		k.waker_tgid = cur->tgid;
+		k.waker_tid = cur->pid;
+	}
+	if (!st->wk_count || st->wk.waker_tid != k.waker_tid || st->wk.waker_tgid != k.waker_tgid ||
+	    st->wk.state != k.state || st->wk.dir != k.dir || st->wk.ctx != k.ctx ||
+	    st->wk.tgid != k.tgid) {
+		flush_waker(st);
+		st->wk = k;
+		bpf_get_current_comm(st->wk_comm, sizeof(st->wk_comm));
+	}
+	st->wk_ns += blocked;
+	st->wk_count++;
+	if (st->net_valid) {
+		st->net_valid = 0;
+		nv = net_row(&st->net);
+		if (nv) {
+			__sync_fetch_and_add(&nv->wait_ns, blocked);
+			__sync_fetch_and_add(&nv->waits, 1);
+			__sync_fetch_and_add(&nv->hist[bp_bound_idx(bp_fhist_slot_ns(blocked),
+								  BP_FHIST_SLOTS)], 1);
+		}
+	}
+}
+
 static __always_inline void woken(struct task_struct *p)
 {
 	__u64 now = bpf_ktime_get_ns();
+	struct task_struct *cur;
 	struct bp_tls *st;
+	int reclass = -1;
+	__u32 ctx;
 
 	if (!p->pid || !is_target(p->tgid))
 		return;
@@ -464,14 +861,74 @@ static __always_inline void woken(struct task_struct *p)
 	/* a wakeup of a thread that never went to sleep changes nothing */
 	if (!st || !st->off_ts || st->state == BP_TS_RUNNING || st->state == BP_TS_RUNQUEUE)
 		return;
+	cur = bpf_get_current_task_btf();
+	ctx = waker_ctx(cur);
+	if (st->pending) {
+		struct bp_wake_facts w = { .ctx = ctx };
+
+		if (ctx == BP_WCTX_TASK)
+			w.fd_kind = waker_fd_kind(cur);
+		st->off_class = bp_wake_class(&w);
+		st->pending = 0;
+		if (st->off_class != BP_TS_SLEEP)
+			reclass = st->off_class;
+	}
 	st->wake_ts = now;
-	set_state(p, st, BP_TS_RUNQUEUE, now);
+	ptl_change(p->group_leader, st->known ? (int)st->state : -1, BP_TS_RUNQUEUE, now,
+		   reclass, st->poll_mark);
+	st->state = BP_TS_RUNQUEUE;
+	st->known = 1;
+	wake_rows(p, st, cur, ctx, now);
 }
 
-SEC("?tp_btf/sched_wakeup")
+/*
+ * sched_waking runs in the waker's context; sched_wakeup runs where the
+ * woken task is queued, which for a wakeup queued to an idle CPU is that
+ * CPU's interrupt, with the idle task as current.
+ */
+SEC("?tp_btf/sched_waking")
 int BPF_PROG(bp_wakeup, struct task_struct *p)
 {
 	woken(p);
+	return 0;
+}
+
+/* a TCP connection's end: which side made it, and its last bytes */
+SEC("?tp_btf/inet_sock_set_state")
+int BPF_PROG(bp_sock_state, struct sock *sk, int oldstate, int newstate)
+{
+	struct tcp_sock *tp = (struct tcp_sock *)sk;
+	__u64 key = (__u64)sk, rx, tx;
+	struct bp_sock_ent *e, init = {};
+	struct bp_net_val *v;
+
+	if (sk->sk_protocol != IPPROTO_TCP)
+		return 0;
+	if (newstate == TCP_SYN_SENT) {
+		if (!is_target(bpf_get_current_pid_tgid() >> 32))
+			return 0;
+		init.side = BP_SIDE_CLIENT;
+		bpf_map_update_elem(&socks, &key, &init, BPF_ANY);
+	} else if (newstate == TCP_ESTABLISHED && oldstate == TCP_SYN_RECV) {
+		/* in a softirq: whose it is shows at its first wait */
+		init.side = BP_SIDE_SERVER;
+		bpf_map_update_elem(&socks, &key, &init, BPF_ANY);
+	} else if (newstate == TCP_CLOSE) {
+		e = bpf_map_lookup_elem(&socks, &key);
+		if (!e)
+			return 0;
+		if (e->key.tgid) {
+			rx = BPF_CORE_READ(tp, bytes_received);
+			tx = BPF_CORE_READ(tp, bytes_acked);
+			/* a FIN received moved rcv_nxt, and bytes_received with it, by one */
+			if (rx && (BPF_CORE_READ(sk, __sk_common.skc_flags) &
+				   (1UL << bpf_core_enum_value(enum sock_flags, SOCK_DONE))))
+				rx--;
+			if ((rx > e->rx || tx > e->tx) && (v = net_row(&e->key)))
+				add_bytes(v, rx > e->rx ? rx - e->rx : 0, tx > e->tx ? tx - e->tx : 0);
+		}
+		bpf_map_delete_elem(&socks, &key);
+	}
 	return 0;
 }
 
@@ -489,6 +946,7 @@ int BPF_PROG(bp_wakeup_new, struct task_struct *p)
 	/* born runnable: everything until its first switch-in is run-queue time */
 	st->off_class = BP_TS_RUNQUEUE;
 	st->off_ts = now;
+	st->blk_ts = now;
 	st->wake_ts = now;
 	set_state(p, st, BP_TS_RUNQUEUE, now);
 	return 0;
@@ -509,6 +967,13 @@ static __always_inline void fill_thr_rec(struct bp_thr_rec *r, struct task_struc
 	r->wake_lat_max = st->wake_lat_max;
 	__builtin_memcpy(r->wake_hist, st->wake_hist, sizeof(r->wake_hist));
 	bpf_probe_read_kernel_str(r->comm, sizeof(r->comm), t->comm);
+	/* CONFIG_TASK_XACCT */
+	if (bpf_core_field_exists(t->ioac.rchar)) {
+		r->rchar = BPF_CORE_READ(t, ioac.rchar);
+		r->wchar = BPF_CORE_READ(t, ioac.wchar);
+	} else {
+		r->rchar = r->wchar = 0;
+	}
 }
 
 static __always_inline void fill_proc_rec(struct bp_proc_rec *r, __u32 tgid, struct bp_pls *ps,
@@ -561,6 +1026,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		if (st->known)
 			ptl_move(p->group_leader, st->state, -1, now);
 		st->known = 0;
+		flush_waker(st);
 		fill_thr_rec(rec, p, st);
 		rec->end_ns = now;
 		if (bpf_map_update_elem(&thr_exit, &tid, rec, BPF_ANY))
@@ -583,7 +1049,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 {
 	struct bp_switch_facts f = {
 		.state = bp_task_state(t),
-		.k_lock = st->k_lock,
+		.site = st->wsite,
 		.syscall = ~0ULL,
 	};
 	struct pt_regs *regs;
@@ -594,8 +1060,13 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 	if (!(t->flags & PF_KTHREAD)) {
 		regs = (struct pt_regs *)bpf_task_pt_regs(t);
 		if (regs) {
+			__u64 sk;
+
 			f.syscall = regs->orig_ax;
 			f.futex_op = regs->si;
+			if (f.site == BP_WS_NONE && (f.state & BP_TASK_INTERRUPTIBLE) &&
+			    bp_fd_syscall(f.syscall))
+				f.fd_kind = fd_kind_of(fd_file(t, regs->di), &sk);
 		}
 	}
 	if (f.state & BP_TASK_UNINTERRUPTIBLE)
@@ -632,7 +1103,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 
 		n = bpf_get_task_stack(t, st->kst.ips, sizeof(st->kst.ips), 0);
 		st->kstack = hash_into(&st->kst, n);
-		st->k_lock = kstack_in_lock(&st->kst);
+		st->wsite = kstack_site(&st->kst);
 		st->kc_valid = 0;
 		st->ustack = 0;
 		st->stored = 0;
@@ -644,6 +1115,11 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 			st->off_class = s;
 			st->wake_ts = 0;
 			st->off_ts = now;
+			st->blk_ts = now;
+			st->pending = 0;
+			st->net_valid = 0;
+			st->side = 0;
+			st->dir = bp_site_dir(st->wsite);
 		}
 		set_state(t, st, s, now);
 	} else {
@@ -651,6 +1127,16 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		if (old && now > old &&
 		    __sync_val_compare_and_swap(&st->off_ts, old, now) == old)
 			account_off(st, t->pid, old, now);
+		/*
+		 * The piece just closed was charged as sleep: what ends a
+		 * pending wait reclassifies only the time from here on, in the
+		 * timeline as in the off-CPU rows, so that no drained total
+		 * goes back.
+		 */
+		if (st->pending)
+			st->poll_mark = ptl_change(t->group_leader, -1, -1, now, -1, 0);
+		/* the drain that follows must see who ended the waits so far */
+		flush_waker(st);
 		old = st->on_ts;
 		if (old && now > old &&
 		    __sync_val_compare_and_swap(&st->on_ts, old, now) == old)

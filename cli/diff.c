@@ -27,7 +27,7 @@
 static void print_text(const struct bp_diff *f, const char *a, const char *b, uint32_t top)
 {
 	static const char *const names[BP_KIND__MAX] = {
-		"on-CPU", "runqueue", "io", "lock", "sleep", "other",
+		"on-CPU", "runqueue", "io", "lock", "sleep", "other", "net", "pipe",
 	};
 	uint32_t i;
 	int k;

@@ -355,6 +355,7 @@ int cmd_record(int argc, char **argv)
 	so.verbose_libbpf = cli_env.verbose >= 3;
 	so.offcpu = !o.no_offcpu;
 	so.offcpu_ustacks = 2;
+	so.membw = true;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -125,8 +125,10 @@ static struct prev *find_prev(struct top_state *st, uint32_t pid)
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	double wx = x->cpu + x->off[BP_KIND_IO] + x->off[BP_KIND_LOCK];
-	double wy = y->cpu + y->off[BP_KIND_IO] + y->off[BP_KIND_LOCK];
+	double wx = x->cpu + x->off[BP_KIND_IO] + x->off[BP_KIND_LOCK] + x->off[BP_KIND_NET] +
+		    x->off[BP_KIND_PIPE];
+	double wy = y->cpu + y->off[BP_KIND_IO] + y->off[BP_KIND_LOCK] + y->off[BP_KIND_NET] +
+		    y->off[BP_KIND_PIPE];
 
 	if (wx != wy)
 		return wx < wy ? 1 : -1;
@@ -162,7 +164,8 @@ static void render(struct top_state *st, const struct bp_profile *p, const struc
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
 			r.off[k] = (ps->off_s[k] - (pv ? pv->off_s[k] : 0)) / dt;
 		if (r.cpu < 0.005 && r.off[BP_KIND_IO] < 0.005 && r.off[BP_KIND_LOCK] < 0.005 &&
-		    r.off[BP_KIND_RUNQUEUE] < 0.005)
+		    r.off[BP_KIND_RUNQUEUE] < 0.005 && r.off[BP_KIND_NET] < 0.005 &&
+		    r.off[BP_KIND_PIPE] < 0.005)
 			continue;
 		if (n < sizeof(rows) / sizeof(rows[0]))
 			rows[n++] = r;
@@ -180,8 +183,8 @@ static void render(struct top_state *st, const struct bp_profile *p, const struc
 	       s->have_overall ? bp_class_name(s->overall.cls) : "-",
 	       s->have_overall ? bp_confidence_name(s->overall.conf) : "-",
 	       st->tty ? "   q quits" : "");
-	printf("%7s %-15s %6s %6s %6s %6s %6s  %-28s %s\n", "PID", "COMM", "CPU%", "RUNQ%", "IO%",
-	       "LOCK%", "SLEEP%", "VERDICT SO FAR", "TOP FUNCTION");
+	printf("%7s %-15s %6s %6s %6s %6s %6s %6s %6s  %-28s %s\n", "PID", "COMM", "CPU%", "RUNQ%",
+	       "IO%", "NET%", "PIPE%", "LOCK%", "SLEEP%", "VERDICT SO FAR", "TOP FUNCTION");
 	for (i = 0; i < n && shown < st->rows; i++, shown++) {
 		const struct bp_proc_summary *ps = rows[i].ps;
 		const struct bp_verdict *v = ps->verdict;
@@ -193,9 +196,10 @@ static void render(struct top_state *st, const struct bp_profile *p, const struc
 			snprintf(hot, sizeof(hot), "-");
 		snprintf(verdict, sizeof(verdict), "%s%s%s", v ? bp_class_name(v->cls) : "-",
 			 v ? "/" : "", v ? bp_confidence_name(v->conf) : "");
-		printf("%7u %-15.15s %6.1f %6.1f %6.1f %6.1f %6.1f  %-28.28s %.40s\n",
+		printf("%7u %-15.15s %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f  %-28.28s %.40s\n",
 		       ps->proc->pid, ps->proc->comm, rows[i].cpu * 100,
 		       rows[i].off[BP_KIND_RUNQUEUE] * 100, rows[i].off[BP_KIND_IO] * 100,
+		       rows[i].off[BP_KIND_NET] * 100, rows[i].off[BP_KIND_PIPE] * 100,
 		       rows[i].off[BP_KIND_LOCK] * 100, rows[i].off[BP_KIND_SLEEP] * 100, verdict,
 		       hot);
 	}
@@ -255,7 +259,8 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2 };
+	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2,
+				      .membw = true };
 	struct top_state st = {};
 	struct bp_session *s = NULL;
 	double interval = 1.0, last;

@@ -75,8 +75,9 @@ $(OUT)/tests/fixtures/%: tests/fixtures/%.c tests/fixtures/fixture.h | $(DEPS_ST
 UNIT_ENV	:= BP_TEST_DATA=$(OUT)/tests/data BP_SRC=$(CURDIR) \
 		   ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
 		   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+# the machine's memory bandwidth is measured into the build tree, not /var/lib
 INTEG_ENV	:= BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \
-		   BP_SRC=$(CURDIR) ASAN_OPTIONS=detect_leaks=0 \
+		   BP_SRC=$(CURDIR) BOUNDPROF_STATE_DIR=$(OUT)/tests/state ASAN_OPTIONS=detect_leaks=0 \
 		   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 
 test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof

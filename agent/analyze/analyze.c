@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/pipeline.h"
 
 static const char *const tstate_names[BP_TS__MAX] = {
 	[BP_TS_RUNNING] = "running",
@@ -12,6 +13,8 @@ static const char *const tstate_names[BP_TS__MAX] = {
 	[BP_TS_LOCK] = "lock",
 	[BP_TS_OTHER] = "other",
 	[BP_TS_SLEEP] = "sleep",
+	[BP_TS_NET] = "net",
+	[BP_TS_PIPE] = "pipe",
 };
 
 const char *bp_tstate_name(uint32_t s)
@@ -54,12 +57,18 @@ static int cmp_hot_total(const void *a, const void *b)
 	return x->frame < y->frame ? -1 : x->frame > y->frame;
 }
 
-/* time that says a process did something: everything but sleeping */
-static double activity(const struct bp_proc_summary *ps)
+/*
+ * Time that says a process did something: everything but sleeping, and but
+ * waiting for connections or requests (a server's network waits).
+ */
+double bp_proc_activity(const struct bp_proc_summary *ps)
 {
 	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
-	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
+	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER] + ps->net_work_s +
+	       ps->off_s[BP_KIND_PIPE];
 }
+
+#define activity bp_proc_activity
 
 static int cmp_proc(const void *a, const void *b)
 {
@@ -340,6 +349,30 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 	qsort(ps->thr, ps->nr_thr, sizeof(*ps->thr), cmp_thr);
 	ps->threads = ps->nr_thr;
 
+	/*
+	 * Network waits by side: a client's waits are the work's cost, a
+	 * server's (accepting, or reading the next request) wait for work.
+	 * The rows by side are the off-CPU rows, so they sum to off_s[NET];
+	 * a profile that lacks them (an older save) counts all as work.
+	 */
+	{
+		double side = 0;
+
+		for (k = 0; k < BP_SIDE__MAX; k++)
+			side += proc->net_side_ns[k] / 1e9;
+		ps->net_idle_s = (proc->net_side_ns[BP_SIDE_SERVER] +
+				  proc->net_side_ns[BP_SIDE_LISTEN]) / 1e9;
+		if (side <= 0 || ps->net_idle_s > ps->off_s[BP_KIND_NET])
+			ps->net_idle_s = 0;
+		ps->net_work_s = ps->off_s[BP_KIND_NET] - ps->net_idle_s;
+		ps->pipe_in_s = proc->pipe_dir_ns[BP_DIR_IN] / 1e9;
+		ps->pipe_out_s = proc->pipe_dir_ns[BP_DIR_OUT] / 1e9;
+	}
+	for (i = 0; i < proc->nr_threads; i++) {
+		ps->rchar += proc->threads[i].rchar;
+		ps->wchar += proc->threads[i].wchar;
+	}
+
 	ps->have_timeline = proc->have_timeline;
 	for (k = 0; k < BP_TS__MAX; k++)
 		ps->tl_s[k] = proc->tl_ns[k] / 1e9;
@@ -430,7 +463,10 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 			goto out;
 	}
 	qsort(out->procs, out->nr_procs, sizeof(*out->procs), cmp_proc);
-	err = 0;
+	out->waits = calloc(1, sizeof(*out->waits));
+	if (!out->waits)
+		goto out;
+	err = bp_pipelines_find(p, out, out->waits);
 out:
 	free(idx);
 	free(done);
@@ -457,6 +493,8 @@ void bp_summary_free(struct bp_summary *s)
 		free(s->procs[i].verdict);
 	}
 	free(s->procs);
+	bp_pipelines_free(s->waits);
+	free(s->waits);
 	bp_verdict_free(&s->overall);
 	memset(s, 0, sizeof(*s));
 }

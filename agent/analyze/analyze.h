@@ -52,6 +52,10 @@ struct bp_proc_summary {
 	double frac_fault;		/* the kernel handling page faults */
 	double frac_kernel;		/* other kernel work */
 	uint32_t threads;		/* threads seen */
+	/* network waits split: a client's (work) and a server's (waiting for work), thread-s */
+	double net_work_s, net_idle_s;
+	double pipe_in_s, pipe_out_s;	/* pipe waits for input and for room for output */
+	uint64_t rchar, wchar;		/* bytes through read and write system calls */
 	struct bp_thread_summary *thr;	/* by on-CPU time desc */
 	uint32_t nr_thr;
 	struct bp_hotspot *hot;		/* by self desc, then total desc */
@@ -60,6 +64,8 @@ struct bp_proc_summary {
 	uint32_t nr_incl;
 	struct bp_verdict *verdict;	/* NULL until bp_verdicts(); NULL for quiet processes */
 };
+
+struct bp_pipelines;
 
 struct bp_summary {
 	double duration_s;
@@ -73,6 +79,8 @@ struct bp_summary {
 	uint32_t nr_procs;
 	bool have_overall;		/* set by bp_verdicts() */
 	struct bp_verdict overall;	/* the whole recording */
+	/* wakers, network peers, pipelines and the critical path (analyze/pipeline.h) */
+	struct bp_pipelines *waits;
 	uint32_t class_count[BP_CLASS__MAX];	/* processes per verdict */
 };
 
@@ -85,5 +93,8 @@ double bp_oncpu_seconds(const struct bp_profile *p, uint64_t samples, uint64_t n
 
 /* the state names of enum bp_tstate, as the reports print them */
 const char *bp_tstate_name(uint32_t s);
+
+/* the thread-time a process spent doing something (not waiting for work), s */
+double bp_proc_activity(const struct bp_proc_summary *ps);
 
 #endif /* BP_ANALYZE_H */

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <errno.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdarg.h>
@@ -25,6 +26,8 @@ const struct bp_thresholds bp_default_thresholds = {
 	.wss_llc_medium = 8.0,
 	.wss_rss = 0.5,
 	.fits_llc = 1.0,
+	.membw_traffic = 0.2,
+	.peer = 0.5,
 	.ipc_cpu = 1.0,
 	.mpki_cpu = 1.0,
 	.ipc_mem = 0.7,
@@ -44,6 +47,7 @@ static const char *const class_names[BP_CLASS__MAX] = {
 	[BP_CLASS_STARVED] = "cpu-starved",
 	[BP_CLASS_IDLE] = "idle",
 	[BP_CLASS_MIXED] = "mixed",
+	[BP_CLASS_PEER] = "blocked-on-peer",
 };
 
 const char *bp_class_name(enum bp_class c)
@@ -101,6 +105,12 @@ static double pct(double f)
 	return f * 100;
 }
 
+/* what the timeline's seconds are shares of: the summed processes' wall time, or the wall */
+static double tlw(const struct bp_evidence *e)
+{
+	return e->tl_wall_s > 0 ? e->tl_wall_s : e->wall_s;
+}
+
 static void mib(char *buf, size_t len, double bytes)
 {
 	if (bytes >= 1024.0 * 1024 * 1024)
@@ -132,6 +142,8 @@ static void timeline_evidence(const struct bp_evidence *e, struct bp_verdict *v)
 		[BP_TS_LOCK] = "waiting on locks",
 		[BP_TS_OTHER] = "in other kernel waits",
 		[BP_TS_SLEEP] = "sleeping or waiting for events",
+		[BP_TS_NET] = "waiting on the network",
+		[BP_TS_PIPE] = "waiting on another process through a pipe",
 	};
 	int best = 0, i;
 
@@ -142,10 +154,10 @@ static void timeline_evidence(const struct bp_evidence *e, struct bp_verdict *v)
 			best = i;
 	if (best == BP_TS_RUNNING)
 		EVIDENCE("%.0f%% of wall time on-CPU across %u thread%s (%.2f of %u CPUs used)",
-			 pct(e->tl_s[best] / e->wall_s), e->threads, e->threads == 1 ? "" : "s",
+			 pct(e->tl_s[best] / tlw(e)), e->threads, e->threads == 1 ? "" : "s",
 			 v->parallelism, e->ncpus);
 	else
-		EVIDENCE("%.0f%% of wall time %s", pct(e->tl_s[best] / e->wall_s), what[best]);
+		EVIDENCE("%.0f%% of wall time %s", pct(e->tl_s[best] / tlw(e)), what[best]);
 }
 
 /* the timeline sentence, unless the verdict says the same thing in more detail */
@@ -177,7 +189,7 @@ static void classify_io(const struct bp_evidence *e, const struct bp_thresholds 
 {
 	bool saturated = e->io_valid && e->dev_busy >= t->io_saturated_busy &&
 			 e->dev_inflight >= t->io_saturated_inflight;
-	double wall_io = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_IO] / e->wall_s : 0;
+	double wall_io = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_IO] / tlw(e) : 0;
 	char detail[160], cap[32];
 
 	v->cls = BP_CLASS_IO;
@@ -213,6 +225,102 @@ static void classify_io(const struct bp_evidence *e, const struct bp_thresholds 
 			      e->io_req_kib);
 		LEVER("A faster CPU will not help: the time goes to waiting");
 	}
+}
+
+static void bytes(char *buf, size_t len, double b)
+{
+	if (b >= 1024.0 * 1024 * 1024)
+		snprintf(buf, len, "%.1f GiB", b / (1024.0 * 1024 * 1024));
+	else if (b >= 1024.0 * 1024)
+		snprintf(buf, len, "%.1f MiB", b / (1024.0 * 1024));
+	else if (b >= 1024)
+		snprintf(buf, len, "%.1f KiB", b / 1024);
+	else
+		snprintf(buf, len, "%.0f B", b);
+}
+
+/* the client side's share of the timeline's network time */
+static double net_work_frac(const struct bp_evidence *e)
+{
+	double all = e->net_s + e->net_idle_s;
+
+	return all > 0 ? e->net_s / all : 1;
+}
+
+/* io-bound on the network: round trips to a remote dependency */
+static void classify_net(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	double wall_net = e->have_timeline && e->wall_s > 0 ?
+				  e->tl_s[BP_TS_NET] * net_work_frac(e) / tlw(e) : 0;
+	char cap[32], peers[160] = "", rtt[96] = "", rx[32], tx[32];
+
+	v->cls = BP_CLASS_IO;
+	v->conf = BP_CONF_HIGH;
+	if (e->net_peer)
+		snprintf(peers, sizeof(peers), ": %s%s", e->net_peer,
+			 e->net_peers > 1 ? " and others" : "");
+	if (e->net_waits)
+		snprintf(rtt, sizeof(rtt), ", %" PRIu64 " round trip%s, p50 %.1f ms", e->net_waits,
+			 e->net_waits == 1 ? "" : "s", e->net_p50_ms);
+	if (wall_net > 0)
+		EVIDENCE("%.0f%% of wall time waiting on the network%s%s", pct(wall_net), peers, rtt);
+	else
+		EVIDENCE("%.0f%% of busy thread-time waiting on the network%s%s", pct(v->share_net),
+			 peers, rtt);
+	if (e->net_waits)
+		EVIDENCE("%.2f s over %" PRIu64 " waits on its peers (p50 %.1f ms, p99 %.1f ms per "
+			 "wait); %u peer%s", e->net_wait_s, e->net_waits, e->net_p50_ms,
+			 e->net_p99_ms, e->net_peers, e->net_peers == 1 ? "" : "s");
+	if (e->net_rx || e->net_tx) {
+		bytes(rx, sizeof(rx), e->net_rx);
+		bytes(tx, sizeof(tx), e->net_tx);
+		EVIDENCE("received %s and sent %s over TCP%s", rx, tx,
+			 e->net_waits ? "" : " (no round trip seen)");
+	}
+	v->wait_class = BP_CLASS_IO;
+	v->wait_net = true;
+	v->wait_share = wall_net > 0 ? wall_net : v->share_net;
+	v->wait_cap = bp_amdahl(v->wait_share, 0);
+	speedup(cap, sizeof(cap), v->wait_cap);
+	LEVER("Overlap the round trips: issue requests concurrently (threads, asyncio, a "
+	      "connection pool); overlapping all network waits gives at most %s", cap);
+	if (e->net_waits > 1)
+		LEVER("Batch requests: fewer, larger ones (a bulk API, pipelining) pay the %.1f ms "
+		      "round trip fewer than %" PRIu64 " times", e->net_p50_ms, e->net_waits);
+	else
+		LEVER("Batch requests: fewer, larger ones pay the round trip fewer times");
+	LEVER("Cache what is fetched again, close to where it is used");
+	LEVER("A faster CPU will not help: the time goes to waiting on %s",
+	      e->net_peer ? e->net_peer : "the network");
+}
+
+/* most of its time waiting on a neighbour through a pipe */
+static void classify_peer(const struct bp_evidence *e, struct bp_verdict *v, double share)
+{
+	const char *who = e->peer_comm && *e->peer_comm ? e->peer_comm : "its neighbour";
+	bool in = e->peer_dir != BP_DIR_OUT;
+
+	v->cls = BP_CLASS_PEER;
+	v->conf = e->peer_pid ? BP_CONF_HIGH : BP_CONF_MEDIUM;
+	v->peer_pid = e->peer_pid;
+	v->peer_dir = e->peer_dir;
+	v->peer_share = share;
+	snprintf(v->peer_comm, sizeof(v->peer_comm), "%s", e->peer_comm ? e->peer_comm : "");
+	if (e->peer_pid)
+		EVIDENCE("%.0f%% of wall time waiting on %s (pid %u) through a pipe: %s", pct(share),
+			 who, e->peer_pid, in ? "for its input" : "for room for its output");
+	else
+		EVIDENCE("%.0f%% of wall time waiting on another process through a pipe: %s",
+			 pct(share), in ? "for its input" : "for room for its output");
+	if (e->pipeline)
+		EVIDENCE("a stage of %s", e->pipeline);
+	v->wait_class = BP_CLASS_PEER;
+	v->wait_share = share;
+	LEVER("Nothing to speed up inside it: it runs at the pace of %s. Make %s faster first "
+	      "(its own verdict says how)", who, who);
+	if (in)
+		LEVER("Or run several copies of the slower side on parts of the input "
+		      "(split, xargs -P, GNU parallel), if the work can be split");
 }
 
 static void classify_lock(const struct bp_evidence *e, struct bp_verdict *v)
@@ -256,15 +364,24 @@ static void classify_starved(const struct bp_evidence *e, const struct bp_thresh
 	}
 }
 
+static double idle_share(const struct bp_evidence *e)
+{
+	if (!e->have_timeline || e->wall_s <= 0)
+		return 0;
+	return (e->tl_s[BP_TS_SLEEP] + e->tl_s[BP_TS_NET] * (1 - net_work_frac(e))) / tlw(e);
+}
+
 static void classify_idle(const struct bp_evidence *e, struct bp_verdict *v)
 {
-	double sleep = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_SLEEP] / e->wall_s :
-							     1 - v->parallelism;
+	double sleep = e->have_timeline && e->wall_s > 0 ? idle_share(e) : 1 - v->parallelism;
 
 	v->cls = BP_CLASS_IDLE;
 	v->conf = BP_CONF_HIGH;
 	EVIDENCE("slept or waited for events %.0f%% of its %.2f s wall time, %.3f s on-CPU",
 		 pct(sleep), e->wall_s, e->on_s);
+	if (e->net_idle_s > 0.01 && e->net_idle_s >= 0.1 * e->sleep_s)
+		EVIDENCE("%.2f s of it waiting for connections or requests on the network, as a "
+			 "server does", e->net_idle_s);
 	LEVER("Nothing to speed up inside it: it waits for timers, input or work. If the "
 	      "program is slow, look at what it waits for (the [sleep] stacks in "
 	      "-o NAME.offcpu.folded) and at who should have woken it");
@@ -282,69 +399,148 @@ static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 		 e->hot_name, pct(v->hot_wall), s4, smax);
 }
 
+/* what this machine streams with p CPUs busy (GB/s), between the one- and n-thread runs */
+static double machine_bw(const struct bp_evidence *e, double p)
+{
+	double n = e->membw_threads > 1 ? e->membw_threads : 1, bw;
+
+	if (p <= 1 || n <= 1 || e->membw_n_gbs <= 0)
+		return e->membw_1_gbs;
+	if (p >= n)
+		bw = e->membw_n_gbs;
+	else
+		bw = e->membw_1_gbs + (e->membw_n_gbs - e->membw_1_gbs) * (p - 1) / (n - 1);
+	/* more threads never stream less: a lower n-thread figure met a busy machine */
+	return bw > e->membw_1_gbs ? bw : e->membw_1_gbs;
+}
+
+/*
+ * What memory does to its speed, from the best evidence there is (pure, and
+ * kept in the verdict whatever the class): page faults, then hardware
+ * counters, then a working set that fits the cache, then its traffic
+ * against this machine's measured bandwidth; else unmeasured.
+ */
+static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,
+			 struct bp_verdict *v)
+{
+	v->mem_judgement = BP_MEM_UNMEASURED;
+	/*
+	 * Per second of CPU: what each CPU it ran on moved, against what one
+	 * CPU streams here when as many stream together. A process starved
+	 * of CPUs moves less per second of wall time, not per second it runs.
+	 */
+	if (e->traffic_valid && e->membw_valid && e->membw_1_gbs > 0 && e->traffic_per_cpu_s > 0) {
+		double p = e->traffic_cpus > 1 ? e->traffic_cpus : 1;
+
+		v->mem_traffic_gbs = e->traffic_per_cpu_s * (e->traffic_cpus > 0 ?
+							     e->traffic_cpus : 1) / 1e9;
+		v->mem_machine_gbs = machine_bw(e, p) * (e->traffic_cpus > 0 && e->traffic_cpus < 1 ?
+							 e->traffic_cpus : 1);
+		v->mem_ratio = e->traffic_per_cpu_s / 1e9 / (machine_bw(e, p) / p);
+		v->mem_traffic_per_cpu_gbs = e->traffic_per_cpu_s / 1e9;
+	}
+	if (e->frac_fault >= t->fault) {
+		v->mem_judgement = BP_MEM_FAULTS;
+	} else if (e->pmu_valid) {
+		bool mem = e->ipc < t->ipc_mem && e->mpki >= t->mpki_mem;
+
+		if (!mem && !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
+			mem = e->ipc < t->ipc_mem;
+		v->mem_judgement = mem ? BP_MEM_COUNTERS_MEM : BP_MEM_COUNTERS_CPU;
+	} else if (e->mem_valid && e->llc_bytes &&
+		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * e->llc_bytes) ||
+		    (!e->wss_probes && e->rss && e->rss < e->llc_bytes))) {
+		v->mem_judgement = BP_MEM_FITS;
+	} else if (v->mem_machine_gbs > 0) {
+		v->mem_judgement = v->mem_ratio >= t->membw_traffic ? BP_MEM_BANDWIDTH : BP_MEM_CPU;
+	}
+}
+
+const char *bp_mem_judgement_name(uint32_t j)
+{
+	static const char *const names[] = {
+		[BP_MEM_UNMEASURED] = "unmeasured", [BP_MEM_FITS] = "fits-cache",
+		[BP_MEM_CPU] = "cpu", [BP_MEM_BANDWIDTH] = "bandwidth",
+		[BP_MEM_FAULTS] = "page-faults", [BP_MEM_COUNTERS_CPU] = "cpu",
+		[BP_MEM_COUNTERS_MEM] = "memory",
+	};
+
+	return j < sizeof(names) / sizeof(names[0]) ? names[j] : "unmeasured";
+}
+
 static void classify_compute(const struct bp_evidence *e, const struct bp_thresholds *t,
 			     struct bp_verdict *v)
 {
-	double fault = e->frac_fault;
 	char wss[32], llc[32], rss[32];
 	bool mem = false;
 
 	v->conf = BP_CONF_HIGH;
 	hot_lines(e, v);
-	if (fault >= t->fault) {
+	mib(wss, sizeof(wss), e->wss_max);
+	mib(llc, sizeof(llc), e->llc_bytes);
+	mib(rss, sizeof(rss), e->rss);
+	switch (v->mem_judgement) {
+	case BP_MEM_FAULTS:
 		mem = true;
 		v->conf = BP_CONF_MEDIUM;
 		EVIDENCE("%.0f%% of its on-CPU time is the kernel handling page faults "
 			 "(%.0f minor faults/s): memory being mapped in, not computation",
-			 pct(fault), e->minflt_per_s);
-	} else if (e->pmu_valid) {
+			 pct(e->frac_fault), e->minflt_per_s);
+		break;
+	case BP_MEM_COUNTERS_MEM:
+	case BP_MEM_COUNTERS_CPU:
+		mem = v->mem_judgement == BP_MEM_COUNTERS_MEM;
 		EVIDENCE("hardware counters: IPC %.2f, %.1f cache misses per 1000 instructions, "
 			 ">= %.1f GB/s from memory", e->ipc, e->mpki, e->dram_gbs);
-		if (e->ipc < t->ipc_mem && e->mpki >= t->mpki_mem) {
-			mem = true;
-		} else if (!(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu)) {
-			/* between the two rules: lean on IPC, say so */
-			mem = e->ipc < t->ipc_mem;
+		/* between the two rules it leaned on IPC: say so */
+		if (!(e->ipc < t->ipc_mem && e->mpki >= t->mpki_mem) &&
+		    !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
 			v->conf = BP_CONF_MEDIUM;
-		}
 		if (e->pmu_running < 0.5)
 			v->conf = drop(v->conf);
-	} else if (e->mem_valid && e->wss_probes && e->llc_bytes) {
-		double ratio = (double)e->wss_max / e->llc_bytes;
-
-		mib(wss, sizeof(wss), e->wss_max);
-		mib(llc, sizeof(llc), e->llc_bytes);
-		mib(rss, sizeof(rss), e->rss);
-		if (ratio >= t->wss_llc && e->rss && e->wss_max >= t->wss_rss * e->rss) {
-			mem = true;
-			v->conf = ratio >= t->wss_llc_medium ? BP_CONF_MEDIUM : BP_CONF_LOW;
-			EVIDENCE("it touches %s of its %s resident memory every second, %.1fx the %s "
-				 "last-level cache a core uses (%s): the data cannot stay in cache",
-				 wss, rss, ratio, llc, e->llc_source ? e->llc_source : "?");
-			EVIDENCE("no hardware counters here: this rests on the working set, not on "
-				 "measured cache misses");
-		} else if ((double)e->wss_max < t->fits_llc * e->llc_bytes) {
+		break;
+	case BP_MEM_FITS:
+		if (e->wss_probes)
 			EVIDENCE("its working set (%s per second) fits in the %s last-level cache",
 				 wss, llc);
-		} else {
-			v->conf = BP_CONF_MEDIUM;
-			EVIDENCE("it touches %s per second (%.1fx the %s cache), too little or too "
-				 "slowly to say memory sets its speed", wss, ratio, llc);
-		}
-	} else if (e->mem_valid && e->rss && e->llc_bytes && e->rss < e->llc_bytes) {
-		mib(rss, sizeof(rss), e->rss);
-		mib(llc, sizeof(llc), e->llc_bytes);
-		EVIDENCE("its whole resident memory (%s) fits in the %s last-level cache", rss, llc);
-	} else {
+		else
+			EVIDENCE("its whole resident memory (%s) fits in the %s last-level cache", rss,
+				 llc);
+		break;
+	case BP_MEM_BANDWIDTH:
+	case BP_MEM_CPU:
+		mem = v->mem_judgement == BP_MEM_BANDWIDTH;
 		v->conf = BP_CONF_MEDIUM;
-		EVIDENCE("memory effects unmeasured: no hardware counters and no working-set probe");
+		if (mem)
+			EVIDENCE("it moves %s%.1f GB/s per CPU through memory (re-referencing its %s "
+				 "working set), %.2fx what a CPU of this machine streams (%.1f GB/s)",
+				 e->traffic_floor ? "at least " : "", e->traffic_per_cpu_s / 1e9, wss,
+				 v->mem_ratio, e->traffic_per_cpu_s / 1e9 / v->mem_ratio);
+		else
+			EVIDENCE("its memory traffic, %s%.2f GB/s per CPU, is %.2fx what a CPU of this "
+				 "machine streams: memory does not set its speed", e->traffic_floor ?
+				 "at least " : "", e->traffic_per_cpu_s / 1e9, v->mem_ratio);
+		EVIDENCE("no hardware counters here: traffic from how fast it re-references its "
+			 "pages, against a bandwidth measured on this machine (%s)",
+			 e->membw_source ? e->membw_source : "?");
+		break;
+	default:
+		v->conf = BP_CONF_MEDIUM;
+		if (e->mem_valid && e->wss_probes && e->llc_bytes)
+			EVIDENCE("it touches %s per second, more than the %s last-level cache, but %s: "
+				 "memory effects unmeasured", wss, llc, !e->traffic_valid ?
+				 "its memory traffic was not measured" :
+				 "this machine's memory bandwidth is unknown");
+		else
+			EVIDENCE("memory effects unmeasured: no hardware counters and no working-set "
+				 "probe");
 	}
 	if (e->samples < t->min_samples)
 		v->conf = drop(v->conf);
 
 	if (mem) {
 		v->cls = BP_CLASS_MEMBW;
-		if (fault >= t->fault) {
+		if (v->mem_judgement == BP_MEM_FAULTS) {
 			LEVER("Reuse buffers instead of allocating fresh memory: first touches of new "
 			      "pages cost a page fault each");
 			LEVER("Map memory up front (MAP_POPULATE, pre-touch) or use huge pages so fewer "
@@ -383,7 +579,7 @@ static enum bp_class runner_up(const struct bp_verdict *v, enum bp_class winner)
 		double s;
 	} s[] = {
 		{ BP_CLASS_CPU, v->share_cpu }, { BP_CLASS_MEMBW, v->share_mem },
-		{ BP_CLASS_IO, v->share_io }, { BP_CLASS_LOCK, v->share_lock },
+		{ BP_CLASS_IO, v->share_io + v->share_net }, { BP_CLASS_LOCK, v->share_lock },
 		{ BP_CLASS_STARVED, v->share_rq },
 	};
 	enum bp_class best = BP_CLASS_UNKNOWN;
@@ -409,12 +605,13 @@ static bool near(double share, double threshold, const struct bp_thresholds *t)
 static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		   struct bp_verdict *v)
 {
-	double busy, on_cpu_wall;
+	double busy, on_cpu_wall, peer;
 
 	if (!t)
 		t = &bp_default_thresholds;
 	memset(v, 0, sizeof(*v));
-	busy = e->on_s + e->rq_s + e->io_s + e->lock_s + e->other_s;
+	/* a pipe wait waits on another process's work, a server's network wait for work */
+	busy = e->on_s + e->rq_s + e->io_s + e->lock_s + e->other_s + e->net_s;
 	v->busy_s = busy;
 	v->parallelism = e->wall_s > 0 ? e->on_s / e->wall_s : 0;
 	if (busy > 0) {
@@ -426,11 +623,13 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->share_lock = e->lock_s / busy;
 		v->share_rq = e->rq_s / busy;
 		v->share_other = e->other_s / busy;
+		v->share_net = e->net_s / busy;
 	}
-	on_cpu_wall = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_RUNNING] / e->wall_s :
+	on_cpu_wall = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_RUNNING] / tlw(e) :
 							   (v->parallelism > 1 ? 1 : v->parallelism);
 	v->hot_wall = e->hot_frac * on_cpu_wall;
 	v->hot_4x = bp_amdahl(v->hot_wall, 4);
+	judge_memory(e, t, v);
 
 	if (e->wall_s < t->min_wall_s) {
 		v->cls = BP_CLASS_UNKNOWN;
@@ -439,12 +638,22 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		LEVER("Record for longer (at least a second of the work) for a verdict");
 		return;
 	}
+	/* waiting on a neighbour through a pipe most of the time: its pace is the neighbour's */
+	peer = e->wall_s <= 0 ? 0 : e->have_timeline ? e->tl_s[BP_TS_PIPE] / tlw(e) :
+							e->pipe_s / e->wall_s;
+	if (peer >= t->peer) {
+		classify_peer(e, v, peer > 1 ? 1 : peer);
+		if (near(peer, t->peer, t))
+			v->conf = drop(v->conf);
+		return;
+	}
 	/*
 	 * idle: asleep nearly all the wall time. With a timeline that means no
 	 * thread did anything else; without one, next to no CPU or waiting.
+	 * A server waiting for connections or requests waits for work too.
 	 */
 	if (e->wall_s > 0 &&
-	    ((e->have_timeline && e->tl_s[BP_TS_SLEEP] / e->wall_s >= t->idle_sleep) ||
+	    ((e->have_timeline && idle_share(e) >= t->idle_sleep) ||
 	     (!e->have_timeline && v->parallelism < t->idle_max_cpu &&
 	      busy < (1 - t->idle_sleep) * e->wall_s))) {
 		classify_idle(e, v);
@@ -457,10 +666,15 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		return;
 	}
 
-	if (v->share_io >= t->io) {
-		timeline_unless(e, v, BP_TS_IO);
-		classify_io(e, t, v);
-		if (near(v->share_io, t->io, t))
+	if (v->share_io + v->share_net >= t->io) {
+		if (v->share_net > v->share_io) {
+			timeline_unless(e, v, BP_TS_NET);
+			classify_net(e, v);
+		} else {
+			timeline_unless(e, v, BP_TS_IO);
+			classify_io(e, t, v);
+		}
+		if (near(v->share_io + v->share_net, t->io, t))
 			v->conf = drop(v->conf);
 	} else if (v->share_lock >= t->lock) {
 		timeline_evidence(e, v);
@@ -482,9 +696,10 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->cls = BP_CLASS_MIXED;
 		v->conf = BP_CONF_MEDIUM;
 		v->second = runner_up(v, BP_CLASS_UNKNOWN);
-		EVIDENCE("no single limit: CPU %.0f%%, IO %.0f%%, locks %.0f%%, run queue %.0f%%, "
-			 "other waits %.0f%% of busy thread-time", pct(v->share_cpu + v->share_mem),
-			 pct(v->share_io), pct(v->share_lock), pct(v->share_rq), pct(v->share_other));
+		EVIDENCE("no single limit: CPU %.0f%%, IO %.0f%%, network %.0f%%, locks %.0f%%, run "
+			 "queue %.0f%%, other waits %.0f%% of busy thread-time",
+			 pct(v->share_cpu + v->share_mem), pct(v->share_io), pct(v->share_net),
+			 pct(v->share_lock), pct(v->share_rq), pct(v->share_other));
 		hot_lines(e, v);
 		LEVER("Work on the largest share first (%s), then re-measure: the limit moves",
 		      bp_class_name(v->second));
@@ -521,6 +736,42 @@ void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, str
 		v->levers[i] = p;
 		p = stpcpy(p, b.lv[i]) + 1;
 	}
+}
+
+int bp_verdict_lead(const struct bp_verdict *src, const char *lead, struct bp_verdict *dst)
+{
+	const char *ev[BP_VERDICT_LINES];
+	uint32_t i, n = 0;
+	size_t len = 0;
+	char *p;
+
+	*dst = *src;
+	dst->text = NULL;
+	if (lead)
+		ev[n++] = lead;
+	for (i = 0; i < src->nr_evidence && n < BP_VERDICT_LINES; i++)
+		ev[n++] = src->evidence[i];
+	for (i = 0; i < n; i++)
+		len += strlen(ev[i]) + 1;
+	for (i = 0; i < src->nr_levers; i++)
+		len += strlen(src->levers[i]) + 1;
+	dst->text = p = malloc(len ? len : 1);
+	if (!p) {
+		dst->nr_evidence = dst->nr_levers = 0;
+		return -ENOMEM;
+	}
+	dst->nr_evidence = n;
+	for (i = 0; i < n; i++) {
+		const char *line = ev[i];
+
+		dst->evidence[i] = p;
+		p = stpcpy(p, line) + 1;
+	}
+	for (i = 0; i < src->nr_levers; i++) {
+		dst->levers[i] = p;
+		p = stpcpy(p, src->levers[i]) + 1;
+	}
+	return 0;
 }
 
 void bp_verdict_free(struct bp_verdict *v)

@@ -22,6 +22,7 @@ enum bp_class {
 	BP_CLASS_STARVED,
 	BP_CLASS_IDLE,
 	BP_CLASS_MIXED,
+	BP_CLASS_PEER,		/* mostly waiting on a neighbour through a pipe */
 	BP_CLASS__MAX,
 };
 
@@ -32,6 +33,20 @@ enum bp_confidence {
 };
 
 const char *bp_class_name(enum bp_class c);		/* "cpu-bound", ... (the contract) */
+
+/* what memory does to a process's speed (bp_verdict.mem_judgement) */
+enum bp_mem_judgement {
+	BP_MEM_UNMEASURED = 0,
+	BP_MEM_FITS,			/* its working set fits in the last-level cache */
+	BP_MEM_CPU,			/* its traffic is small next to the machine's bandwidth */
+	BP_MEM_BANDWIDTH,		/* its traffic is a good part of it */
+	BP_MEM_FAULTS,			/* page faults: memory being mapped in */
+	BP_MEM_COUNTERS_CPU,		/* hardware counters say compute */
+	BP_MEM_COUNTERS_MEM,		/* hardware counters say memory */
+};
+
+/* "bandwidth", "cpu", "fits-cache", "page-faults", "memory", "unmeasured" */
+const char *bp_mem_judgement_name(uint32_t j);
 const char *bp_confidence_name(enum bp_confidence c);	/* "low", "medium", "high" */
 
 /* every number the decision uses, in one table (docs/classification.md) */
@@ -46,10 +61,12 @@ struct bp_thresholds {
 	double runqueue;		/* run-queue share: cpu-starved */
 	double compute;			/* on-CPU share: compute (cpu or memory) */
 	double fault;			/* page-fault share of on-CPU time: memory */
-	double wss_llc;			/* working set per second / LLC: memory (no PMU) */
-	double wss_llc_medium;		/* ... for medium confidence */
-	double wss_rss;			/* ... and covering this share of the resident set */
+	double wss_llc;			/* unused since the traffic rule; kept for the ABI of the table */
+	double wss_llc_medium;
+	double wss_rss;
 	double fits_llc;		/* working set below this x LLC: fits, cpu with confidence */
+	double membw_traffic;		/* memory traffic / this machine's bandwidth: memory (no PMU) */
+	double peer;			/* pipe-wait share of wall time: blocked-on-peer */
 	double ipc_cpu;			/* PMU: IPC at or above, with low MPKI: cpu */
 	double mpki_cpu;
 	double ipc_mem;			/* PMU: IPC below, with high MPKI: memory */
@@ -69,8 +86,29 @@ struct bp_evidence {
 	bool have_timeline;
 	double tl_s[BP_TS__MAX];	/* merged timeline: most productive state */
 	double tl_idle_s;
+	double tl_wall_s;		/* what tl_s are shares of; 0: wall_s */
 	/* thread-seconds in each state, summed over threads */
 	double on_s, rq_s, io_s, lock_s, other_s, sleep_s;
+	/*
+	 * network waits: a client's (net_s, a cost of the work) and a server's
+	 * (net_idle_s: accepting, or reading the next request: waiting for work)
+	 */
+	double net_s, net_idle_s;
+	double pipe_s;			/* waiting on a neighbour through a pipe */
+	/* the neighbour it waited on most, and which way (enum bp_dir) */
+	uint32_t peer_pid;
+	const char *peer_comm;
+	uint32_t peer_dir;
+	/* its network waits (client side), all peers together */
+	const char *net_peer;		/* the peer it waited on most: "127.0.0.1:8080" */
+	uint32_t net_peers;		/* peers in all */
+	uint64_t net_waits;		/* wait episodes: round trips */
+	double net_wait_s;		/* of those episodes */
+	double net_p50_ms, net_p99_ms;
+	uint64_t net_rx, net_tx;
+	/* the pipeline it is a stage of ("cat → gzip -9 → wc -c"), and whether it bounds it */
+	const char *pipeline;
+	bool bottleneck;
 	uint32_t threads;
 	uint32_t ncpus;
 	double machine_busy;		/* share of all CPUs busy during the window */
@@ -89,6 +127,16 @@ struct bp_evidence {
 	double wss_per_s;
 	uint64_t rss;
 	double minflt_per_s, majflt_per_s;
+	/* memory traffic against this machine's measured bandwidth (proc/membw.h) */
+	bool traffic_valid;
+	bool traffic_floor;		/* the whole working set was seen: a lower bound */
+	double traffic_per_s;		/* bytes re-referenced per second */
+	double traffic_per_cpu_s;	/* ... per second of CPU it had in the window */
+	double traffic_cpus;		/* the CPUs it had in the window */
+	bool membw_valid;
+	double membw_1_gbs, membw_n_gbs;
+	uint32_t membw_threads;
+	const char *membw_source;
 	/* memory, with counters */
 	bool pmu_valid;
 	double ipc, mpki, dram_gbs, pmu_running;
@@ -126,6 +174,19 @@ struct bp_verdict {
 	/* shares of busy thread-time the decision used */
 	double busy_s;
 	double share_cpu, share_mem, share_io, share_lock, share_rq, share_other;
+	double share_net;		/* client-side network waits */
+	/* blocked-on-peer: the neighbour, which way, and its share of wall time */
+	uint32_t peer_pid;
+	char peer_comm[BP_COMM_LEN];
+	uint32_t peer_dir;		/* enum bp_dir */
+	double peer_share;
+	bool wait_net;			/* the dominant wait is the network (wait_class io-bound) */
+	/* what memory does to its speed, whatever the class (enum bp_mem_judgement) */
+	uint32_t mem_judgement;
+	double mem_traffic_gbs;		/* its traffic; 0: unmeasured */
+	double mem_traffic_per_cpu_gbs;	/* ... per second of CPU it had */
+	double mem_machine_gbs;		/* what this machine streams at its parallelism */
+	double mem_ratio;
 	/* Amdahl caps */
 	double hot_wall;		/* the hottest function's share of wall time */
 	double hot_4x;			/* speedup if it became 4x faster */
@@ -140,6 +201,12 @@ struct bp_verdict {
  * it held before. Out of memory, the verdict keeps its class but no lines.
  */
 void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, struct bp_verdict *v);
+
+/*
+ * dst = a copy of src with its own lines, the line lead (NULL: none) first.
+ * 0, or -ENOMEM (dst then has no lines).
+ */
+int bp_verdict_lead(const struct bp_verdict *src, const char *lead, struct bp_verdict *dst);
 
 /* release the lines; v reads as no lines afterwards. NULL is fine. */
 void bp_verdict_free(struct bp_verdict *v);

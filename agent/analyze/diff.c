@@ -124,7 +124,7 @@ int bp_diff_json(const struct bp_diff *d, const char *before, const char *after,
 		 struct bp_buf *out)
 {
 	static const char *const names[BP_KIND__MAX] = {
-		"on_cpu", "runqueue", "io", "lock", "sleep", "other",
+		"on_cpu", "runqueue", "io", "lock", "sleep", "other", "net", "pipe",
 	};
 	struct bp_json_w w;
 	uint32_t i;

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "model/hist.h"
 #include "proc/pmu.h"
+#include "analyze/pipeline.h"
 #include "analyze/verdict.h"
+#include "model/waits.h"
 
 /* the process's block IO and the device it used most */
 static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evidence *e)
@@ -87,6 +90,20 @@ static void mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 			e->majflt_per_s = proc->majflt / proc->fault_window_s;
 		}
 	}
+	if (proc->traffic_valid) {
+		e->traffic_valid = true;
+		e->traffic_floor = proc->traffic_floor;
+		e->traffic_per_s = proc->traffic_per_s;
+		e->traffic_per_cpu_s = proc->traffic_per_cpu_s;
+		e->traffic_cpus = proc->traffic_cpus;
+	}
+	if (p->membw_valid) {
+		e->membw_valid = true;
+		e->membw_1_gbs = p->membw_1_gbs;
+		e->membw_n_gbs = p->membw_n_gbs;
+		e->membw_threads = p->membw_threads;
+		e->membw_source = p->membw_source;
+	}
 	if (proc->pmu_valid) {
 		struct bp_pmu_counts c = {
 			.cycles = proc->cycles,
@@ -102,6 +119,55 @@ static void mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 		e->mpki = m.mpki;
 		e->dram_gbs = m.dram_gbs;
 		e->pmu_running = proc->pmu_running;
+	}
+}
+
+/* what a process waited on: its pipe neighbour, its network peers, its pipeline */
+static void wait_evidence(const struct bp_summary *s, const struct bp_proc_summary *ps,
+			  struct bp_evidence *e)
+{
+	const struct bp_pipelines *pl = s->waits;
+	const struct bp_proc_waits *w;
+	const struct bp_pipeline *pipe;
+	uint32_t i, k = ps - s->procs, stage;
+
+	e->net_s = ps->net_work_s;
+	e->net_idle_s = ps->net_idle_s;
+	e->pipe_s = ps->off_s[BP_KIND_PIPE];
+	e->peer_dir = ps->pipe_out_s > ps->pipe_in_s ? BP_DIR_OUT : BP_DIR_IN;
+	if (!pl || k >= pl->nr_waits)
+		return;
+	w = &pl->waits[k];
+	e->peer_pid = w->pipe_peer[e->peer_dir];
+	e->peer_comm = w->pipe_peer_comm[e->peer_dir];
+	for (i = 0; i < w->nr_peers; i++) {
+		if (w->peers[i].side != BP_SIDE_CLIENT && w->peers[i].side != BP_SIDE_UNKNOWN)
+			continue;
+		if (!e->net_peer)
+			e->net_peer = w->peers[i].name;
+		e->net_peers++;
+	}
+	e->net_waits = w->net_waits;
+	e->net_wait_s = w->net_wait_s;
+	e->net_p50_ms = w->net_p50_ms;
+	e->net_p99_ms = w->net_p99_ms;
+	e->net_rx = w->net_rx;
+	e->net_tx = w->net_tx;
+	pipe = bp_pipeline_of(pl, ps->proc->pid, &stage);
+	if (pipe) {
+		e->pipeline = pipe->name;
+		e->bottleneck = stage == pipe->bottleneck;
+		/* its neighbour in the pipeline, the way it waited more */
+		if (e->peer_dir == BP_DIR_IN && stage > 0)
+			i = pipe->stages[stage - 1].proc;
+		else if (e->peer_dir == BP_DIR_OUT && stage + 1 < pipe->nr_stages)
+			i = pipe->stages[stage + 1].proc;
+		else
+			i = s->nr_procs;
+		if (i < s->nr_procs) {
+			e->peer_pid = s->procs[i].proc->pid;
+			e->peer_comm = s->procs[i].proc->comm;
+		}
 	}
 }
 
@@ -147,6 +213,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->frac_kernel = ps->frac_kernel;
 	mem_evidence(p, proc, e);
 	io_evidence(p, proc->pid, e);
+	wait_evidence(s, ps, e);
 	if (ps->nr_hot && hot_len) {
 		bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, hot_len);
 		e->hot_name = hot;
@@ -161,6 +228,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	const struct bp_proc_summary *top = NULL;
 	double io = 0, fault = 0, kern = 0;
 	uint32_t i;
+	int k;
 
 	memset(e, 0, sizeof(*e));
 	e->who = "the recording";
@@ -178,7 +246,25 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		e->lock_s += ps->off_s[BP_KIND_LOCK];
 		e->other_s += ps->off_s[BP_KIND_OTHER];
 		e->sleep_s += ps->off_s[BP_KIND_SLEEP];
+		e->net_s += ps->net_work_s;
+		e->net_idle_s += ps->net_idle_s;
+		e->pipe_s += ps->off_s[BP_KIND_PIPE];
 		e->threads += ps->threads;
+		/*
+		 * The processes' timelines summed: their shares are of the
+		 * processes' wall time together, as each process's are of its
+		 * own, so that a one-process recording says what its process
+		 * says (the caps of overlapping waits included).
+		 */
+		if (ps->have_timeline) {
+			e->have_timeline = true;
+			for (k = 0; k < BP_TS__MAX; k++) {
+				e->tl_s[k] += ps->tl_s[k];
+				e->tl_wall_s += ps->tl_s[k];
+			}
+			e->tl_idle_s += ps->tl_idle_s;
+			e->tl_wall_s += ps->tl_idle_s;
+		}
 		e->samples += ps->samples;
 		io += ps->frac_io_path * ps->samples;
 		fault += ps->frac_fault * ps->samples;
@@ -210,6 +296,37 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	}
 }
 
+/*
+ * A command's verdict is that of what held it back: the last process of its
+ * critical path, led by the path (and the pipeline that process bounds).
+ */
+static bool critical_verdict(const struct bp_profile *p, struct bp_summary *s)
+{
+	const struct bp_pipelines *pl = s->waits;
+	const struct bp_proc_summary *last = &s->procs[pl->crit[pl->nr_crit - 1]];
+	const struct bp_pipeline *pipe;
+	char lead[BP_VERDICT_LEN], name[64];
+	size_t off = 0;
+	uint32_t i, stage;
+
+	if (!last->verdict)
+		return false;
+	pipe = bp_pipeline_of(pl, last->proc->pid, &stage);
+	if (pipe && stage == pipe->bottleneck) {
+		bp_stage_name(last->proc, name, sizeof(name));
+		off = snprintf(lead, sizeof(lead), "%s: bound by %s (pid %u)", pipe->name, name,
+			       last->proc->pid);
+	} else if (pl->nr_crit > 1) {
+		off = snprintf(lead, sizeof(lead), "what held the command back:");
+		for (i = 0; i < pl->nr_crit && off < sizeof(lead); i++)
+			off += snprintf(lead + off, sizeof(lead) - off, "%s %s (pid %u)",
+					i ? " →" : "", s->procs[pl->crit[i]].proc->comm,
+					s->procs[pl->crit[i]].proc->pid);
+	}
+	(void)p;
+	return bp_verdict_lead(last->verdict, off ? lead : NULL, &s->overall) == 0;
+}
+
 int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 {
 	struct bp_evidence e;
@@ -232,10 +349,14 @@ int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 		bp_classify(&e, NULL, ps->verdict);
 		s->class_count[ps->verdict->cls]++;
 	}
-	overall_evidence(p, s, &e, hot, sizeof(hot));
 	if (s->have_overall)
 		bp_verdict_free(&s->overall);
-	bp_classify(&e, NULL, &s->overall);
 	s->have_overall = true;
+	if (s->waits && bp_critical_path(p, s, s->waits))
+		return -ENOMEM;
+	if (s->waits && s->waits->nr_crit && critical_verdict(p, s))
+		return 0;
+	overall_evidence(p, s, &e, hot, sizeof(hot));
+	bp_classify(&e, NULL, &s->overall);
 	return 0;
 }

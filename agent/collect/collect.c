@@ -11,6 +11,7 @@
 #include "util/log.h"
 #include "collect/mapdrain.h"
 #include "model/profile.h"
+#include "model/waits.h"
 #include "symbolize/symbols.h"
 
 /* an address -> frame id cache, kept as parallel arrays behind a bp_htab */
@@ -39,6 +40,7 @@ struct base {
 	uint32_t id;		/* tid, or tgid for a process; 0: dropped */
 	uint32_t kind;		/* BP_REC_THREAD or BP_REC_PROC */
 	uint64_t oncpu_ns, switches, wakeups, wake_lat_ns;
+	uint64_t rchar, wchar;
 	uint64_t hist[BP_HIST_SLOTS];	/* wakeup latency; for a process: timeline ns */
 };
 
@@ -416,6 +418,10 @@ static enum bp_kind kind_of(uint32_t state)
 		return BP_KIND_LOCK;
 	case BP_TS_SLEEP:
 		return BP_KIND_SLEEP;
+	case BP_TS_NET:
+		return BP_KIND_NET;
+	case BP_TS_PIPE:
+		return BP_KIND_PIPE;
 	default:
 		return BP_KIND_OTHER;
 	}
@@ -436,7 +442,61 @@ static int off_row(void *ctx, const void *key, const void *val)
 	id = build_stack(c, k->tgid, k->kstack, k->ustack);
 	if (id < 0)
 		return id;
+	if (k->state == BP_TS_NET && k->side < BP_SIDE__MAX)
+		proc->net_side_ns[k->side] += v->ns;
+	else if (k->state == BP_TS_PIPE && k->dir < BP_DIR__MAX)
+		proc->pipe_dir_ns[k->dir] += v->ns;
 	return bp_profile__add(c->prof, k->tgid, k->tid, kind_of(k->state), id, v->count, v->ns);
+}
+
+static int wake_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_collect *c = ctx;
+	const struct bp_wake_key *k = key;
+	const struct bp_wake_val *v = val;
+	struct bp_wake_row rk = {
+		.pid = k->tgid, .waker_pid = k->waker_tgid, .waker_tid = k->waker_tid,
+		.state = k->state, .dir = k->dir, .ctx = k->ctx,
+	};
+	struct bp_wake_row *r;
+
+	memcpy(rk.comm, v->comm, sizeof(rk.comm));
+	rk.comm[sizeof(rk.comm) - 1] = '\0';
+	if (!row_proc(c, k->tgid))
+		return -ENOMEM;
+	r = bp_profile__wake_row(c->prof, &rk, true);
+	if (!r)
+		return -ENOMEM;
+	r->ns += v->ns;
+	r->count += v->count;
+	return 0;
+}
+
+static int net_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_collect *c = ctx;
+	const struct bp_net_key *k = key;
+	const struct bp_net_val *v = val;
+	struct bp_net_row rk = {
+		.pid = k->tgid, .family = k->family, .port = k->port, .lport = k->lport,
+		.proto = k->proto, .side = k->side,
+	};
+	struct bp_net_row *r;
+	int i;
+
+	memcpy(rk.addr, k->addr, sizeof(rk.addr));
+	if (!row_proc(c, k->tgid))
+		return -ENOMEM;
+	r = bp_profile__net_row(c->prof, &rk, true);
+	if (!r)
+		return -ENOMEM;
+	r->wait_ns += v->wait_ns;
+	r->waits += v->waits;
+	r->rx_bytes += v->rx_bytes;
+	r->tx_bytes += v->tx_bytes;
+	for (i = 0; i < BP_FHIST_SLOTS; i++)
+		r->hist[i] += v->hist[i];
+	return 0;
 }
 
 static uint64_t base_hash(uint32_t kind, uint32_t id)
@@ -545,6 +605,8 @@ static void on_record(void *ctx, const void *rec, size_t len)
 		t->wake_lat_max = r->wake_lat_max;
 		for (i = 0; i < BP_HIST_SLOTS; i++)
 			t->wake_hist[i] += since(r->wake_hist[i], &b->hist[i]);
+		t->rchar += since(r->rchar, &b->rchar);
+		t->wchar += since(r->wchar, &b->wchar);
 		if (r->end_ns)
 			base_drop(&c->base, b);
 		c->st.thread_records++;
@@ -613,6 +675,12 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 	if (c->l->offcpu) {
 		err = bp_drain_map(bp_loader__off_fd(c->l, idx), sizeof(struct bp_off_key),
 				sizeof(struct bp_off_val), off_row, c);
+		if (!err)
+			err = bp_drain_map(bp_loader__wake_fd(c->l, idx), sizeof(struct bp_wake_key),
+					   sizeof(struct bp_wake_val), wake_row, c);
+		if (!err)
+			err = bp_drain_map(bp_loader__net_fd(c->l, idx), sizeof(struct bp_net_key),
+					   sizeof(struct bp_net_val), net_row, c);
 		if (err) {
 			bp_err("failed to drain the off-CPU maps: %s", strerror(-err));
 			return err;

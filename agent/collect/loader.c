@@ -58,11 +58,9 @@ int bp_kernel_at_least(const char *release, int major, int minor)
  * preempt, prev, next, prev_state). Reading the whole BTF takes ~9 ms here.
  * Anything unexpected: assume a current kernel, whose verifier will say so.
  */
-static bool switch_has_prev_state(void)
+static bool switch_has_prev_state(const struct btf *btf)
 {
 	const struct btf_type *t = NULL;
-	struct btf *btf = btf__load_vmlinux_btf();
-	bool has = true;
 	int id;
 
 	if (!btf)
@@ -73,9 +71,66 @@ static bool switch_has_prev_state(void)
 	if (t && btf_is_ptr(t))
 		t = btf__type_by_id(btf, t->type);
 	if (t && btf_is_func_proto(t))
-		has = btf_vlen(t) >= 5;
-	btf__free(btf);
-	return has;
+		return btf_vlen(t) >= 5;
+	return true;
+}
+
+/* the byte offset of member name in the struct type id; -1 when absent */
+static long member_offset(const struct btf *btf, int id, const char *name)
+{
+	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_member *m;
+	int i;
+
+	if (!t || !btf_is_struct(t))
+		return -1;
+	m = btf_members(t);
+	for (i = 0; i < btf_vlen(t); i++, m++)
+		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+			return btf_member_bit_offset(t, i) / 8;
+	return -1;
+}
+
+/*
+ * Where the running CPU's preempt count is, relative to its run queue:
+ * per-CPU variables keep their offsets of the .data..percpu section in
+ * every CPU's copy (the kernel's BTF lists them), and the BPF side reaches
+ * the run queue through the current task. The count is __preempt_count
+ * (and from 6.2 to 6.14 a member of pcpu_hot). 0: not found.
+ */
+static int64_t preempt_from_rq(const struct btf *btf)
+{
+	long rq = -1, pc = -1, hot = -1;
+	int id, n, i, j;
+
+	if (!btf)
+		return 0;
+	n = btf__type_cnt(btf);
+	for (id = 1; id < n; id++) {
+		const struct btf_type *t = btf__type_by_id(btf, id);
+		const struct btf_var_secinfo *v;
+
+		if (!btf_is_datasec(t) || strcmp(btf__name_by_offset(btf, t->name_off),
+						 ".data..percpu"))
+			continue;
+		v = btf_var_secinfos(t);
+		for (i = 0; i < btf_vlen(t); i++, v++) {
+			const struct btf_type *var = btf__type_by_id(btf, v->type);
+			const char *name = btf__name_by_offset(btf, var->name_off);
+
+			if (!strcmp(name, "runqueues"))
+				rq = v->offset;
+			else if (!strcmp(name, "__preempt_count"))
+				pc = v->offset;
+			else if (!strcmp(name, "pcpu_hot") &&
+				 (j = member_offset(btf, var->type, "preempt_count")) >= 0)
+				hot = v->offset + j;
+		}
+		break;
+	}
+	if (pc < 0)
+		pc = hot;
+	return rq >= 0 && pc >= 0 ? (int64_t)pc - rq : 0;
 }
 
 bool bp_kernel_has_btf(void)
@@ -207,18 +262,31 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	l->off_entries = clamp_u32(4ULL * l->counts_entries, 16384, 1U << 21);
 	bpf_map__set_max_entries(l->skel->maps.off0, l->off_entries);
 	bpf_map__set_max_entries(l->skel->maps.off1, l->off_entries);
+	/* (woken process, waker thread, class) rows: at most one per wait */
+	bpf_map__set_max_entries(l->skel->maps.wake0, l->counts_entries * 4);
+	bpf_map__set_max_entries(l->skel->maps.wake1, l->counts_entries * 4);
+	bpf_map__set_max_entries(l->skel->maps.net0, l->counts_entries);
+	bpf_map__set_max_entries(l->skel->maps.net1, l->counts_entries);
 	if (o->offcpu) {
+		struct btf *btf = btf__load_vmlinux_btf();
+
 		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup_new, true);
 		bpf_program__set_autoload(l->skel->progs.bp_thread_exit, true);
 		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);
+		bpf_program__set_autoload(l->skel->progs.bp_sock_state, true);
 		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
 		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
-		l->skel->rodata->switch_has_prev_state = switch_has_prev_state();
+		l->skel->rodata->switch_has_prev_state = switch_has_prev_state(btf);
 		if (!l->skel->rodata->switch_has_prev_state)
 			bp_info("sched_switch has no prev_state argument (kernel before 5.18): "
 				"switch states are read from the task");
+		l->skel->rodata->preempt_from_rq = preempt_from_rq(btf);
+		if (!l->skel->rodata->preempt_from_rq)
+			bp_info("the kernel's BTF does not place __preempt_count: wakers in "
+				"interrupts are taken for the task they interrupted");
+		btf__free(btf);
 	}
 
 	first_cpu = bp_online_cpu_first();
@@ -390,20 +458,24 @@ int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)
 	return err;
 }
 
-int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const uint64_t *hi,
-			       uint32_t n)
+int bp_loader__set_site_ranges(struct bp_loader *l, const struct bp_site_range *r, uint32_t n)
 {
-	uint32_t i, max = sizeof(l->skel->bss->lock_lo) / sizeof(l->skel->bss->lock_lo[0]);
+	uint32_t i, max = sizeof(l->skel->bss->site_lo) / sizeof(l->skel->bss->site_lo[0]);
 
 	if (n > max)
 		n = max;
+	for (i = 1; i < n; i++)
+		if (r[i].lo < r[i - 1].hi)
+			return -EINVAL;
 	/* publish the ranges before the count that makes programs read them */
-	__atomic_store_n(&l->skel->bss->nr_lock_ranges, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&l->skel->bss->nr_site_ranges, 0, __ATOMIC_SEQ_CST);
 	for (i = 0; i < n; i++) {
-		l->skel->bss->lock_lo[i] = lo[i];
-		l->skel->bss->lock_hi[i] = hi[i];
+		l->skel->bss->site_lo[i] = r[i].lo;
+		l->skel->bss->site_hi[i] = r[i].hi;
+		l->skel->bss->site_cat[i] = r[i].site;
 	}
-	__atomic_store_n(&l->skel->bss->nr_lock_ranges, n, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&l->skel->bss->nr_site_ranges, n, __ATOMIC_SEQ_CST);
+	__atomic_add_fetch(&l->skel->bss->site_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -493,6 +565,16 @@ out:
 int bp_loader__off_fd(struct bp_loader *l, int idx)
 {
 	return bpf_map__fd(idx ? l->skel->maps.off1 : l->skel->maps.off0);
+}
+
+int bp_loader__wake_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.wake1 : l->skel->maps.wake0);
+}
+
+int bp_loader__net_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.net1 : l->skel->maps.net0);
 }
 
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx)

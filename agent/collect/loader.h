@@ -82,13 +82,24 @@ typedef void (*bp_rec_fn)(void *ctx, const void *rec, size_t len);
  */
 int bp_loader__iterate(struct bp_loader *l, bp_rec_fn fn, void *ctx);
 
-/* kernel lock slow-path address ranges, for classifying kernel lock waits */
-int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const uint64_t *hi,
-			       uint32_t n);
+/* a kernel address range whose frames say what a blocked thread waits in */
+struct bp_site_range {
+	uint64_t lo, hi;
+	uint32_t site;		/* enum bp_wsite */
+};
+
+/*
+ * The wait-site ranges (kernel lock slow paths, pipe, socket and poll
+ * waits), sorted by address and disjoint; the BPF side keeps 64. 0, or
+ * -EINVAL when they overlap or are out of order.
+ */
+int bp_loader__set_site_ranges(struct bp_loader *l, const struct bp_site_range *r, uint32_t n);
 
 /* file descriptors of the buffer idx's maps */
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
 int bp_loader__off_fd(struct bp_loader *l, int idx);
+int bp_loader__wake_fd(struct bp_loader *l, int idx);
+int bp_loader__net_fd(struct bp_loader *l, int idx);
 int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
 
 /* kernel memory charged for our maps, in bytes */

@@ -13,6 +13,7 @@
 #include "collect/loader.h"
 #include "util/log.h"
 #include "proc/llc.h"
+#include "proc/membw.h"
 #include "proc/memprobe.h"
 #include "model/merge.h"
 #include "proc/pmu.h"
@@ -175,29 +176,96 @@ uint32_t bp_session__retire(struct bp_session *s)
 	return dropped;
 }
 
-/* kernel functions whose presence on a blocked thread's stack means a kernel lock wait */
-static const char *const lock_funcs[] = {
-	"__mutex_lock", "__mutex_lock_slowpath", "__mutex_lock_killable_slowpath",
-	"__mutex_lock_interruptible_slowpath", "mutex_lock_io", "__ww_mutex_lock",
-	"__ww_mutex_lock_slowpath", "__ww_mutex_lock_interruptible_slowpath",
-	"rt_mutex_slowlock", "__rt_mutex_slowlock_locked", "rtlock_slowlock_locked",
-	"rwsem_down_read_slowpath", "rwsem_down_write_slowpath", "__down_common",
-	"__down", "__down_interruptible", "__down_killable", "__down_timeout",
-	"percpu_rwsem_wait", "__percpu_down_read", "percpu_down_write",
+/*
+ * Kernel functions that say what a blocked thread waits in, by the innermost
+ * of its first frames found here (docs/offcpu.md). Names of several kernel
+ * versions: pipe_read became anon_pipe_read and fifo_pipe_read in 6.15.
+ * Left out on purpose: functions both pipes and sockets call
+ * (sock_alloc_send_pskb, __skb_wait_for_more_packets), so that the scan
+ * goes on to the caller that tells them apart.
+ */
+static const struct {
+	const char *name;
+	uint32_t site;
+} site_funcs[] = {
+	{ "__mutex_lock", BP_WS_LOCK }, { "__mutex_lock_slowpath", BP_WS_LOCK },
+	{ "__mutex_lock_killable_slowpath", BP_WS_LOCK },
+	{ "__mutex_lock_interruptible_slowpath", BP_WS_LOCK }, { "mutex_lock_io", BP_WS_LOCK },
+	{ "__ww_mutex_lock", BP_WS_LOCK }, { "__ww_mutex_lock_slowpath", BP_WS_LOCK },
+	{ "__ww_mutex_lock_interruptible_slowpath", BP_WS_LOCK },
+	{ "rt_mutex_slowlock", BP_WS_LOCK }, { "__rt_mutex_slowlock_locked", BP_WS_LOCK },
+	{ "rtlock_slowlock_locked", BP_WS_LOCK }, { "rwsem_down_read_slowpath", BP_WS_LOCK },
+	{ "rwsem_down_write_slowpath", BP_WS_LOCK }, { "__down_common", BP_WS_LOCK },
+	{ "__down", BP_WS_LOCK }, { "__down_interruptible", BP_WS_LOCK },
+	{ "__down_killable", BP_WS_LOCK }, { "__down_timeout", BP_WS_LOCK },
+	{ "percpu_rwsem_wait", BP_WS_LOCK }, { "__percpu_down_read", BP_WS_LOCK },
+	{ "percpu_down_write", BP_WS_LOCK },
+	{ "pipe_read", BP_WS_PIPE_IN }, { "anon_pipe_read", BP_WS_PIPE_IN },
+	{ "fifo_pipe_read", BP_WS_PIPE_IN }, { "pipe_wait_readable", BP_WS_PIPE_IN },
+	{ "unix_stream_data_wait", BP_WS_PIPE_IN }, { "unix_stream_read_generic", BP_WS_PIPE_IN },
+	{ "unix_dgram_recvmsg", BP_WS_PIPE_IN }, { "unix_accept", BP_WS_PIPE_IN },
+	{ "pipe_write", BP_WS_PIPE_OUT }, { "anon_pipe_write", BP_WS_PIPE_OUT },
+	{ "fifo_pipe_write", BP_WS_PIPE_OUT }, { "pipe_wait_writable", BP_WS_PIPE_OUT },
+	{ "unix_stream_sendmsg", BP_WS_PIPE_OUT }, { "unix_dgram_sendmsg", BP_WS_PIPE_OUT },
+	{ "unix_wait_for_peer", BP_WS_PIPE_OUT }, { "unix_stream_connect", BP_WS_PIPE_OUT },
+	{ "sk_wait_data", BP_WS_NET_IN }, { "tcp_recvmsg_locked", BP_WS_NET_IN },
+	{ "tcp_recvmsg", BP_WS_NET_IN }, { "__skb_recv_udp", BP_WS_NET_IN },
+	{ "udp_recvmsg", BP_WS_NET_IN }, { "udpv6_recvmsg", BP_WS_NET_IN },
+	{ "sk_stream_wait_memory", BP_WS_NET_OUT }, { "tcp_sendmsg_locked", BP_WS_NET_OUT },
+	{ "tcp_sendmsg", BP_WS_NET_OUT },
+	{ "inet_csk_wait_for_connect", BP_WS_ACCEPT }, { "inet_csk_accept", BP_WS_ACCEPT },
+	{ "inet_wait_for_connect", BP_WS_CONNECT }, { "__inet_stream_connect", BP_WS_CONNECT },
+	{ "do_sys_poll", BP_WS_POLL }, { "do_select", BP_WS_POLL },
+	{ "core_sys_select", BP_WS_POLL }, { "do_epoll_wait", BP_WS_POLL },
+	{ "ep_poll", BP_WS_POLL },
 };
 
-static void set_lock_ranges(struct bp_session *s)
+static int cmp_range(const void *a, const void *b)
 {
-	uint64_t lo[32], hi[32];
-	uint32_t n = 0, i;
+	const struct bp_site_range *x = a, *y = b;
 
-	for (i = 0; i < sizeof(lock_funcs) / sizeof(lock_funcs[0]) && n < 32; i++) {
-		size_t got = bp_syms__kernel_ranges(s->syms, lock_funcs[i], lo + n, hi + n, 32 - n);
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
 
-		n += got < 32 - n ? got : 32 - n;
+uint32_t bp_session_site_ranges(const struct bp_syms *syms, struct bp_site_range *out,
+				uint32_t max, uint32_t *left_out)
+{
+	uint64_t lo[8], hi[8];
+	uint32_t n = 0, i, j, k;
+
+	*left_out = 0;
+	/* in the table's order, so that what does not fit is its end */
+	for (i = 0; i < sizeof(site_funcs) / sizeof(site_funcs[0]); i++) {
+		size_t got = bp_syms__kernel_ranges(syms, site_funcs[i].name, lo, hi, 8);
+
+		for (j = 0; j < got && j < 8; j++) {
+			if (n == max) {
+				(*left_out)++;
+				continue;
+			}
+			out[n++] = (struct bp_site_range){ lo[j], hi[j], site_funcs[i].site };
+		}
 	}
-	bp_dbg("kernel lock slow paths: %u ranges", n);
-	bp_loader__set_lock_ranges(s->loader, lo, hi, n);
+	qsort(out, n, sizeof(*out), cmp_range);
+	/* a symbol listed twice (aliases) would overlap: keep the first */
+	for (i = k = 0; i < n; i++) {
+		if (k && out[i].lo < out[k - 1].hi)
+			continue;
+		out[k++] = out[i];
+	}
+	return k;
+}
+
+static void set_site_ranges(struct bp_session *s)
+{
+	struct bp_site_range r[BP_SITE_RANGES];
+	uint32_t left, n = bp_session_site_ranges(s->syms, r, BP_SITE_RANGES, &left);
+
+	if (left)
+		bp_info("kernel wait sites: %u ranges do not fit in %u: %s", left, BP_SITE_RANGES,
+			"their waits count as sleep");
+	bp_dbg("kernel wait sites: %u ranges", n);
+	bp_loader__set_site_ranges(s->loader, r, n);
 }
 
 /*
@@ -220,7 +288,7 @@ static void ensure_ksyms(struct bp_session *s)
 		return;
 	}
 	if (s->opts.offcpu)
-		set_lock_ranges(s);
+		set_site_ranges(s);
 }
 
 /* who was busy in the interval just drained: candidates for a memory probe */
@@ -379,14 +447,33 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	s->prof->offcpu_enabled = opts->offcpu;
 	{
 		struct bp_memprobe_opts mo = {};
-		char src[160];
+		char src[200];
+		struct bp_membw bw;
+		bool measured;
 
-		s->prof->llc_bytes = bp_llc_bytes(NULL, src, sizeof(src));
+		/* BOUNDPROF_SYSFS_ROOT: another machine's cache layout, for tests */
+		s->prof->llc_bytes = bp_llc_bytes(getenv("BOUNDPROF_SYSFS_ROOT"), src, sizeof(src));
 		s->prof->llc_source = bp_profile__intern(s->prof, src);
 		mo.llc_bytes = s->prof->llc_bytes;
 		s->memprobe = bp_memprobe__new(&mo);
 		if (!s->memprobe)
 			bp_warn("memory probing unavailable: %s", strerror(errno));
+		/*
+		 * This machine's memory bandwidth, before any target of ours
+		 * runs: kept in the state directory, measured (a few hundred
+		 * ms) the first time and when the CPU model changes.
+		 */
+		if (opts->membw && !bp_membw_get(opts->state_dir, s->prof->llc_bytes ?
+						 s->prof->llc_bytes : 32 << 20, 0, &bw, &measured)) {
+			s->prof->membw_valid = true;
+			s->prof->membw_1_gbs = bw.gbs_1;
+			s->prof->membw_n_gbs = bw.gbs_n;
+			s->prof->membw_threads = bw.threads;
+			s->prof->membw_source = bp_profile__intern(s->prof,
+						bp_membw_source(&bw, src, sizeof(src)));
+			bp_dbg("memory bandwidth %.1f GB/s (1 thread), %.1f GB/s (%u): %s%s",
+			       bw.gbs_1, bw.gbs_n, bw.threads, src, measured ? ", just now" : "");
+		}
 	}
 	/* counters per target, where the CPU has a PMU (none in most guests) */
 	if (opts->filter) {
@@ -564,6 +651,13 @@ void bp_session__evidence(struct bp_session *s, struct bp_profile *p)
 		proc->minflt = me.minflt;
 		proc->majflt = me.majflt;
 		proc->fault_window_s = me.fault_window_s;
+		if (me.traffic_probes) {
+			proc->traffic_valid = true;
+			proc->traffic_per_s = me.traffic_per_s;
+			proc->traffic_per_cpu_s = me.traffic_per_cpu_s;
+			proc->traffic_cpus = me.traffic_cpus;
+			proc->traffic_floor = me.traffic_floor;
+		}
 	}
 	for (i = 0; i < s->nr_pmu_pids; i++) {
 		struct bp_proc *proc = bp_profile__proc(p, s->pmu_pids[i], false);

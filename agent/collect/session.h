@@ -12,6 +12,7 @@
 #include <sys/types.h>
 
 #include "boundprof.h"
+#include "collect/loader.h"
 #include "util/htab.h"
 
 struct bp_loader;
@@ -29,6 +30,8 @@ struct bp_session_opts {
 	bool offcpu;			/* off-CPU and wall-clock accounting */
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
+	bool membw;			/* this machine's memory bandwidth, for the verdicts */
+	const char *state_dir;		/* where it is kept; NULL: bp_state_dir() */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
@@ -114,6 +117,17 @@ int bp_session__tick(struct bp_session *s);
 /* memory probes are under way: tick every ~100 ms rather than once a slice */
 bool bp_session__wants_ticks(struct bp_session *s);
 int bp_session__events_fd(struct bp_session *s);
+
+/* wait-site ranges the BPF side holds (MAX_SITE_RANGES in bpf/offcpu.bpf.c) */
+#define BP_SITE_RANGES	64
+
+/*
+ * The kernel's wait-site ranges from its symbols, sorted and disjoint, at
+ * most max, taken in the order of the function table (lock paths first);
+ * *left: ranges that did not fit. How many.
+ */
+uint32_t bp_session_site_ranges(const struct bp_syms *syms, struct bp_site_range *out,
+				uint32_t max, uint32_t *left);
 
 /* processes whose facts are kept */
 uint32_t bp_session__known(const struct bp_session *s);

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "export/flame.h"
+#include "analyze/pipeline.h"
 #include "export/folded.h"
 #include "export/flame_assets.h"
 #include "util/json.h"
@@ -90,6 +91,8 @@ static const char *const class_label[BP_KIND__MAX] = {
 	[BP_KIND_LOCK] = "[lock]",
 	[BP_KIND_SLEEP] = "[sleep]",
 	[BP_KIND_OTHER] = "[other]",
+	[BP_KIND_NET] = "[net]",
+	[BP_KIND_PIPE] = "[pipe]",
 };
 
 static const char *const view_name[] = {
@@ -546,6 +549,16 @@ static void put_header(struct bp_json_w *w, const struct bp_profile *p,
 		put_verdict(w, &s->overall);
 		bp_json_w_end_object(w);
 	}
+	/* the header leads with the pipelines: "cat → gzip -9 → wc -c: bound by gzip (cpu-bound)" */
+	bp_json_w_key(w, "pipelines");
+	bp_json_w_begin_array(w);
+	for (i = 0; s->waits && i < s->waits->nr; i++) {
+		char line[BP_VERDICT_LEN];
+
+		bp_pipeline_lead(s, &s->waits->pl[i], line, sizeof(line));
+		bp_json_w_string(w, line);
+	}
+	bp_json_w_end_array(w);
 	bp_json_w_key(w, "procs");
 	bp_json_w_begin_array(w);
 	for (i = 0; i < s->nr_procs; i++) {

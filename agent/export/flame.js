@@ -25,8 +25,9 @@
 	 */
 	var MIN_W = 0.5;
 	var PAD = 10;
-	var CLASSES = ['on-cpu', 'runqueue', 'io', 'lock', 'sleep', 'other'];
-	var CLASS_TEXT = ['on-CPU', 'run queue', 'block IO', 'lock', 'sleep', 'other wait'];
+	var CLASSES = ['on-cpu', 'runqueue', 'io', 'lock', 'sleep', 'other', 'net', 'pipe'];
+	var CLASS_TEXT = ['on-CPU', 'run queue', 'block IO', 'lock', 'sleep', 'other wait',
+			  'network', 'pipe'];
 	var T_NAME = { FRAME: '0', KERNEL: '1', PROC: '2', CLASS: '3', ROOT: '4' };
 	var VIEWS = {
 		on: { label: 'on-CPU', key: '1' },
@@ -436,7 +437,9 @@
 		{ user: [205, 14, 70, 62], kernel: [205, 14, 55, 78] },
 		{ user: [112, 16, 45, 54], kernel: [112, 16, 35, 73] },
 		{ user: [210, 0, 9, 64], kernel: [210, 0, 7, 79] },
-		{ user: [172, 10, 45, 50], kernel: [172, 10, 35, 71] }
+		{ user: [172, 10, 45, 50], kernel: [172, 10, 35, 71] },
+		{ user: [188, 14, 72, 55], kernel: [188, 14, 58, 74] },
+		{ user: [28, 12, 70, 60], kernel: [28, 12, 55, 76] }
 	];
 	var ROOT_FILL = hsl(40, 14, 84), PROC_FILL = hsl(40, 32, 77);
 
@@ -901,6 +904,10 @@
 
 		H('h1', null, head, D.title || 'boundprof');
 		H('div', 'bp-meta', head, metaText());
+		/* processes connected by pipes lead: which stage bounds them */
+		(D.pipelines || []).forEach(function (t) {
+			H('div', 'bp-pipeline', head, 'pipeline: ' + t);
+		});
 		var verdictBox = H('section', 'bp-verdict', head);
 		var bar = H('div', 'bp-bar', app);
 		var viewButtons = {};
@@ -1147,6 +1154,10 @@
 			text(head, PAD, y, 'bp-s-title', D.title || 'boundprof');
 			y += 18;
 			text(head, PAD, y, 'bp-s-meta', metaText());
+			(D.pipelines || []).forEach(function (t) {
+				y += 16;
+				text(head, PAD, y, 'bp-s-pipeline', 'pipeline: ' + t);
+			});
 			y += 10;
 			if (cv) {
 				var box = el('rect', { 'class': 'bp-s-box', x: PAD, y: y,

@@ -51,6 +51,10 @@ static const char *class_frame(uint32_t kind)
 		return "[lock]";
 	case BP_KIND_SLEEP:
 		return "[sleep]";
+	case BP_KIND_NET:
+		return "[net]";
+	case BP_KIND_PIPE:
+		return "[pipe]";
 	default:
 		return "[other]";
 	}

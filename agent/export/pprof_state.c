@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "model/waits.h"
 #include "util/hex.h"
 #include "util/json.h"
 #include "export/pprof.h"
@@ -103,6 +104,8 @@ static void write_thread(struct bp_json_w *j, struct bp_buf *x, const struct bp_
 	bp_json_w_kv_uint64(j, "wake_lat_ns", t->wake_lat_ns);
 	bp_json_w_kv_uint64(j, "wake_lat_max", t->wake_lat_max);
 	kv_u64s(j, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
+	bp_json_w_kv_uint64(j, "rchar", t->rchar);
+	bp_json_w_kv_uint64(j, "wchar", t->wchar);
 	bp_json_w_end_object(j);
 }
 
@@ -137,6 +140,13 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	kv_double(j, "pmu_running", pr->pmu_running);
 	kv_double(j, "pmu_seconds", pr->pmu_seconds);
 	bp_json_w_kv_uint64(j, "last_drain_samples", pr->last_drain_samples);
+	kv_u64s(j, "net_side_ns", pr->net_side_ns, BP_SIDE__MAX);
+	kv_u64s(j, "pipe_dir_ns", pr->pipe_dir_ns, BP_DIR__MAX);
+	bp_json_w_kv_bool(j, "traffic_valid", pr->traffic_valid);
+	bp_json_w_kv_bool(j, "traffic_floor", pr->traffic_floor);
+	kv_double(j, "traffic_per_s", pr->traffic_per_s);
+	kv_double(j, "traffic_per_cpu_s", pr->traffic_per_cpu_s);
+	kv_double(j, "traffic_cpus", pr->traffic_cpus);
 	bp_json_w_key(j, "threads");
 	bp_json_w_begin_array(j);
 	for (i = 0; i < pr->nr_threads; i++)
@@ -192,6 +202,65 @@ static void write_io(struct bp_json_w *j, struct bp_buf *x, const struct bp_prof
 		bp_json_w_kv_bool(j, "kthread", r->kthread);
 		kv_str(j, x, "comm", r->comm);
 		write_io_stats(j, &r->st);
+		bp_json_w_end_object(j);
+	}
+	bp_json_w_end_array(j);
+}
+
+static void hex16(const uint8_t *b, char *out)
+{
+	static const char digits[] = "0123456789abcdef";
+	int i;
+
+	for (i = 0; i < 16; i++) {
+		out[2 * i] = digits[b[i] >> 4];
+		out[2 * i + 1] = digits[b[i] & 15];
+	}
+	out[32] = '\0';
+}
+
+static void write_waits(struct bp_json_w *j, struct bp_buf *x, const struct bp_profile *p)
+{
+	uint32_t i;
+
+	bp_json_w_key(j, "wake_rows");
+	bp_json_w_begin_array(j);
+	for (i = 0; i < p->nr_wake_rows; i++) {
+		const struct bp_wake_row *r = &p->wake_rows[i];
+
+		bp_json_w_begin_object(j);
+		bp_json_w_kv_uint64(j, "pid", r->pid);
+		bp_json_w_kv_uint64(j, "waker_pid", r->waker_pid);
+		bp_json_w_kv_uint64(j, "waker_tid", r->waker_tid);
+		bp_json_w_kv_uint64(j, "state", r->state);
+		bp_json_w_kv_uint64(j, "dir", r->dir);
+		bp_json_w_kv_uint64(j, "ctx", r->ctx);
+		kv_str(j, x, "comm", r->comm);
+		bp_json_w_kv_uint64(j, "ns", r->ns);
+		bp_json_w_kv_uint64(j, "count", r->count);
+		bp_json_w_end_object(j);
+	}
+	bp_json_w_end_array(j);
+	bp_json_w_key(j, "net_rows");
+	bp_json_w_begin_array(j);
+	for (i = 0; i < p->nr_net_rows; i++) {
+		const struct bp_net_row *r = &p->net_rows[i];
+		char addr[33];
+
+		hex16(r->addr, addr);
+		bp_json_w_begin_object(j);
+		bp_json_w_kv_uint64(j, "pid", r->pid);
+		bp_json_w_kv_uint64(j, "family", r->family);
+		bp_json_w_kv_uint64(j, "port", r->port);
+		bp_json_w_kv_uint64(j, "lport", r->lport);
+		bp_json_w_kv_uint64(j, "proto", r->proto);
+		bp_json_w_kv_uint64(j, "side", r->side);
+		bp_json_w_kv_string(j, "addr", addr);
+		bp_json_w_kv_uint64(j, "wait_ns", r->wait_ns);
+		bp_json_w_kv_uint64(j, "waits", r->waits);
+		bp_json_w_kv_uint64(j, "rx_bytes", r->rx_bytes);
+		bp_json_w_kv_uint64(j, "tx_bytes", r->tx_bytes);
+		kv_u64s(j, "hist", r->hist, BP_FHIST_SLOTS);
 		bp_json_w_end_object(j);
 	}
 	bp_json_w_end_array(j);
@@ -260,6 +329,11 @@ int bp_pprof_state_write(const struct bp_profile *p, const struct bp_pprof_map *
 	bp_json_w_kv_uint64(&j, "user_stacks_cut", p->user_stacks_cut);
 	bp_json_w_kv_uint64(&j, "io_done_unseen", p->io_done_unseen);
 	bp_json_w_kv_bool(&j, "io_enabled", p->io_enabled);
+	bp_json_w_kv_bool(&j, "membw_valid", p->membw_valid);
+	kv_double(&j, "membw_1_gbs", p->membw_1_gbs);
+	kv_double(&j, "membw_n_gbs", p->membw_n_gbs);
+	bp_json_w_kv_uint64(&j, "membw_threads", p->membw_threads);
+	kv_str(&j, &hex, "membw_source", p->membw_source);
 
 	/* modules that are not the base name of their mapping's path */
 	bp_json_w_key(&j, "modules");
@@ -296,6 +370,7 @@ int bp_pprof_state_write(const struct bp_profile *p, const struct bp_pprof_map *
 		write_proc(&j, &hex, p->procs[i]);
 	bp_json_w_end_array(&j);
 	write_io(&j, &hex, p);
+	write_waits(&j, &hex, p);
 	bp_json_w_end_object(&j);
 	err = bp_json_w_finish(&j);
 	if (!err)
@@ -521,6 +596,12 @@ static int state_counts(const struct bp_json *o, struct bp_pprof_err *e)
 	if (bp_json_len(bp_json_get(o, "io_rows")) > BP_PPROF_MAX_IO_ROWS)
 		return bp_pprof_toobig(e, "boundprof state: more than %u IO rows",
 				       BP_PPROF_MAX_IO_ROWS);
+	if (bp_json_len(bp_json_get(o, "wake_rows")) > BP_PPROF_MAX_WAKE_ROWS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u waker rows",
+				       BP_PPROF_MAX_WAKE_ROWS);
+	if (bp_json_len(bp_json_get(o, "net_rows")) > BP_PPROF_MAX_NET_ROWS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u network rows",
+				       BP_PPROF_MAX_NET_ROWS);
 	return 0;
 }
 
@@ -665,6 +746,8 @@ static int read_thread(struct st *s, struct bp_proc *proc, const struct bp_json 
 	t->wake_lat_ns = st_u64(s, o, "wake_lat_ns");
 	t->wake_lat_max = st_u64(s, o, "wake_lat_max");
 	st_u64s(s, o, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
+	t->rchar = st_u64(s, o, "rchar");
+	t->wchar = st_u64(s, o, "wchar");
 	return 0;
 }
 
@@ -702,6 +785,13 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->pmu_running = st_double(s, o, "pmu_running", 0);
 	pr->pmu_seconds = st_double(s, o, "pmu_seconds", 0);
 	pr->last_drain_samples = st_u64(s, o, "last_drain_samples");
+	st_u64s(s, o, "net_side_ns", pr->net_side_ns, BP_SIDE__MAX);
+	st_u64s(s, o, "pipe_dir_ns", pr->pipe_dir_ns, BP_DIR__MAX);
+	pr->traffic_valid = st_bool(s, o, "traffic_valid");
+	pr->traffic_floor = st_bool(s, o, "traffic_floor");
+	pr->traffic_per_s = st_double(s, o, "traffic_per_s", 0);
+	pr->traffic_per_cpu_s = st_double(s, o, "traffic_per_cpu_s", 0);
+	pr->traffic_cpus = st_double(s, o, "traffic_cpus", 0);
 	if (threads && bp_json_type(threads) != BP_JSON_ARRAY)
 		st_fail(s, "threads", -EINVAL);
 	for (i = 0; i < bp_json_len(threads) && !s->err; i++)
@@ -759,6 +849,86 @@ static int read_io(struct st *s)
 	return 0;
 }
 
+/* a field that must fit in width bits */
+static uint32_t st_small(struct st *s, const struct bp_json *o, const char *key, uint32_t max)
+{
+	uint32_t v = st_u32(s, o, key);
+
+	if (v > max)
+		st_fail(s, key, -EINVAL);
+	return v;
+}
+
+static int read_waits(struct st *s)
+{
+	const struct bp_json *wake = bp_json_get(s->root, "wake_rows");
+	const struct bp_json *net = bp_json_get(s->root, "net_rows");
+	size_t i;
+
+	if ((wake && bp_json_type(wake) != BP_JSON_ARRAY) ||
+	    (net && bp_json_type(net) != BP_JSON_ARRAY)) {
+		st_fail(s, wake && bp_json_type(wake) != BP_JSON_ARRAY ? "wake_rows" : "net_rows",
+			-EINVAL);
+		return 0;
+	}
+	for (i = 0; i < bp_json_len(wake) && !s->err; i++) {
+		const struct bp_json *o = bp_json_at(wake, i);
+		struct bp_wake_row k = {}, *r;
+
+		k.pid = st_u32(s, o, "pid");
+		k.waker_pid = st_u32(s, o, "waker_pid");
+		k.waker_tid = st_u32(s, o, "waker_tid");
+		k.state = st_small(s, o, "state", 255);
+		k.dir = st_small(s, o, "dir", BP_DIR__MAX - 1);
+		k.ctx = st_small(s, o, "ctx", BP_WCTX_IDLE);
+		st_chars(s, o, "comm", k.comm, sizeof(k.comm));
+		if (s->err)
+			break;
+		r = bp_profile__wake_row(s->p, &k, true);
+		if (!r)
+			return -ENOMEM;
+		r->ns += st_u64(s, o, "ns");
+		r->count += st_u64(s, o, "count");
+	}
+	for (i = 0; i < bp_json_len(net) && !s->err; i++) {
+		const struct bp_json *o = bp_json_at(net, i);
+		struct bp_net_row k = {}, *r;
+		uint64_t hist[BP_FHIST_SLOTS];
+		char addr[40];
+		size_t j;
+
+		k.pid = st_u32(s, o, "pid");
+		k.family = st_small(s, o, "family", 65535);
+		k.port = st_small(s, o, "port", 65535);
+		k.lport = st_small(s, o, "lport", 65535);
+		k.proto = st_small(s, o, "proto", 255);
+		k.side = st_small(s, o, "side", BP_SIDE__MAX - 1);
+		st_chars(s, o, "addr", addr, sizeof(addr));
+		for (j = 0; j < 16 && strlen(addr) == 32; j++) {
+			int hi = bp_hexval(addr[2 * j]), lo = bp_hexval(addr[2 * j + 1]);
+
+			if (hi < 0 || lo < 0)
+				break;
+			k.addr[j] = hi << 4 | lo;
+		}
+		if (j != 16)
+			st_fail(s, "addr", -EINVAL);
+		if (s->err)
+			break;
+		r = bp_profile__net_row(s->p, &k, true);
+		if (!r)
+			return -ENOMEM;
+		r->wait_ns += st_u64(s, o, "wait_ns");
+		r->waits += st_u64(s, o, "waits");
+		r->rx_bytes += st_u64(s, o, "rx_bytes");
+		r->tx_bytes += st_u64(s, o, "tx_bytes");
+		st_u64s(s, o, "hist", hist, BP_FHIST_SLOTS);
+		for (j = 0; j < BP_FHIST_SLOTS; j++)
+			r->hist[j] += hist[j];
+	}
+	return 0;
+}
+
 int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 			 struct bp_pprof_err *e)
 {
@@ -786,6 +956,11 @@ int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 	p->user_stacks_cut = st_u64(&s, o, "user_stacks_cut");
 	p->io_done_unseen = st_u64(&s, o, "io_done_unseen");
 	p->io_enabled = st_bool(&s, o, "io_enabled");
+	p->membw_valid = st_bool(&s, o, "membw_valid");
+	p->membw_1_gbs = st_double(&s, o, "membw_1_gbs", 0);
+	p->membw_n_gbs = st_double(&s, o, "membw_n_gbs", 0);
+	p->membw_threads = st_u32(&s, o, "membw_threads");
+	p->membw_source = st_istr(&s, o, "membw_source");
 	if (procs && bp_json_type(procs) != BP_JSON_ARRAY)
 		st_fail(&s, "procs", -EINVAL);
 	for (i = 0; i < bp_json_len(procs) && !s.err; i++)
@@ -793,6 +968,8 @@ int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 			st_fail(&s, "procs", -ENOMEM);
 	if (!s.err && read_io(&s))
 		st_fail(&s, "io", -ENOMEM);
+	if (!s.err && read_waits(&s))
+		st_fail(&s, "waits", -ENOMEM);
 	return st_result(&s);
 }
 

@@ -4,6 +4,8 @@
 #include "export/report_io.h"
 #include "model/hist.h"
 #include "export/report_json.h"
+#include "analyze/pipeline.h"
+#include "model/waits.h"
 #include "util/json.h"
 
 /* every loss and note of the counter table (model/counters.h), zero or not */
@@ -165,6 +167,18 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	write_lines(w, "levers", v->levers, v->nr_levers);
 	if (v->second != BP_CLASS_UNKNOWN)
 		bp_json_w_kv_string(w, "second", bp_class_name(v->second));
+	if (v->cls == BP_CLASS_PEER) {
+		bp_json_w_key(w, "peer");
+		bp_json_w_begin_object(w);
+		if (v->peer_pid)
+			bp_json_w_kv_int64(w, "pid", v->peer_pid);
+		else
+			bp_json_w_kv_string(w, "pid", NULL);
+		bp_json_w_kv_string(w, "comm", v->peer_comm);
+		bp_json_w_kv_string(w, "direction", v->peer_dir == BP_DIR_OUT ? "output" : "input");
+		bp_json_w_kv_double(w, "wait_share", v->peer_share);
+		bp_json_w_end_object(w);
+	}
 	bp_json_w_kv_double(w, "busy_s", v->busy_s);
 	bp_json_w_key(w, "shares");
 	bp_json_w_begin_object(w);
@@ -174,6 +188,17 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_kv_double(w, "lock", v->share_lock);
 	bp_json_w_kv_double(w, "runqueue", v->share_rq);
 	bp_json_w_kv_double(w, "other", v->share_other);
+	bp_json_w_kv_double(w, "net", v->share_net);
+	bp_json_w_end_object(w);
+	bp_json_w_key(w, "memory");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_string(w, "judgement", bp_mem_judgement_name(v->mem_judgement));
+	if (v->mem_machine_gbs > 0) {
+		bp_json_w_kv_double(w, "traffic_per_cpu_gbs", v->mem_traffic_per_cpu_gbs);
+		bp_json_w_kv_double(w, "traffic_gbs", v->mem_traffic_gbs);
+		bp_json_w_kv_double(w, "machine_gbs", v->mem_machine_gbs);
+		bp_json_w_kv_double(w, "ratio", v->mem_ratio);
+	}
 	bp_json_w_end_object(w);
 	bp_json_w_key(w, "amdahl");
 	bp_json_w_begin_object(w);
@@ -182,6 +207,8 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	kv_speedup(w, "hot_removed_speedup", bp_amdahl(v->hot_wall, 0));
 	if (v->wait_class != BP_CLASS_UNKNOWN) {
 		bp_json_w_kv_string(w, "wait", bp_class_name(v->wait_class));
+		if (v->wait_class == BP_CLASS_IO)
+			bp_json_w_kv_string(w, "wait_on", v->wait_net ? "network" : "block");
 		bp_json_w_kv_double(w, "wait_share", v->wait_share);
 		kv_speedup(w, "wait_overlapped_speedup", bp_amdahl(v->wait_share, 0));
 	}
@@ -206,6 +233,24 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 			bp_json_w_kv_uint64(w, bp_class_name(c), s->class_count[c]);
 	bp_json_w_end_object(w);
 	bp_json_w_kv_double(w, "cpu_busy", s->busy_frac);
+	if (s->waits && s->waits->nr_crit) {
+		uint32_t i;
+
+		bp_json_w_key(w, "critical_path");
+		bp_json_w_begin_array(w);
+		for (i = 0; i < s->waits->nr_crit; i++)
+			bp_json_w_int64(w, s->procs[s->waits->crit[i]].proc->pid);
+		bp_json_w_end_array(w);
+	}
+	if (p->membw_valid) {
+		bp_json_w_key(w, "memory_bandwidth");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_double(w, "one_thread_gbs", p->membw_1_gbs);
+		bp_json_w_kv_double(w, "gbs", p->membw_n_gbs);
+		bp_json_w_kv_uint64(w, "threads", p->membw_threads);
+		bp_json_w_kv_string(w, "source", p->membw_source ? p->membw_source : "");
+		bp_json_w_end_object(w);
+	}
 	if (p->llc_bytes) {
 		bp_json_w_kv_uint64(w, "llc_bytes", p->llc_bytes);
 		bp_json_w_kv_string(w, "llc_source", p->llc_source);
@@ -213,9 +258,129 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_end_object(w);
 }
 
-static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
-		       const struct bp_proc_summary *ps)
+static void write_wakers(struct bp_json_w *w, const struct bp_proc_waits *pw)
 {
+	uint32_t i;
+
+	bp_json_w_key(w, "woken_by");
+	bp_json_w_begin_array(w);
+	for (i = 0; pw && i < pw->nr_wakers; i++) {
+		const struct bp_waker *k = &pw->wakers[i];
+
+		bp_json_w_begin_object(w);
+		if (k->ctx == BP_WCTX_IDLE) {
+			bp_json_w_kv_string(w, "pid", NULL);
+			bp_json_w_kv_string(w, "tid", NULL);
+			bp_json_w_kv_string(w, "comm", "");
+		} else {
+			bp_json_w_kv_int64(w, "pid", k->pid);
+			bp_json_w_kv_int64(w, "tid", k->tid);
+			bp_json_w_kv_string(w, "comm", k->comm);
+		}
+		bp_json_w_kv_string(w, "context", bp_wctx_name(k->ctx));
+		bp_json_w_kv_string(w, "class", bp_tstate_name(k->state));
+		bp_json_w_kv_string(w, "direction", bp_dir_name(k->dir));
+		bp_json_w_kv_double(w, "seconds", k->s);
+		bp_json_w_kv_uint64(w, "waits", k->count);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+}
+
+static void write_network(struct bp_json_w *w, const struct bp_proc_summary *ps,
+			  const struct bp_proc_waits *pw)
+{
+	uint32_t i;
+
+	if (!pw || (!pw->nr_peers && ps->off_s[BP_KIND_NET] <= 0))
+		return;
+	bp_json_w_key(w, "network");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_double(w, "wait_s", ps->net_work_s);
+	bp_json_w_kv_double(w, "server_wait_s", ps->net_idle_s);
+	bp_json_w_kv_uint64(w, "round_trips", pw->net_waits);
+	bp_json_w_kv_double(w, "p50_ms", pw->net_p50_ms);
+	bp_json_w_kv_double(w, "p99_ms", pw->net_p99_ms);
+	bp_json_w_kv_uint64(w, "rx_bytes", pw->net_rx);
+	bp_json_w_kv_uint64(w, "tx_bytes", pw->net_tx);
+	bp_json_w_key(w, "peers");
+	bp_json_w_begin_array(w);
+	for (i = 0; i < pw->nr_peers; i++) {
+		const struct bp_peer *pe = &pw->peers[i];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "peer", pe->name);
+		bp_json_w_kv_string(w, "side", bp_side_name(pe->side));
+		bp_json_w_kv_string(w, "proto", pe->proto == 6 ? "tcp" : pe->proto == 17 ? "udp" :
+						 "other");
+		bp_json_w_kv_double(w, "wait_s", pe->wait_s);
+		bp_json_w_kv_uint64(w, "waits", pe->waits);
+		bp_json_w_kv_double(w, "p50_ms", pe->p50_ms);
+		bp_json_w_kv_double(w, "p99_ms", pe->p99_ms);
+		bp_json_w_kv_uint64(w, "rx_bytes", pe->rx_bytes);
+		bp_json_w_kv_uint64(w, "tx_bytes", pe->tx_bytes);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+	if (pw->peers_total > pw->nr_peers)
+		bp_json_w_kv_uint64(w, "peers_omitted", pw->peers_total - pw->nr_peers);
+	bp_json_w_end_object(w);
+}
+
+static void write_pipelines(struct bp_json_w *w, const struct bp_summary *s)
+{
+	const struct bp_pipelines *pl = s->waits;
+	uint32_t i, j;
+
+	bp_json_w_key(w, "pipelines");
+	bp_json_w_begin_array(w);
+	for (i = 0; pl && i < pl->nr; i++) {
+		const struct bp_pipeline *pp = &pl->pl[i];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "name", pp->name);
+		bp_json_w_key(w, "stages");
+		bp_json_w_begin_array(w);
+		for (j = 0; j < pp->nr_stages; j++)
+			bp_json_w_int64(w, pp->stages[j].pid);
+		bp_json_w_end_array(w);
+		bp_json_w_kv_int64(w, "bottleneck", pp->stages[pp->bottleneck].pid);
+		bp_json_w_key(w, "detail");
+		bp_json_w_begin_array(w);
+		for (j = 0; j < pp->nr_stages; j++) {
+			const struct bp_stage *st = &pp->stages[j];
+			const struct bp_proc_summary *ps = &s->procs[st->proc];
+
+			bp_json_w_begin_object(w);
+			bp_json_w_kv_int64(w, "pid", st->pid);
+			bp_json_w_kv_string(w, "comm", ps->proc->comm);
+			bp_json_w_kv_uint64(w, "read_bytes", st->rbytes);
+			bp_json_w_kv_uint64(w, "written_bytes", st->wbytes);
+			bp_json_w_kv_double(w, "input_wait_s", st->in_wait_s);
+			bp_json_w_kv_double(w, "output_wait_s", st->out_wait_s);
+			if (j > 0)
+				bp_json_w_kv_int64(w, "input", pp->stages[j - 1].pid);
+			else
+				bp_json_w_kv_string(w, "input", NULL);
+			if (j + 1 < pp->nr_stages)
+				bp_json_w_kv_int64(w, "output", pp->stages[j + 1].pid);
+			else
+				bp_json_w_kv_string(w, "output", NULL);
+			bp_json_w_kv_string(w, "class", ps->verdict ? bp_class_name(ps->verdict->cls) :
+							     "unknown");
+			bp_json_w_end_object(w);
+		}
+		bp_json_w_end_array(w);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+}
+
+static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
+		       const struct bp_summary *s, const struct bp_proc_summary *ps)
+{
+	const struct bp_proc_waits *pw = s->waits && (uint32_t)(ps - s->procs) < s->waits->nr_waits ?
+					 &s->waits->waits[ps - s->procs] : NULL;
 	const struct bp_proc *proc = ps->proc;
 
 	bp_json_w_begin_object(w);
@@ -232,8 +397,16 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	write_kinds(w, "off_cpu_s", ps->off_s);
 	bp_json_w_key(w, "io");
 	bp_export_json_proc_io(w, p, proc->pid, ps->off_s[BP_KIND_IO]);
-	if (p->offcpu_enabled)
+	if (p->offcpu_enabled) {
 		write_offcpu(w, ps);
+		write_wakers(w, pw);
+		write_network(w, ps, pw);
+		bp_json_w_key(w, "syscall_bytes");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_uint64(w, "read", ps->rchar);
+		bp_json_w_kv_uint64(w, "written", ps->wchar);
+		bp_json_w_end_object(w);
+	}
 	bp_json_w_key(w, "verdict");
 	write_verdict(w, ps->verdict);
 	bp_json_w_key(w, "hotspots");
@@ -279,10 +452,11 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 			quiet++;
 			continue;
 		}
-		write_proc(&w, p, &s->procs[i]);
+		write_proc(&w, p, s, &s->procs[i]);
 	}
 	bp_json_w_end_array(&w);
 	bp_json_w_kv_uint64(&w, "processes_quiet", quiet);
+	write_pipelines(&w, s);
 	bp_json_w_key(&w, "offcpu");
 	bp_json_w_begin_object(&w);
 	bp_json_w_kv_bool(&w, "enabled", p->offcpu_enabled);

@@ -7,6 +7,8 @@
 #include "export/report_io.h"
 #include "model/hist.h"
 #include "export/report_text.h"
+#include "analyze/pipeline.h"
+#include "model/waits.h"
 
 static void pct(char *buf, size_t len, double frac)
 {
@@ -70,6 +72,10 @@ static const char *state_phrase(int state)
 		return "waiting on locks";
 	case BP_TS_OTHER:
 		return "in other kernel waits";
+	case BP_TS_NET:
+		return "waiting on the network";
+	case BP_TS_PIPE:
+		return "waiting on other processes through pipes";
 	default:
 		return "sleeping or waiting for events";
 	}
@@ -96,9 +102,56 @@ static const char *kind_phrase(int kind)
 		return "waiting on locks";
 	case BP_KIND_SLEEP:
 		return "sleeping";
+	case BP_KIND_NET:
+		return "waiting on the network";
+	case BP_KIND_PIPE:
+		return "waiting on pipes";
 	default:
 		return "in other waits";
 	}
+}
+
+/* who ended its waits, and the network peers it waited on */
+static void wait_lines(struct bp_buf *out, const struct bp_summary *s,
+		       const struct bp_proc_summary *ps)
+{
+	const struct bp_proc_waits *w;
+	char rx[32];
+	uint32_t i, n = 0;
+
+	if (!s->waits || (uint32_t)(ps - s->procs) >= s->waits->nr_waits)
+		return;
+	w = &s->waits->waits[ps - s->procs];
+	if (w->net_waits) {
+		bp_buf_printf(out, "  network: %" PRIu64 " round trip%s, %.2f s, p50 %.2f ms, "
+			      "p99 %.2f ms", w->net_waits, w->net_waits == 1 ? "" : "s",
+			      w->net_wait_s, w->net_p50_ms, w->net_p99_ms);
+		if (w->net_rx || w->net_tx) {
+			snprintf(rx, sizeof(rx), "%.1f KiB", w->net_rx / 1024.0);
+			bp_buf_printf(out, ", %s in, %.1f KiB out", rx, w->net_tx / 1024.0);
+		}
+		for (i = 0; i < w->nr_peers && i < 3; i++)
+			bp_buf_printf(out, "%s %s (%s, %.2f s)", i ? "," : ";", w->peers[i].name,
+				      bp_side_name(w->peers[i].side), w->peers[i].wait_s);
+		bp_buf_putc(out, '\n');
+	}
+	for (i = 0; i < w->nr_wakers && n < 3; i++) {
+		const struct bp_waker *k = &w->wakers[i];
+
+		if (k->s < 0.01 || k->state == BP_TS_RUNQUEUE)
+			continue;
+		bp_buf_printf(out, "%s", n++ ? ", " : "  woken by: ");
+		if (k->ctx == BP_WCTX_IDLE)
+			bp_buf_printf(out, "an interrupt");
+		else if (k->ctx == BP_WCTX_TASK)
+			bp_buf_printf(out, "%s (pid %u)", k->comm, k->pid);
+		else
+			bp_buf_printf(out, "a %s on %s (pid %u)", bp_wctx_name(k->ctx), k->comm,
+				      k->pid);
+		bp_buf_printf(out, " %.2f s of %s waits", k->s, bp_tstate_name(k->state));
+	}
+	if (n)
+		bp_buf_putc(out, '\n');
 }
 
 /* the merged timeline: the biggest state in words, then the rest */
@@ -155,8 +208,7 @@ static void thread_line(struct bp_buf *out, const struct bp_proc_summary *ps)
 /* what makes a process worth a paragraph */
 static double weight(const struct bp_proc_summary *ps)
 {
-	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
-	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
+	return bp_proc_activity(ps);
 }
 
 int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
@@ -182,6 +234,25 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 				bp_buf_printf(out, "%s %u %s", k++ ? "," : " —", s->class_count[c],
 					      bp_class_name(c));
 		bp_buf_printf(out, "%s\n", k ? (s->nr_procs == 1 ? " process" : "") : "");
+	}
+	for (i = 0; s->waits && i < s->waits->nr; i++) {
+		const struct bp_pipeline *pl = &s->waits->pl[i];
+		char lead[BP_VERDICT_LEN], name[64];
+
+		bp_pipeline_lead(s, pl, lead, sizeof(lead));
+		bp_buf_printf(out, "pipeline: %s\n", lead);
+		for (j = 0; j < pl->nr_stages; j++) {
+			const struct bp_stage *st = &pl->stages[j];
+			const struct bp_proc_summary *ps = &s->procs[st->proc];
+			double wall = ps->wall_s > 0 ? ps->wall_s : 1;
+
+			bp_stage_name(ps->proc, name, sizeof(name));
+			bp_buf_printf(out, "  %s%s: %.0f%% of its time waiting for input, %.0f%% for "
+				      "room for output; %.1f MiB in, %.1f MiB out\n",
+				      j == pl->bottleneck ? "* " : "", name,
+				      st->in_wait_s / wall * 100, st->out_wait_s / wall * 100,
+				      st->rbytes / 1048576.0, st->wbytes / 1048576.0);
+		}
 	}
 	if (!s->nr_procs)
 		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
@@ -228,6 +299,8 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 			wall_lines(out, p, ps);
 		if (p->offcpu_enabled && ps->threads > 1)
 			thread_line(out, ps);
+		if (p->offcpu_enabled)
+			wait_lines(out, s, ps);
 		if (ps->wakeups >= 10 && bp_hist_quantile(ps->wake_hist, 0.99) >= 1000)
 			bp_buf_printf(out, "  after %" PRIu64 " wakeups it waited for a CPU: p50 %.2f ms,"
 				      " p99 %.2f ms, max %.2f ms\n", ps->wakeups,

@@ -85,3 +85,51 @@ double bp_hist_mean(const uint64_t *h)
 	}
 	return total ? sum / (double)total : 0;
 }
+
+uint32_t bp_fhist_slot(uint64_t us)
+{
+	uint32_t e, slot;
+
+	if (us < 8)
+		return us;
+	e = 63 - __builtin_clzll(us);
+	slot = 8 * (e - 2) + ((us >> (e - 3)) & 7);
+	return slot < BP_FHIST_SLOTS ? slot : BP_FHIST_SLOTS - 1;
+}
+
+uint64_t bp_fhist_lo(uint32_t slot)
+{
+	return slot < 8 ? slot : (8ULL + slot % 8) << (slot / 8 - 1);
+}
+
+uint64_t bp_fhist_hi(uint32_t slot)
+{
+	return slot < 8 ? slot + 1 : (9ULL + slot % 8) << (slot / 8 - 1);
+}
+
+double bp_fhist_quantile(const uint64_t *h, double q)
+{
+	uint64_t total = 0, cum = 0;
+	double rank;
+	uint32_t i;
+
+	for (i = 0; i < BP_FHIST_SLOTS; i++)
+		total += h[i];
+	if (!total)
+		return 0;
+	q = q < 0 ? 0 : q > 1 ? 1 : q;
+	rank = q * (double)total;
+	for (i = 0; i < BP_FHIST_SLOTS; i++) {
+		double lo = bp_fhist_lo(i), hi = bp_fhist_hi(i);
+
+		if (!h[i])
+			continue;
+		if ((double)(cum + h[i]) >= rank)
+			return lo + (hi - lo) * ((rank - (double)cum) / (double)h[i]);
+		cum += h[i];
+	}
+	for (i = BP_FHIST_SLOTS; i-- > 0;)
+		if (h[i])
+			return bp_fhist_hi(i);
+	return 0;
+}

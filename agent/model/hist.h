@@ -35,4 +35,13 @@ double bp_hist_quantile(const uint64_t *h, double q);
 /* the mean in us, each value taken at its bucket's middle; 0 when empty */
 double bp_hist_mean(const uint64_t *h);
 
+/*
+ * The fine histograms (BP_FHIST_SLOTS, boundprof.h: eight steps per power
+ * of two): a slot's bounds in us, and the q-quantile as above.
+ */
+uint32_t bp_fhist_slot(uint64_t us);
+uint64_t bp_fhist_lo(uint32_t slot);
+uint64_t bp_fhist_hi(uint32_t slot);
+double bp_fhist_quantile(const uint64_t *h, double q);
+
 #endif /* BP_HIST_H */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "model/merge.h"
+#include "model/waits.h"
 
 struct bp_profile *bp_profile__new_like(const struct bp_profile *src, uint64_t start_ns)
 {
@@ -23,7 +24,13 @@ struct bp_profile *bp_profile__new_like(const struct bp_profile *src, uint64_t s
 	p->io_enabled = src->io_enabled;
 	p->llc_bytes = src->llc_bytes;
 	p->llc_source = bp_profile__intern(p, src->llc_source);
-	if ((src->event && !p->event) || (src->llc_source && !p->llc_source)) {
+	p->membw_valid = src->membw_valid;
+	p->membw_1_gbs = src->membw_1_gbs;
+	p->membw_n_gbs = src->membw_n_gbs;
+	p->membw_threads = src->membw_threads;
+	p->membw_source = bp_profile__intern(p, src->membw_source);
+	if ((src->event && !p->event) || (src->llc_source && !p->llc_source) ||
+	    (src->membw_source && !p->membw_source)) {
 		bp_profile__free(p);
 		return NULL;
 	}
@@ -67,6 +74,8 @@ static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
 		t->wake_lat_max = st->wake_lat_max;
 	for (i = 0; i < BP_HIST_SLOTS; i++)
 		t->wake_hist[i] += st->wake_hist[i];
+	t->rchar += st->rchar;
+	t->wchar += st->wchar;
 	return 0;
 }
 
@@ -122,6 +131,17 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 		dp->pmu_seconds += sp->pmu_seconds;
 	}
 	dp->last_drain_samples = sp->last_drain_samples;
+	for (k = 0; k < BP_SIDE__MAX; k++)
+		dp->net_side_ns[k] += sp->net_side_ns[k];
+	for (k = 0; k < BP_DIR__MAX; k++)
+		dp->pipe_dir_ns[k] += sp->pipe_dir_ns[k];
+	if (sp->traffic_valid) {
+		dp->traffic_valid = true;
+		dp->traffic_floor = sp->traffic_floor;
+		dp->traffic_per_s = sp->traffic_per_s;
+		dp->traffic_per_cpu_s = sp->traffic_per_cpu_s;
+		dp->traffic_cpus = sp->traffic_cpus;
+	}
 	return 0;
 }
 
@@ -195,6 +215,8 @@ int bp_profile__merge(struct bp_profile *dst, const struct bp_profile *src)
 			goto out;
 		add_io_stats(&r->st, &sr->st);
 	}
+	if (bp_waits_merge(dst, src))
+		goto out;
 	bp_counters_add(&dst->stats, dst->ucounts, &src->stats, src->ucounts);
 	dst->io_enabled = dst->io_enabled || src->io_enabled;
 	/* the busy share of the merged time, weighted by each part's length */

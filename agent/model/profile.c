@@ -14,6 +14,8 @@ static const char *const kind_names[BP_KIND__MAX] = {
 	[BP_KIND_LOCK] = "lock",
 	[BP_KIND_SLEEP] = "sleep",
 	[BP_KIND_OTHER] = "other",
+	[BP_KIND_NET] = "net",
+	[BP_KIND_PIPE] = "pipe",
 };
 
 const char *bp_kind_name(enum bp_kind k)
@@ -80,6 +82,10 @@ void bp_profile__free(struct bp_profile *p)
 	bp_htab_free(&p->io_row_h);
 	free(p->io_devs);
 	free(p->io_rows);
+	bp_htab_free(&p->wake_h);
+	bp_htab_free(&p->net_h);
+	free(p->wake_rows);
+	free(p->net_rows);
 	free(p);
 }
 

@@ -26,6 +26,8 @@ enum bp_kind {
 	BP_KIND_LOCK,
 	BP_KIND_SLEEP,
 	BP_KIND_OTHER,
+	BP_KIND_NET,
+	BP_KIND_PIPE,
 	BP_KIND__MAX,
 };
 
@@ -72,6 +74,7 @@ struct bp_thread {
 	uint64_t wake_lat_ns;
 	uint64_t wake_lat_max;
 	uint64_t wake_hist[BP_HIST_SLOTS];
+	uint64_t rchar, wchar;		/* bytes through read and write system calls */
 };
 
 struct bp_proc {
@@ -104,6 +107,19 @@ struct bp_proc {
 	double pmu_running;		/* share of the time the counters actually counted */
 	double pmu_seconds;
 	uint64_t last_drain_samples;	/* on-CPU samples in the latest drain */
+	/* network waits by side (enum bp_side), pipe waits by direction (enum bp_dir): thread-ns */
+	uint64_t net_side_ns[BP_SIDE__MAX];
+	uint64_t pipe_dir_ns[BP_DIR__MAX];
+	/*
+	 * Memory traffic (traffic_valid): bytes re-referenced per second over a
+	 * short probe window; traffic_floor when the window saw the whole
+	 * working set, so that the rate is a lower bound.
+	 */
+	bool traffic_valid;
+	bool traffic_floor;
+	double traffic_per_s;
+	double traffic_per_cpu_s;	/* per second of CPU it had meanwhile */
+	double traffic_cpus;		/* the CPUs it had in the window */
 };
 
 /* block IO, per device and per (device, process, direction) */
@@ -130,6 +146,9 @@ struct bp_io_row {
 	char comm[BP_COMM_LEN];
 	struct bp_io_stats st;
 };
+
+struct bp_wake_row;
+struct bp_net_row;
 
 struct bp_profile {
 	/* what was recorded */
@@ -166,6 +185,20 @@ struct bp_profile {
 	uint32_t nr_io_devs, cap_io_devs;
 	struct bp_io_row *io_rows;
 	uint32_t nr_io_rows, cap_io_rows;
+
+	/* who ended each wait, network waits by peer (model/waits.h) */
+	struct bp_wake_row *wake_rows;
+	uint32_t nr_wake_rows, cap_wake_rows;
+	struct bp_net_row *net_rows;
+	uint32_t nr_net_rows, cap_net_rows;
+	struct bp_htab wake_h, net_h;
+
+	/* this machine's memory bandwidth, measured (proc/membw.h); membw_valid */
+	bool membw_valid;
+	double membw_1_gbs;		/* one thread streaming */
+	double membw_n_gbs;		/* membw_threads threads streaming */
+	uint32_t membw_threads;
+	const char *membw_source;	/* interned: when and on what CPU it was measured */
 
 	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h;
 	char **strs;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "proc/llc.h"
@@ -56,12 +57,16 @@ struct mp_proc {
 	uint32_t probes;
 	uint64_t wss_max;
 	double wss_max_per_s;
+	uint32_t traffic_probes;
+	double traffic_per_s, traffic_per_cpu_s, traffic_cpus;
+	bool traffic_floor;
+	uint64_t short_ref;	/* Referenced in the short window of the current probe */
 };
 
 struct bp_memprobe {
 	char *proc_root;
 	uint64_t llc_bytes;
-	uint64_t window_ns, every_ns, stale_ns;
+	uint64_t window_ns, every_ns, stale_ns, short_ns;
 	double min_cpu;
 	bool switch_cpus;	/* see switch_target_cpus() */
 	long page_size;
@@ -311,6 +316,14 @@ static int refresh(struct bp_memprobe *m, struct mp_proc *p, uint64_t now,
 	return 0;
 }
 
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * NSEC_PER_SEC + ts.tv_nsec;
+}
+
 static int write_clear_refs(struct bp_memprobe *m, pid_t pid)
 {
 	char path[256];
@@ -383,6 +396,32 @@ static void switch_target_cpus(const struct bp_memprobe *m, pid_t pid)
 		bp_warn("memprobe: cannot restore CPU affinity: %s", strerror(errno));
 }
 
+/* CPU ns the process's threads (the first MP_MAX_TASKS) have run, from their schedstat */
+static uint64_t cpu_ns(const struct bp_memprobe *m, pid_t pid)
+{
+	char path[512], buf[128];
+	struct dirent *de;
+	uint64_t sum = 0;
+	int tasks = 0;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "%s/%d/task", m->proc_root, pid);
+	dir = opendir(path);
+	if (!dir)
+		return 0;
+	while ((de = readdir(dir)) && tasks < MP_MAX_TASKS) {
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		tasks++;
+		snprintf(path, sizeof(path), "%s/%d/task/%s/schedstat", m->proc_root, pid,
+			 de->d_name);
+		if (bp_read_small(path, buf, sizeof(buf)) > 0)
+			sum += strtoull(buf, NULL, 10);
+	}
+	closedir(dir);
+	return sum;
+}
+
 static bool candidate(const struct bp_memprobe *m, const struct mp_proc *p, uint64_t now)
 {
 	return p->cpus >= m->min_cpu && now - p->seen_ns <= m->stale_ns &&
@@ -406,10 +445,57 @@ static void probe_failed(struct mp_proc *p, const char *what, int err)
 		p->no_probe = true;
 }
 
+/*
+ * Memory traffic: what the process references again within a few ms of the
+ * clear, per second. The clear itself takes ms for a large working set,
+ * during which the pages cleared first are touched again, so the window is
+ * counted from the middle of the clear. Referenced counts pages, not bytes:
+ * a streaming loop moves the whole page, random access far less
+ * (docs/memprobe.md). The caller's thread waits the window out.
+ */
+static void short_window(struct bp_memprobe *m, struct mp_proc *p, uint64_t start,
+			 uint64_t cpu0)
+{
+	struct timespec ts = { 0, (long)m->short_ns };
+	char path[256], buf[4096];
+	uint64_t rss, ref, t, cpu;
+	double rate, per_cpu;
+	ssize_t n;
+
+	while (nanosleep(&ts, &ts))
+		;
+	t = mono_ns();
+	proc_path(m, path, sizeof(path), p->pid, "smaps_rollup");
+	n = bp_read_small(path, buf, sizeof(buf));
+	cpu = cpu_ns(m, p->pid);
+	if (n < 0 || bp_memprobe_parse_rollup(buf, &rss, &ref) || t <= start)
+		return;
+	p->short_ref = ref;
+	rate = ref / ((double)(t - start) / NSEC_PER_SEC);
+	/*
+	 * Per second of the CPU it had meanwhile: a process the machine
+	 * starves of CPUs moves less per second of wall time, not per
+	 * second it runs.
+	 */
+	per_cpu = cpu > cpu0 ? ref / ((double)(cpu - cpu0) / NSEC_PER_SEC) : 0;
+	p->traffic_probes++;
+	bp_dbg("memprobe: pid %d: %llu kB referenced %.1f ms after the clear, %.1f ms of CPU: "
+	       "%.2f GB/s, %.2f GB/s per CPU", p->pid, (unsigned long long)(ref >> 10),
+	       (t - start) / 1e6, (cpu - cpu0) / 1e6, rate / 1e9, per_cpu / 1e9);
+	if (per_cpu > p->traffic_per_cpu_s) {
+		p->traffic_per_s = rate;
+		p->traffic_per_cpu_s = per_cpu;
+		p->traffic_cpus = (double)(cpu - cpu0) / (t - start);
+		/* nearly all of it seen: the real rate may be higher */
+		p->traffic_floor = rss && ref >= rss * 9 / 10;
+	}
+}
+
 /* 1 when clear_refs was written (or tried), 0 when there was nothing to do */
 static int start_probe(struct bp_memprobe *m, struct mp_proc *p, uint64_t now)
 {
 	struct bp_pid_stat st;
+	uint64_t t0, t1, cpu0;
 	int err;
 
 	/* whatever happens next, not again before every_s */
@@ -417,7 +503,10 @@ static int start_probe(struct bp_memprobe *m, struct mp_proc *p, uint64_t now)
 	/* the pid's owner must still be the process we saw, see refresh() */
 	if (refresh(m, p, now, &st) || !candidate(m, p, now))
 		return 0;
+	cpu0 = m->short_ns ? cpu_ns(m, p->pid) : 0;
+	t0 = mono_ns();
 	err = write_clear_refs(m, p->pid);
+	t1 = mono_ns();
 	if (err) {
 		probe_failed(p, "clear_refs", err);
 		return 1;
@@ -426,6 +515,22 @@ static int start_probe(struct bp_memprobe *m, struct mp_proc *p, uint64_t now)
 		switch_target_cpus(m, p->pid);
 	p->state = MP_CLEARED;
 	p->clear_ns = now;
+	p->short_ref = 0;
+	if (m->short_ns) {
+		uint64_t t2 = mono_ns(), cpu2 = cpu_ns(m, p->pid), start, cpu_start;
+
+		/*
+		 * Where the window starts is not sharp: the clear walks the
+		 * pages for ms, and in a shadow-paged guest the target's
+		 * touches count only once its CPU switched address space,
+		 * by the switch above at the latest. The middle of the two,
+		 * and the CPU it had used by then.
+		 */
+		start = ((t0 + t1) / 2 + t2) / 2;
+		cpu_start = cpu0 + (cpu2 > cpu0 && t2 > t0 ?
+				    (uint64_t)((double)(cpu2 - cpu0) * (start - t0) / (t2 - t0)) : 0);
+		short_window(m, p, start, cpu_start);
+	}
 	return 1;
 }
 
@@ -491,10 +596,14 @@ struct bp_memprobe *bp_memprobe__new(const struct bp_memprobe_opts *opts)
 	m->window_ns = (uint64_t)((o.window_s > 0 ? o.window_s : 1.0) * NSEC_PER_SEC);
 	m->every_ns = (uint64_t)((o.every_s > 0 ? o.every_s : 5.0) * NSEC_PER_SEC);
 	m->stale_ns = (uint64_t)((o.stale_s > 0 ? o.stale_s : 3.0) * NSEC_PER_SEC);
+	m->short_ns = o.short_s < 0 ? 0 : (uint64_t)((o.short_s > 0 ? o.short_s : 0.005) *
+						     NSEC_PER_SEC);
+	if (m->short_ns >= m->window_ns || m->short_ns >= NSEC_PER_SEC)
+		m->short_ns = 0;
 	/* a probe must end before the next can start */
 	if (m->every_ns < m->window_ns)
 		m->every_ns = m->window_ns;
-	m->min_cpu = o.min_cpu > 0 ? o.min_cpu : 0.5;
+	m->min_cpu = o.min_cpu > 0 ? o.min_cpu : 0.25;
 	m->switch_cpus = under_hypervisor();
 	m->page_size = sysconf(_SC_PAGESIZE);
 	if (m->page_size <= 0)
@@ -637,6 +746,11 @@ int bp_memprobe__evidence(struct bp_memprobe *m, pid_t pid, uint64_t now_ns,
 	out->wss_max_per_s = p->wss_max_per_s;
 	out->rss = p->rss;
 	out->valid = p->have_id;
+	out->traffic_probes = p->traffic_probes;
+	out->traffic_per_s = p->traffic_per_s;
+	out->traffic_per_cpu_s = p->traffic_per_cpu_s;
+	out->traffic_cpus = p->traffic_cpus;
+	out->traffic_floor = p->traffic_floor;
 	if (p->have_id) {
 		out->minflt = p->minflt - p->minflt0;
 		out->majflt = p->majflt - p->majflt0;

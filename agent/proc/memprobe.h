@@ -26,8 +26,9 @@ struct bp_memprobe_opts {
 	uint64_t llc_bytes;		/* probe only processes with more resident than this */
 	double window_s;		/* clear_refs .. read (default 1.0) */
 	double every_s;			/* minimum time between probes of one process (default 5.0) */
-	double min_cpu;			/* candidates use at least this many CPUs (default 0.5) */
+	double min_cpu;			/* candidates use at least this many CPUs (default 0.25) */
 	double stale_s;			/* ... as reported by a seen() at most this old (default 3.0) */
+	double short_s;			/* the traffic window after a clear (default 0.005; <0: none) */
 };
 
 struct bp_mem_evidence {
@@ -38,6 +39,16 @@ struct bp_mem_evidence {
 	uint64_t minflt, majflt;	/* page faults during the recording (from /proc/PID/stat) */
 	double fault_window_s;		/* time those faults were counted over */
 	bool valid;
+	/*
+	 * Memory traffic: bytes referenced again within a short window of a
+	 * clear, per second (the most of any probe); floor when the window
+	 * saw nearly the whole working set, so that the rate is a lower bound.
+	 */
+	uint32_t traffic_probes;
+	double traffic_per_s;
+	double traffic_per_cpu_s;	/* ... per second of CPU its threads had in the window */
+	double traffic_cpus;		/* the CPUs it had in the window */
+	bool traffic_floor;
 };
 
 struct bp_memprobe;

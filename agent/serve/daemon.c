@@ -95,6 +95,7 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 			.offcpu_ustacks = 2,
 			.no_preempt_stacks = true,
 			.drain_interval_s = 1.0,
+			.membw = true,
 		},
 	};
 }

@@ -83,8 +83,8 @@ static void scalar_u64(struct bp_prom *m, const char *name, enum bp_prom_type ty
  */
 static double activity(const struct bp_proc_summary *ps)
 {
-	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
-	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
+	/* and a client's network waits, and pipe waits; not a server's waits for requests */
+	return bp_proc_activity(ps);
 }
 
 static int by_activity(const void *a, const void *b)

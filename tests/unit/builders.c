@@ -15,6 +15,8 @@
 #include "analyze/analyze.h"
 #include "analyze/verdict.h"
 #include "export/report_json.h"
+#include "model/hist.h"
+#include "model/waits.h"
 #include "unit/builders.h"
 
 #define DEV(ma, mi)	((uint32_t)(ma) << 20 | (mi))
@@ -256,6 +258,52 @@ struct bp_profile *rich_profile(void)
 	row = bp_profile__io_row(p, DEV(254, 0), 100, BP_IO_WRITE, false, "split", true);
 	assert_non_null(row);
 	bld_io_stats(&row->st, 40, 2);
+
+	/* who ended waits, network peers, this machine's bandwidth */
+	{
+		struct bp_wake_row wk = { .pid = 100, .waker_pid = 200, .waker_tid = 200,
+					  .state = BP_TS_PIPE, .dir = BP_DIR_IN,
+					  .ctx = BP_WCTX_TASK, .comm = "gz\xff;ip" }, *w;
+		struct bp_net_row nk = { .pid = 100, .family = 10, .port = 443, .lport = 50123,
+					 .proto = 6, .side = BP_SIDE_CLIENT }, *n;
+
+		w = bp_profile__wake_row(p, &wk, true);
+		assert_non_null(w);
+		w->ns = 3 * SEC + 1;
+		w->count = 77;
+		wk.waker_pid = wk.waker_tid = 0;
+		wk.ctx = BP_WCTX_IDLE;
+		wk.state = BP_TS_SLEEP;
+		w = bp_profile__wake_row(p, &wk, true);
+		assert_non_null(w);
+		w->ns = UINT64_MAX;
+		w->count = 1;
+		nk.addr[15] = 1;	/* ::1 */
+		n = bp_profile__net_row(p, &nk, true);
+		assert_non_null(n);
+		n->wait_ns = 2 * SEC;
+		n->waits = 100;
+		n->rx_bytes = 110000;
+		n->tx_bytes = 5200;
+		n->hist[bp_fhist_slot(20480)] = 99;
+		n->hist[BP_FHIST_SLOTS - 1] = 1;
+		p->membw_valid = true;
+		p->membw_1_gbs = 25.4;
+		p->membw_n_gbs = 1.0 / 3;
+		p->membw_threads = 2;
+		p->membw_source = bp_profile__intern(p, "measured 2026-12-01 on AMD EPYC");
+		pr = bp_profile__proc(p, 100, false);
+		pr->net_side_ns[BP_SIDE_CLIENT] = 2 * SEC;
+		pr->net_side_ns[BP_SIDE_LISTEN] = 5;
+		pr->pipe_dir_ns[BP_DIR_IN] = 3 * SEC;
+		pr->traffic_valid = true;
+		pr->traffic_floor = true;
+		pr->traffic_per_s = 9.5e9;
+		pr->traffic_per_cpu_s = 0.1;
+		pr->traffic_cpus = 1.05;
+		pr->threads[0].rchar = 1ULL << 40;
+		pr->threads[0].wchar = 12345;
+	}
 	row = bp_profile__io_row(p, DEV(254, 0), 0, BP_IO_OTHER, true, "jbd2/vda-8", true);
 	assert_non_null(row);
 	bld_io_stats(&row->st, 5, 3);
@@ -309,6 +357,8 @@ static void assert_thread_eq(const struct bp_thread *a, const struct bp_thread *
 	assert_true(a->wake_lat_ns == b->wake_lat_ns);
 	assert_true(a->wake_lat_max == b->wake_lat_max);
 	assert_memory_equal(a->wake_hist, b->wake_hist, sizeof(a->wake_hist));
+	assert_true(a->rchar == b->rchar);
+	assert_true(a->wchar == b->wchar);
 }
 
 static void assert_proc_eq(const struct bp_proc *a, const struct bp_proc *b)
@@ -341,6 +391,13 @@ static void assert_proc_eq(const struct bp_proc *a, const struct bp_proc *b)
 	assert_double_same(a->pmu_running, b->pmu_running);
 	assert_double_same(a->pmu_seconds, b->pmu_seconds);
 	assert_true(a->last_drain_samples == b->last_drain_samples);
+	assert_memory_equal(a->net_side_ns, b->net_side_ns, sizeof(a->net_side_ns));
+	assert_memory_equal(a->pipe_dir_ns, b->pipe_dir_ns, sizeof(a->pipe_dir_ns));
+	assert_int_equal(a->traffic_valid, b->traffic_valid);
+	assert_int_equal(a->traffic_floor, b->traffic_floor);
+	assert_double_same(a->traffic_per_s, b->traffic_per_s);
+	assert_double_same(a->traffic_per_cpu_s, b->traffic_per_cpu_s);
+	assert_double_same(a->traffic_cpus, b->traffic_cpus);
 	assert_int_equal(a->nr_threads, b->nr_threads);
 	for (i = 0; i < a->nr_threads; i++)
 		assert_thread_eq(&a->threads[i], &b->threads[i]);
@@ -366,6 +423,42 @@ void assert_profile_eq(const struct bp_profile *a, const struct bp_profile *b)
 	assert_true(a->user_stacks_cut == b->user_stacks_cut);
 	assert_true(a->io_done_unseen == b->io_done_unseen);
 	assert_int_equal(a->io_enabled, b->io_enabled);
+	assert_int_equal(a->membw_valid, b->membw_valid);
+	assert_double_same(a->membw_1_gbs, b->membw_1_gbs);
+	assert_double_same(a->membw_n_gbs, b->membw_n_gbs);
+	assert_int_equal(a->membw_threads, b->membw_threads);
+	assert_str_eq(a->membw_source, b->membw_source);
+	assert_int_equal(a->nr_wake_rows, b->nr_wake_rows);
+	for (i = 0; i < a->nr_wake_rows; i++) {
+		const struct bp_wake_row *x = &a->wake_rows[i], *y = &b->wake_rows[i];
+
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->waker_pid, y->waker_pid);
+		assert_int_equal(x->waker_tid, y->waker_tid);
+		assert_int_equal(x->state, y->state);
+		assert_int_equal(x->dir, y->dir);
+		assert_int_equal(x->ctx, y->ctx);
+		assert_string_equal(x->comm, y->comm);
+		assert_true(x->ns == y->ns);
+		assert_true(x->count == y->count);
+	}
+	assert_int_equal(a->nr_net_rows, b->nr_net_rows);
+	for (i = 0; i < a->nr_net_rows; i++) {
+		const struct bp_net_row *x = &a->net_rows[i], *y = &b->net_rows[i];
+
+		assert_int_equal(x->pid, y->pid);
+		assert_int_equal(x->family, y->family);
+		assert_int_equal(x->port, y->port);
+		assert_int_equal(x->lport, y->lport);
+		assert_int_equal(x->proto, y->proto);
+		assert_int_equal(x->side, y->side);
+		assert_memory_equal(x->addr, y->addr, sizeof(x->addr));
+		assert_true(x->wait_ns == y->wait_ns);
+		assert_true(x->waits == y->waits);
+		assert_true(x->rx_bytes == y->rx_bytes);
+		assert_true(x->tx_bytes == y->tx_bytes);
+		assert_memory_equal(x->hist, y->hist, sizeof(x->hist));
+	}
 
 	assert_int_equal(a->nr_frames, b->nr_frames);
 	for (i = 0; i < a->nr_frames; i++) {

@@ -96,6 +96,9 @@ static void names__match_the_contract(void **state)
 	assert_string_equal(bp_class_name(BP_CLASS_IDLE), "idle");
 	assert_string_equal(bp_class_name(BP_CLASS_MIXED), "mixed");
 	assert_string_equal(bp_class_name(BP_CLASS_UNKNOWN), "unknown");
+	assert_string_equal(bp_class_name(BP_CLASS_PEER), "blocked-on-peer");
+	assert_string_equal(bp_mem_judgement_name(BP_MEM_BANDWIDTH), "bandwidth");
+	assert_string_equal(bp_mem_judgement_name(BP_MEM_UNMEASURED), "unmeasured");
 	assert_string_equal(bp_confidence_name(BP_CONF_HIGH), "high");
 }
 
@@ -158,39 +161,237 @@ static void cpu__few_samples__one_level_down(void **state)
 	assert_int_equal(v.conf, BP_CONF_MEDIUM);
 }
 
-static void membw__working_set_sweeps_past_the_cache(void **state)
+/* the 2-thread triad over 384 MiB, as measured here: traffic per CPU and this machine's bandwidth */
+static struct bp_evidence triad(uint64_t llc)
 {
 	struct bp_evidence e = busy_cpu(5);
-	struct bp_verdict v;
 
-	e.threads = 2;
-	e.on_s = 9.8;
+	e.threads = 3;
+	e.on_s = 9.6;
+	e.tl_s[BP_TS_RUNNING] = 5;
+	e.samples = 960;
 	e.mem_valid = true;
 	e.wss_probes = 1;
-	e.wss_max = 384 * MIB;
+	e.wss_max = 385 * MIB;
 	e.rss = 386 * MIB;
-	e.samples = 980;
+	e.llc_bytes = llc;
+	e.traffic_valid = true;
+	e.traffic_per_s = 9.5e9;
+	e.traffic_per_cpu_s = 9.0e9;
+	e.traffic_cpus = 1.05;
+	e.membw_valid = true;
+	e.membw_1_gbs = 25.4;
+	e.membw_n_gbs = 28.0;
+	e.membw_threads = 2;
+	e.membw_source = "measured 2026-12-01 on AMD EPYC, 2 threads, 3 x 85 MiB";
+	return e;
+}
+
+static void membw__traffic_against_this_machine__any_llc(void **state)
+{
+	const uint64_t llcs[] = { 32 * MIB, 260 * MIB };
+	struct bp_verdict v;
+	size_t i;
+
+	/* the same program is the same verdict whatever cache the machine reports */
+	for (i = 0; i < sizeof(llcs) / sizeof(llcs[0]); i++) {
+		struct bp_evidence e = triad(llcs[i]);
+
+		decide(&e, NULL, &v);
+		dump(&v);
+		assert_int_equal(v.cls, BP_CLASS_MEMBW);
+		assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+		/* no counters: never high */
+		assert_int_equal(v.conf, BP_CONF_MEDIUM);
+		assert_true(v.mem_ratio > 0.3 && v.mem_ratio < 0.4);
+		assert_true(has_line(&v, false, "9.0 GB/s per CPU"));
+		assert_true(has_line(&v, false, "measured 2026-12-01"));
+		assert_true(has_line(&v, true, "fewer passes"));
+		assert_true(has_line(&v, true, "More cores help only until"));
+	}
+}
+
+static void membw__little_traffic__cpu(void **state)
+{
+	struct bp_evidence e = triad(32 * MIB);
+	struct bp_verdict v;
+
+	/* a big heap barely used: its pages are re-referenced slowly */
+	e.traffic_per_cpu_s = 0.4e9;
+	e.traffic_per_s = 0.4e9;
 	decide(&e, NULL, &v);
 	dump(&v);
-	assert_int_equal(v.cls, BP_CLASS_MEMBW);
-	/* 12x the LLC: medium; no counters, so never high */
-	assert_int_equal(v.conf, BP_CONF_MEDIUM);
-	assert_true(has_line(&v, false, "no hardware counters"));
-	assert_true(has_line(&v, true, "fewer passes"));
-	assert_true(has_line(&v, true, "More cores help only until"));
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.mem_judgement, BP_MEM_CPU);
+	assert_true(has_line(&v, false, "memory does not set its speed"));
+	/* the threshold is on the ratio, one table */
+	{
+		struct bp_thresholds t = bp_default_thresholds;
 
-	e.wss_max = 160 * MIB;	/* 5x: low */
-	e.rss = 170 * MIB;
+		t.membw_traffic = 0.01;
+		decide(&e, &t, &v);
+		assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	}
+}
+
+static void membw__starved_process__judged_per_cpu_second(void **state)
+{
+	struct bp_evidence e = triad(32 * MIB);
+	struct bp_verdict v;
+
+	/* the machine gives it a third of a CPU: less per wall second, as much per CPU second */
+	e.traffic_per_s = 3.0e9;
+	e.traffic_cpus = 0.33;
+	e.on_s = 1.65;
 	decide(&e, NULL, &v);
-	assert_int_equal(v.cls, BP_CLASS_MEMBW);
-	assert_int_equal(v.conf, BP_CONF_LOW);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+	assert_true(v.mem_ratio > 0.3);
+}
 
-	/* big resident set, little of it touched: not memory */
-	e.wss_max = 40 * MIB;
-	e.rss = 4096 * MIB;
+static void membw__missing_evidence__said_not_guessed(void **state)
+{
+	struct bp_evidence e = triad(32 * MIB);
+	struct bp_verdict v;
+
+	/* no traffic measured: a working set past the cache is no verdict on its own */
+	e.traffic_valid = false;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_int_equal(v.mem_judgement, BP_MEM_UNMEASURED);
+	assert_true(has_line(&v, false, "its memory traffic was not measured"));
+	/* traffic but no bandwidth for this machine */
+	e = triad(32 * MIB);
+	e.membw_valid = false;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_UNMEASURED);
+	assert_true(has_line(&v, false, "this machine's memory bandwidth is unknown"));
+	/* a working set that fits in the cache needs no traffic to say so */
+	e = triad(512 * MIB);
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+}
+
+/* the problem report's example: 100 fetches of 20 ms, one after another */
+static struct bp_evidence client(void)
+{
+	struct bp_evidence e = busy_cpu(2.27);
+
+	e.on_s = 0.11;
+	e.rq_s = 0.13;
+	e.net_s = 2.03;
+	e.tl_s[BP_TS_RUNNING] = 0.11;
+	e.tl_s[BP_TS_RUNQUEUE] = 0.13;
+	e.tl_s[BP_TS_NET] = 2.03;
+	e.samples = 11;
+	e.net_peer = "127.0.0.1:8080";
+	e.net_peers = 1;
+	e.net_waits = 100;
+	e.net_wait_s = 2.03;
+	e.net_p50_ms = 20.4;
+	e.net_p99_ms = 24.6;
+	e.net_rx = 110000;
+	e.net_tx = 12800;
+	return e;
+}
+
+static void net__client_round_trips__io_bound_naming_the_network(void **state)
+{
+	struct bp_evidence e = client();
+	struct bp_verdict v;
+
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+	assert_true(v.wait_net);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_true(has_line(&v, false, "89% of wall time waiting on the network: 127.0.0.1:8080, "
+				       "100 round trips, p50 20.4 ms"));
+	assert_true(has_line(&v, false, "received 107.4 KiB and sent 12.5 KiB"));
+	assert_true(has_line(&v, true, "threads, asyncio, a connection pool"));
+	assert_true(has_line(&v, true, "Batch requests"));
+	assert_true(has_line(&v, true, "Cache"));
+	/* overlapping the waits: the Amdahl cap from the network's share of wall time */
+	assert_near(v.wait_share, 2.03 / 2.27, 1e-9);
+	assert_near(v.wait_cap, 1 / (1 - 2.03 / 2.27), 1e-6);
+	assert_true(has_line(&v, true, "at most 9.46x"));
+}
+
+static void net__server_waiting_for_requests__idle(void **state)
+{
+	struct bp_evidence e = client();
+	struct bp_verdict v;
+
+	/* the same waits on the other end: accepting and reading the next request */
+	e.net_idle_s = e.net_s;
+	e.net_s = 0;
+	e.net_waits = 0;
+	e.net_peer = NULL;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_IDLE);
+	assert_true(has_line(&v, false, "waiting for connections or requests"));
+}
+
+static void peer__mostly_waiting_on_a_neighbour__blocked_on_peer(void **state)
+{
+	struct bp_evidence e = busy_cpu(4);
+	struct bp_verdict v;
+
+	/* wc -l at the end of a pipeline: 96% waiting for its input from uniq */
+	e.on_s = 0.06;
+	e.rq_s = 0.1;
+	e.pipe_s = 3.84;
+	e.tl_s[BP_TS_RUNNING] = 0.06;
+	e.tl_s[BP_TS_RUNQUEUE] = 0.1;
+	e.tl_s[BP_TS_PIPE] = 3.84;
+	e.peer_pid = 4242;
+	e.peer_comm = "uniq";
+	e.peer_dir = BP_DIR_IN;
+	e.pipeline = "gzip -dc big.gz → sort → uniq -c → wc -l";
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_PEER);
+	assert_string_equal(bp_class_name(v.cls), "blocked-on-peer");
+	assert_int_equal(v.peer_pid, 4242);
+	assert_string_equal(v.peer_comm, "uniq");
+	assert_int_equal(v.peer_dir, BP_DIR_IN);
+	assert_near(v.peer_share, 0.96, 1e-9);
+	assert_true(has_line(&v, false, "96% of wall time waiting on uniq (pid 4242)"));
+	assert_true(has_line(&v, false, "a stage of gzip -dc big.gz"));
+	assert_true(has_line(&v, true, "Make uniq faster first"));
+	/* the head of a pipeline waits for room for its output */
+	e.peer_dir = BP_DIR_OUT;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_PEER);
+	assert_true(has_line(&v, false, "for room for its output"));
+	/* a stage that waits on its neighbour a third of the time has a verdict of its own */
+	e = busy_cpu(4);
+	e.on_s = 2.6;
+	e.pipe_s = 1.4;
+	e.tl_s[BP_TS_RUNNING] = 2.6;
+	e.tl_s[BP_TS_PIPE] = 1.4;
 	decide(&e, NULL, &v);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
-	assert_int_equal(v.conf, BP_CONF_MEDIUM);
+}
+
+static void lead__a_copy_with_its_own_lines(void **state)
+{
+	struct bp_evidence e = client();
+	struct bp_verdict v, c;
+
+	decide(&e, NULL, &v);
+	assert_int_equal(bp_verdict_lead(&v, "cat → gzip -9 → wc -c: bound by gzip -9", &c), 0);
+	assert_int_equal(c.cls, v.cls);
+	assert_int_equal(c.nr_evidence, v.nr_evidence + 1);
+	assert_string_equal(c.evidence[0], "cat → gzip -9 → wc -c: bound by gzip -9");
+	assert_string_equal(c.evidence[1], v.evidence[0]);
+	assert_string_equal(c.levers[0], v.levers[0]);
+	assert_true(c.text != v.text);
+	assert_near(c.wait_cap, v.wait_cap, 0);
+	bp_verdict_free(&c);
+	assert_int_equal(c.nr_evidence, 0);
 }
 
 static void membw__page_faults(void **state)
@@ -442,7 +643,14 @@ int main(void)
 		cmocka_unit_test(cpu__fits_cache__high),
 		cmocka_unit_test(cpu__memory_unmeasured__medium),
 		cmocka_unit_test(cpu__few_samples__one_level_down),
-		cmocka_unit_test(membw__working_set_sweeps_past_the_cache),
+		cmocka_unit_test(membw__traffic_against_this_machine__any_llc),
+		cmocka_unit_test(membw__little_traffic__cpu),
+		cmocka_unit_test(membw__starved_process__judged_per_cpu_second),
+		cmocka_unit_test(membw__missing_evidence__said_not_guessed),
+		cmocka_unit_test(net__client_round_trips__io_bound_naming_the_network),
+		cmocka_unit_test(net__server_waiting_for_requests__idle),
+		cmocka_unit_test(peer__mostly_waiting_on_a_neighbour__blocked_on_peer),
+		cmocka_unit_test(lead__a_copy_with_its_own_lines),
 		cmocka_unit_test(membw__page_faults),
 		cmocka_unit_test(pmu__ipc_and_mpki_decide),
 		cmocka_unit_test(io__latency_bound_one_request_at_a_time),

@@ -256,7 +256,7 @@ static void probe__low_cpu_small_rss_or_stale__never_cleared(void **state)
 	bp_memprobe__seen(m, 103, 2.0, T(0));
 	for (ms = 4000; ms <= 20000; ms += 100) {
 		if (ms % 1000 == 0) {
-			bp_memprobe__seen(m, 101, 0.3, T(ms));
+			bp_memprobe__seen(m, 101, 0.2, T(ms));
 			bp_memprobe__seen(m, 102, 2.0, T(ms));
 		}
 		bp_memprobe__tick(m, T(ms));

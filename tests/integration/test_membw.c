@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The memory-bandwidth verdict on real programs (root, real BPF), on this
+ * machine and as if its last-level cache were 32 MiB or 260 MiB (a fake
+ * sysfs tree, BOUNDPROF_SYSFS_ROOT): the STREAM triad over 384 MiB must be
+ * memory-bandwidth-bound on all three, from its traffic against this
+ * machine's measured bandwidth; a big heap barely used must not be. When
+ * other work starves the triad of CPUs the class is cpu-starved (the rules
+ * check the run queue first), but the memory judgement holds all the same.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+#define MIB (1024ULL * 1024)
+
+static int teardown(void **state)
+{
+	unsetenv("BOUNDPROF_SYSFS_ROOT");
+	h_cleanup();
+	return 0;
+}
+
+static void put(const char *dir, const char *name, const char *text)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+/* a sysfs tree whose cpu0 has L1 and L2 caches and a unified L3 of mib MiB */
+static const char *fake_sysfs(const char *name, unsigned int mib)
+{
+	static char root[600];
+	const char *parts[] = { "devices", "system", "cpu", "cpu0", "cache" };
+	const struct {
+		const char *level, *type, *size;
+	} idx[] = {
+		{ "1\n", "Data\n", "48K\n" }, { "1\n", "Instruction\n", "32K\n" },
+		{ "2\n", "Unified\n", "1024K\n" }, { "3\n", "Unified\n", NULL },
+	};
+	char dir[700], sub[760], size[32];
+	size_t i;
+
+	snprintf(root, sizeof(root), "%s", h_path(name));
+	snprintf(dir, sizeof(dir), "%s", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		strcat(dir, "/");
+		strcat(dir, parts[i]);
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	snprintf(size, sizeof(size), "%uK\n", mib * 1024);
+	/* index numbers are dense from 0, as the kernel makes them */
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s/index%zu", dir, i);
+		assert_int_equal(mkdir(sub, 0755), 0);
+		put(sub, "level", idx[i].level);
+		put(sub, "type", idx[i].type);
+		put(sub, "size", idx[i].size ? idx[i].size : size);
+		put(sub, "shared_cpu_list", i < 2 ? "0\n" : "0-1\n");
+	}
+	return root;
+}
+
+static const struct bp_json *judged(const struct bp_json *rep, const char *comm)
+{
+	const struct bp_json *p = h_find_proc(rep, comm), *v;
+
+	assert_non_null(p);
+	v = bp_json_get(p, "verdict");
+	fprintf(stderr, "  llc %.0f MiB (%s): %s %s (%s); memory %s, %.2f GB/s of %.2f (%.2fx)\n",
+		bp_json_num(bp_json_path(rep, "summary.llc_bytes")) / MIB,
+		bp_json_str(bp_json_path(rep, "summary.llc_source")), comm,
+		bp_json_str(bp_json_get(v, "class")), bp_json_str(bp_json_get(v, "confidence")),
+		bp_json_str(bp_json_path(v, "memory.judgement")),
+		bp_json_num(bp_json_path(v, "memory.traffic_gbs")),
+		bp_json_num(bp_json_path(v, "memory.machine_gbs")),
+		bp_json_num(bp_json_path(v, "memory.ratio")));
+	return p;
+}
+
+static void triad_is_bandwidth_bound(const char *name, unsigned int llc_mib)
+{
+	struct bp_json *rep;
+	const struct bp_json *p;
+	const char *cls;
+
+	if (llc_mib)
+		setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs(name, llc_mib), 1);
+	rep = h_record_json("triad.json", ARGV((char *)h_fixture("triad"), "5", "128", "2"));
+	assert_non_null(rep);
+	if (llc_mib)
+		assert_int_equal(bp_json_num(bp_json_path(rep, "summary.llc_bytes")),
+				 llc_mib * MIB);
+	p = judged(rep, "triad");
+	assert_string_equal(bp_json_str(bp_json_path(p, "verdict.memory.judgement")),
+			    "bandwidth");
+	cls = bp_json_str(bp_json_path(p, "verdict.class"));
+	if (strcmp(cls, "cpu-starved"))
+		assert_string_equal(cls, "memory-bandwidth-bound");
+	bp_json_free(rep);
+}
+
+static void triad__this_machine(void **state)
+{
+	triad_is_bandwidth_bound(NULL, 0);
+}
+
+static void triad__llc_32_mib(void **state)
+{
+	triad_is_bandwidth_bound("sys32", 32);
+}
+
+static void triad__llc_260_mib(void **state)
+{
+	triad_is_bandwidth_bound("sys260", 260);
+}
+
+/* a resident set far beyond the cache is not traffic */
+static void big_heap_barely_used__not_bandwidth_bound(void **state)
+{
+	struct bp_json *rep;
+	const struct bp_json *p;
+
+	setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs("sys32h", 32), 1);
+	rep = h_record_json("heap.json", ARGV((char *)h_fixture("heapspin"), "5", "384"));
+	assert_non_null(rep);
+	p = judged(rep, "heapspin");
+	assert_string_not_equal(bp_json_str(bp_json_path(p, "verdict.memory.judgement")),
+				"bandwidth");
+	assert_string_not_equal(bp_json_str(bp_json_path(p, "verdict.class")),
+				"memory-bandwidth-bound");
+	bp_json_free(rep);
+}
+
+/* measured once per CPU model, kept with its date; a state for another CPU is measured again */
+static void calibration__kept_and_redone_for_another_cpu(void **state)
+{
+	char dir[600], path[700];
+	struct bp_json *st, *rep;
+	char *text;
+	size_t len;
+	FILE *f;
+
+	snprintf(dir, sizeof(dir), "%s", h_path("state"));
+	snprintf(path, sizeof(path), "%s/membw.json", dir);
+	setenv("BOUNDPROF_STATE_DIR", dir, 1);
+	rep = h_record_json("a.json", ARGV("true"));
+	assert_non_null(rep);
+	st = h_json_file(path);
+	assert_non_null(st);
+	fprintf(stderr, "  %s: %.2f GB/s one thread, %.2f GB/s %.0f threads, on %s\n", path,
+		bp_json_num(bp_json_get(st, "one_thread_gbs")), bp_json_num(bp_json_get(st, "gbs")),
+		bp_json_num(bp_json_get(st, "threads")), bp_json_str(bp_json_get(st, "cpu")));
+	assert_true(bp_json_num(bp_json_get(st, "one_thread_gbs")) > 0);
+	assert_true(bp_json_num(bp_json_get(st, "measured_unix_s")) > 0);
+	assert_non_null(bp_json_path(rep, "summary.memory_bandwidth.source"));
+	bp_json_free(rep);
+	bp_json_free(st);
+
+	/* another CPU model: the figure is not this machine's */
+	text = h_slurp(path, &len);
+	assert_non_null(text);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fprintf(f, "{\"version\": 1, \"cpu\": \"another CPU\", \"measured_unix_s\": 1, "
+		"\"one_thread_gbs\": 1234.5, \"gbs\": 2345.5, \"threads\": 2, \"bytes\": 3}\n");
+	assert_int_equal(fclose(f), 0);
+	free(text);
+	rep = h_record_json("b.json", ARGV("true"));
+	assert_non_null(rep);
+	st = h_json_file(path);
+	assert_non_null(st);
+	assert_string_not_equal(bp_json_str(bp_json_get(st, "cpu")), "another CPU");
+	assert_true(bp_json_num(bp_json_get(st, "one_thread_gbs")) != 1234.5);
+	assert_true(bp_json_num(bp_json_path(rep, "summary.memory_bandwidth.one_thread_gbs")) !=
+		    1234.5);
+	bp_json_free(rep);
+	bp_json_free(st);
+	unsetenv("BOUNDPROF_STATE_DIR");
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(triad__this_machine, teardown),
+		cmocka_unit_test_teardown(triad__llc_32_mib, teardown),
+		cmocka_unit_test_teardown(triad__llc_260_mib, teardown),
+		cmocka_unit_test_teardown(big_heap_barely_used__not_bandwidth_bound, teardown),
+		cmocka_unit_test_teardown(calibration__kept_and_redone_for_another_cpu, teardown),
+	};
+
+	if (!h_need_root())
+		return 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	return cmocka_run_group_tests_name("membw", tests, NULL, NULL);
+}
