@@ -222,6 +222,17 @@ int bp_diff_gate(const struct bp_profile *before, const struct bp_profile *after
 									  .after_s = a };
 	}
 	qsort(g->kinds, g->nr_kinds, sizeof(g->kinds[0]), cmp_grew);
+	/* sleep last: waiting for work, timers or children grows with any longer run */
+	for (i = 0; i + 1 < g->nr_kinds; i++) {
+		if (g->kinds[i].kind == BP_KIND_SLEEP) {
+			struct bp_gate_grew sl = g->kinds[i];
+
+			memmove(&g->kinds[i], &g->kinds[i + 1],
+				(g->nr_kinds - i - 1) * sizeof(g->kinds[0]));
+			g->kinds[g->nr_kinds - 1] = sl;
+			break;
+		}
+	}
 	return 0;
 }
 

@@ -84,7 +84,7 @@ struct bp_gate {
 	bool failed;
 	struct bp_gate_grew fns[BP_GATE_TOP];	/* most grown first, only those that grew */
 	uint32_t nr_fns;
-	struct bp_gate_grew kinds[BP_KIND__MAX];
+	struct bp_gate_grew kinds[BP_KIND__MAX];	/* most grown first, sleep last */
 	uint32_t nr_kinds;
 };
 

@@ -26,13 +26,16 @@ static const char *plural(uint32_t n)
 	return n == 1 ? "" : "s";
 }
 
-/* C library and loader frames: the lock's caller is the interesting frame */
+/*
+ * C library and loader frames, and the unwinder's markers ([truncated]): the
+ * lock's caller is the interesting frame
+ */
 static bool libc_frame(const struct bp_frame *f)
 {
 	static const char *const libs[] = { "libc.so", "libc-", "libpthread", "ld-linux", "ld-" };
 	size_t i;
 
-	if (f->kernel || !f->name)
+	if (f->kernel || !f->name || f->name[0] == '[')
 		return true;
 	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
 		if (!strncmp(f->module, libs[i], strlen(libs[i])))
@@ -99,6 +102,7 @@ void bp_scale_point_measure(struct bp_scale_point *pt, const struct bp_profile *
 	pt->share_rq = v->share_rq;
 	pt->share_other = v->share_other;
 	pt->parallelism = v->parallelism;
+	pt->busy_s = v->busy_s;
 	pt->duration_s = sum->duration_s;
 	pt->machine_busy = p->machine_busy;
 	for (i = 0; i < sum->nr_procs; i++)

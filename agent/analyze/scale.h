@@ -37,6 +37,7 @@ struct bp_scale_point {
 	enum bp_confidence conf;
 	double share_cpu, share_mem, share_io, share_lock, share_rq, share_other;
 	double parallelism;			/* CPUs used */
+	double busy_s;				/* busy thread-seconds of all its runs */
 	double duration_s;			/* the point's recording */
 	double machine_busy;			/* share of all CPUs busy meanwhile (-1 unknown) */
 	double others_cpu_s;			/* CPU seconds other processes used meanwhile */

@@ -145,6 +145,7 @@ static void write_json(struct bp_json_w *w, const struct bp_scale *s, const char
 		bp_json_w_kv_double(w, "speedup_max", pt->speedup_hi);
 		kv_num_or_null(w, "marginal", pt->marginal);
 		bp_json_w_kv_double(w, "parallelism", pt->parallelism);
+		bp_json_w_kv_double(w, "busy_s", pt->busy_s);
 		bp_json_w_key(w, "shares");
 		bp_json_w_begin_object(w);
 		bp_json_w_kv_double(w, "cpu", pt->share_cpu);
