@@ -170,6 +170,7 @@ static void check_consistent(const struct bp_json *c, const struct job_run *log,
 			     int repeats)
 {
 	const struct bp_json *pts = bp_json_get(c, "points");
+	bool weak = !strcmp(bp_json_str(bp_json_get(c, "mode")), "weak");
 	double t1 = 0, n1 = 0;
 	size_t i;
 	int k, at = 0;
@@ -202,7 +203,8 @@ static void check_consistent(const struct bp_json *c, const struct job_run *log,
 			assert_int_equal(bp_json_type(bp_json_get(p, "karp_flatt")), BP_JSON_NULL);
 		} else {
 			s = num(p, "speedup");
-			assert_true(s == n1 * t1 / num(p, "wall_s"));
+			/* weak: the ideal is T1 at every count, so S = n T1 / Tn */
+			assert_true(s == (weak ? n : n1) * t1 / num(p, "wall_s"));
 			e = (1 / s - 1 / n) / (1 - 1 / n);
 			assert_true(num(p, "karp_flatt") == e);
 		}
@@ -360,6 +362,27 @@ static void test_scale_mutex_is_lock_bound_from_two(void **state)
 		assert_non_null(strstr(bp_json_str(bp_json_get(c, "conclusion")),
 				       "Do not ask for more than 1 CPU"));
 	}
+	bp_json_free(c);
+}
+
+/* weak scaling: each worker does the whole problem, efficiency T1 / Tn */
+static void test_scale_weak(void **state)
+{
+	const char *log = h_path("weak.log");
+	struct job_run runs[MAX_RUNS];
+	struct bp_json *c;
+	int n;
+
+	setenv("SCALEJOB_LOG", log, 1);
+	c = scale("weak.json", ARGV("-j", "1,2", "-r", "2", "--weak", "--",
+				    (char *)h_fixture("scalejob"), "indep", "{}", "200", "weak"), NULL);
+	assert_non_null(c);
+	n = read_log(log, runs, MAX_RUNS);
+	assert_string_equal(bp_json_str(bp_json_get(c, "mode")), "weak");
+	check_consistent(c, runs, n, 2);
+	/* (2 T1 / T2) / 2 is T1 / T2 to the bit: scaling by 2 is exact */
+	assert_true(num(point(c, 2), "efficiency") ==
+		    num(point(c, 1), "wall_s") / num(point(c, 2), "wall_s"));
 	bp_json_free(c);
 }
 
@@ -593,6 +616,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_scale_independent_threads, teardown),
 		cmocka_unit_test_teardown(test_scale_mutex_is_lock_bound_from_two, teardown),
+		cmocka_unit_test_teardown(test_scale_weak, teardown),
 		cmocka_unit_test_teardown(test_scale_plot_in_browser, teardown),
 		cmocka_unit_test_teardown(test_record_repeat_keeps_runs, teardown),
 		cmocka_unit_test_teardown(test_gate_passes_same_fails_slower, teardown),
