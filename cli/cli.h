@@ -8,6 +8,8 @@
 /* exit statuses: 0 success, 1 runtime failure, 2 bad usage or bad input */
 #define EXIT_RUNTIME	1
 #define EXIT_USAGE	2
+/* diff --fail-above: the workload got slower than allowed */
+#define EXIT_GATE	3
 
 struct cli_env {
 	int verbose;		/* -v: info, -vv: debug, -vvv: libbpf debug */
@@ -34,6 +36,7 @@ int cli_load_profile(const char *path, struct bp_profile **out);
 int cmd_record(int argc, char **argv);
 int cmd_report(int argc, char **argv);
 int cmd_diff(int argc, char **argv);
+int cmd_scale(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
 

@@ -60,10 +60,51 @@ static void print_text(const struct bp_diff *f, const char *a, const char *b, ui
 	}
 }
 
+static void print_gate(const struct bp_gate *g)
+{
+	static const char *const what[2] = { "before", "after" };
+	char pct[32];
+	uint32_t i;
+	int k;
+
+	snprintf(pct, sizeof(pct), "%.10g%%", g->limit * 100);
+	printf("\ngate: %s\n", g->failed ? "FAILED: slower by more than the limit" :
+	       "passed: not slower by more than the limit");
+	printf("  limit %s; medians of %u and %u run%s (0: the whole recording)\n", pct,
+	       g->side[0].runs, g->side[1].runs, g->side[1].runs == 1 ? "" : "s");
+	printf("  %-30s %10.3f s %10.3f s  %+7.1f%%\n", "wall time", g->side[0].wall_s,
+	       g->side[1].wall_s, g->wall_change * 100);
+	printf("  %-30s %10.3f s %10.3f s  %+7.1f%%%s\n", "wall time less its CPU waits",
+	       g->side[0].ready_s, g->side[1].ready_s, g->ready_change * 100,
+	       g->wall_slower ? "  > limit" : "");
+	printf("  %-30s %10.3f s %10.3f s  %+7.1f%%%s\n", "CPU time", g->side[0].cpu_s,
+	       g->side[1].cpu_s, g->cpu_change * 100, g->cpu_slower ? "  > limit" : "");
+	if (g->wall_change > g->limit && !g->wall_slower)
+		printf("  the wall time grew past the limit only by waiting for a CPU while other "
+		       "processes ran: machine load, not counted\n");
+	for (k = 0; k < 2; k++)
+		if (g->side[k].noisy)
+			printf("  warning: the runs %s differ by %.1f%% of their median: the gate "
+			       "is only as good as its medians (record -r more)\n", what[k],
+			       g->side[k].wall_spread * 100);
+	if (g->nr_fns || g->nr_kinds)
+		printf("  grew most, per run:\n");
+	for (i = 0; i < g->nr_fns; i++)
+		printf("    %-40s %+8.3f s on-CPU (%.3f -> %.3f s)\n", g->fns[i].fn->label,
+		       g->fns[i].after_s - g->fns[i].before_s, g->fns[i].before_s,
+		       g->fns[i].after_s);
+	for (i = 0; i < g->nr_kinds; i++)
+		printf("    %-40s %+8.3f s thread-time (%.3f -> %.3f s)\n",
+		       g->kinds[i].kind == BP_KIND_ONCPU ? "on-CPU, all functions" :
+		       bp_diff_kind_label(g->kinds[i].kind), g->kinds[i].after_s -
+		       g->kinds[i].before_s, g->kinds[i].before_s, g->kinds[i].after_s);
+}
+
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof diff BEFORE.pb.gz AFTER.pb.gz [-o FILE]... [--json] [-n N] [-v]\n"
+		"usage: boundprof diff BEFORE.pb.gz AFTER.pb.gz [-o FILE]... [--json] [-n N]\n"
+		"                      [--fail-above PCT] [-v]\n"
 		"\n"
 		"What changed between two saved profiles: time per wait class, and the\n"
 		"functions whose share of on-CPU time grew or shrank most.\n"
@@ -71,6 +112,10 @@ static void usage(FILE *f)
 		"                     shrank); .json: the table as JSON\n"
 		"      --json         print the JSON instead of the table\n"
 		"  -n, --top N        functions listed (default 20)\n"
+		"      --fail-above PCT\n"
+		"                     a regression gate: exit 3 when AFTER is slower than BEFORE\n"
+		"                     by more than PCT percent, in wall time (less its waits for\n"
+		"                     a CPU) or in CPU time, medians of the runs (record -r N)\n"
 		"  -v, --verbose      more detail on stderr\n");
 }
 
@@ -80,6 +125,7 @@ int cmd_diff(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "top", required_argument, NULL, 'n' },
+		{ "fail-above", required_argument, NULL, 'G' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -88,6 +134,8 @@ int cmd_diff(int argc, char **argv)
 	struct bp_profile *p[2] = {};
 	struct bp_buf b = BP_BUF_INIT;
 	struct bp_diff f = {};
+	struct bp_gate gate;
+	double fail_above = -1;
 	bool json = false;
 	long top = 20;
 	int c, i, n = 0, ret = 0, err;
@@ -110,6 +158,10 @@ int cmd_diff(int argc, char **argv)
 			break;
 		case 'J':
 			json = true;
+			break;
+		case 'G':
+			if (cli_opt_percent("--fail-above", optarg, 100000, &fail_above))
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -136,7 +188,8 @@ int cmd_diff(int argc, char **argv)
 			ret = EXIT_USAGE;
 			goto out;
 		}
-	if (bp_diff(p[0], p[1], &f)) {
+	if (bp_diff(p[0], p[1], &f) ||
+	    (fail_above >= 0 && bp_diff_gate(p[0], p[1], &f, fail_above / 100, &gate))) {
 		cli_error("out of memory comparing the profiles");
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -151,7 +204,8 @@ int cmd_diff(int argc, char **argv)
 
 		bp_buf_reset(&b);
 		err = outs[i].fmt == OUT_JSON ?
-			bp_diff_json(&f, argv[optind], argv[optind + 1], top, &b) :
+			bp_diff_json_gate(&f, fail_above >= 0 ? &gate : NULL, argv[optind],
+					  argv[optind + 1], top, &b) :
 			bp_export_flame_diff(p[0], p[1], &fo, &b);
 		if (err) {
 			cli_error("cannot write %s: %s", outs[i].path, strerror(-err));
@@ -162,12 +216,18 @@ int cmd_diff(int argc, char **argv)
 	}
 	if (json) {
 		bp_buf_reset(&b);
-		if (bp_diff_json(&f, argv[optind], argv[optind + 1], top, &b) ||
+		if (bp_diff_json_gate(&f, fail_above >= 0 ? &gate : NULL, argv[optind],
+				      argv[optind + 1], top, &b) ||
 		    fwrite(b.data, 1, b.len, stdout) != b.len)
 			ret = EXIT_RUNTIME;
 	} else {
 		print_text(&f, argv[optind], argv[optind + 1], top);
+		if (fail_above >= 0)
+			print_gate(&gate);
 	}
+	fflush(stdout);
+	if (!ret && fail_above >= 0 && gate.failed)
+		ret = EXIT_GATE;
 out:
 	for (i = 0; i < n; i++)
 		output_abort(&outs[i]);

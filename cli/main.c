@@ -30,7 +30,8 @@ struct cmd {
 static const struct cmd cmds[] = {
 	{ "record", cmd_record, "profile the system, some processes, or a command" },
 	{ "report", cmd_report, "re-render a saved profile (.pb.gz) into any output" },
-	{ "diff", cmd_diff, "what changed between two saved profiles" },
+	{ "diff", cmd_diff, "what changed between two saved profiles; a regression gate" },
+	{ "scale", cmd_scale, "a scaling curve: a command at 1, 2, 4... workers, and why it bends" },
 	{ "top", cmd_top, "live view: busy processes, their waits and verdicts, each second" },
 	{ "agent", cmd_agent, "always on: windows to --dir, Prometheus /metrics and pprof over HTTP" },
 };

@@ -79,6 +79,38 @@ int cli_opt_count(const char *opt, const char *arg, long min, long max, const ch
 	return 0;
 }
 
+int cli_opt_percent(const char *opt, const char *arg, double max, double *out)
+{
+	double v;
+
+	if (parse_double(arg, &v) || v < 0 || v > max)
+		return bad_value("percentage", opt, arg, "a number from 0 to %.10g", max);
+	*out = v;
+	return 0;
+}
+
+int cli_opt_counts(const char *opt, const char *arg, long min, long max, const char *unit,
+		   long *out, int max_n, int *n)
+{
+	const char *p = arg;
+	char *end;
+	long v;
+
+	*n = 0;
+	for (;;) {
+		errno = 0;
+		v = *p >= '0' && *p <= '9' ? strtol(p, &end, 10) : (end = (char *)p, 0);
+		if (errno || end == p || (*end && *end != ',') || v < min || v > max ||
+		    *n == max_n)
+			return bad_value("list", opt, arg, "whole numbers of %s from %ld to %ld, "
+					 "separated by commas (at most %d)", unit, min, max, max_n);
+		out[(*n)++] = v;
+		if (!*end)
+			return 0;
+		p = end + 1;
+	}
+}
+
 int cli_opt_size(const char *opt, const char *arg, uint64_t *out)
 {
 	double v;

@@ -29,6 +29,13 @@ int cli_opt_seconds(const char *what, const char *opt, const char *arg, double m
 int cli_opt_count(const char *opt, const char *arg, long min, long max, const char *unit,
 		  long *out);
 
+/* a percentage from 0 to max, a decimal number without the % */
+int cli_opt_percent(const char *opt, const char *arg, double max, double *out);
+
+/* N[,N...]: whole numbers from min to max, at most max_n of them, into out[0..*n) */
+int cli_opt_counts(const char *opt, const char *arg, long min, long max, const char *unit,
+		   long *out, int max_n, int *n);
+
 /* a size in bytes: a number with an optional K, M or G (powers of 1024) and an optional B */
 int cli_opt_size(const char *opt, const char *arg, uint64_t *out);
 

@@ -18,7 +18,9 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/runs.h"
 #include "util/buf.h"
+#include "child.h"
 #include "cli.h"
 #include "collect/loader.h"
 #include "options.h"
@@ -30,6 +32,7 @@
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)
+#define MAX_REPEAT	1000
 
 struct record_opts {
 	bool all;
@@ -41,6 +44,7 @@ struct record_opts {
 	int nr_outputs;
 	bool json;
 	bool no_offcpu;
+	long repeat;		/* runs of COMMAND */
 	char **cmd;
 };
 
@@ -64,7 +68,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...]] [-d SECONDS] [-F HZ] [-o FILE]...\n"
-		"                        [--json] [-v] [-- COMMAND [ARG...]]\n"
+		"                        [--json] [-v] [-r N] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
@@ -76,38 +80,14 @@ static void usage(FILE *f)
 		"      --json         print the JSON report on stdout instead of the human report\n"
 		"      --no-offcpu    on-CPU sampling only: no context-switch tracing (off-CPU,\n"
 		"                     wall-clock and wakeup accounting)\n"
+		"  -r, --repeat N     run COMMAND N times in a row into one profile, with the\n"
+		"                     median and spread of its wall time (default 1)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
-		"starts, and exits with COMMAND's exit status.\n",
+		"starts, and exits with COMMAND's exit status (with -r, of the last run; a\n"
+		"run that fails ends the repeats).\n",
 		output_extensions());
-}
-
-/* find COMMAND the way execvp would, so "no such command" fails before we load anything */
-static int check_command(const char *cmd)
-{
-	const char *path = getenv("PATH");
-	char *copy, *dir, *save = NULL, full[PATH_MAX];
-	struct stat st;
-	int found = 0;
-
-	if (strchr(cmd, '/')) {
-		if (stat(cmd, &st))
-			return -errno;
-		if (S_ISDIR(st.st_mode))
-			return -EISDIR;
-		return access(cmd, X_OK) ? -errno : 0;
-	}
-	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
-	if (!copy)
-		return -ENOMEM;
-	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
-		snprintf(full, sizeof(full), "%s/%s", *dir ? dir : ".", cmd);
-		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK))
-			found = 1;
-	}
-	free(copy);
-	return found ? 0 : -ENOENT;
 }
 
 static int parse_args(int argc, char **argv, struct record_opts *o)
@@ -120,6 +100,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "repeat", required_argument, NULL, 'r' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -127,12 +108,13 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	int c;
 
 	o->hz = 99;
+	o->repeat = 1;
 	/*
 	 * '+': stop at the first non-option, so COMMAND's own flags stay its
 	 * own; ':': report a missing value as ':' so we print one line of our own.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:ap:d:F:o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ap:d:F:o:r:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			o->all = true;
@@ -160,6 +142,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'N':
 			o->no_offcpu = true;
 			break;
+		case 'r':
+			if (cli_opt_count("-r", optarg, 1, MAX_REPEAT, "runs", &o->repeat))
+				return -EINVAL;
+			break;
 		case 'v':
 			cli_env.verbose++;
 			break;
@@ -181,6 +167,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		cli_error("give either -p PID or a COMMAND, not both");
 		return -EINVAL;
 	}
+	if (o->repeat > 1 && !o->cmd) {
+		cli_error("-r repeats a COMMAND: give one after --");
+		return -EINVAL;
+	}
 	return 0;
 }
 
@@ -195,7 +185,7 @@ static int check_inputs(struct record_opts *o)
 		}
 	}
 	if (o->cmd) {
-		err = check_command(o->cmd[0]);
+		err = cli_check_command(o->cmd[0]);
 		if (err) {
 			cli_error("cannot run '%s': %s", o->cmd[0],
 				  err == -ENOENT && !strchr(o->cmd[0], '/') ? "command not found"
@@ -209,72 +199,6 @@ static int check_inputs(struct record_opts *o)
 			return err;
 	}
 	return 0;
-}
-
-struct child {
-	pid_t pid;
-	int go_fd;	/* write a byte to let the child exec */
-	int err_fd;	/* the child reports a failed exec here (CLOEXEC: EOF = ok) */
-	int status;
-	bool reaped;
-};
-
-/* fork the command, held before exec until profiling is live */
-static int spawn(char **cmd, struct child *c)
-{
-	int go[2], er[2];
-	char b;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(er, O_CLOEXEC))
-		return -errno;
-	c->pid = fork();
-	if (c->pid < 0)
-		return -errno;
-	if (c->pid == 0) {
-		int e;
-
-		close(go[1]);
-		close(er[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGHUP, SIG_DFL);
-		if (read(go[0], &b, 1) != 1)
-			_exit(127);
-		execvp(cmd[0], cmd);
-		e = errno;
-		if (write(er[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(er[1]);
-	c->go_fd = go[1];
-	c->err_fd = er[0];
-	return 0;
-}
-
-static int release(struct child *c)
-{
-	int e = 0;
-	ssize_t n;
-
-	if (write(c->go_fd, "g", 1) != 1)
-		return -errno;
-	close(c->go_fd);
-	c->go_fd = -1;
-	n = read(c->err_fd, &e, sizeof(e));
-	close(c->err_fd);
-	c->err_fd = -1;
-	return n == sizeof(e) ? -e : 0;
-}
-
-static int exit_code(int status)
-{
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	if (WIFSIGNALED(status))
-		return 128 + WTERMSIG(status);
-	return EXIT_RUNTIME;
 }
 
 static void raise_nofile(void)
@@ -306,16 +230,52 @@ static bool deadline_passed(struct bp_session *s, double duration_s)
 	return duration_s > 0 && bp_now_ns() - s->prof->start_ns >= duration_s * 1e9;
 }
 
+/* a finished run of COMMAND into the profile */
+static int add_run(struct bp_profile *p, const struct cli_child *c)
+{
+	struct bp_run r = {
+		.pid = c->pid,
+		.status = c->status,
+		.wall_s = cli_child_wall_s(c),
+		.cpu_s = cli_child_cpu_s(c),
+	};
+
+	if (bp_profile__add_run(p, &r)) {
+		cli_error("out of memory recording a run");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* the next run of COMMAND, profiled like the first; 0 or -errno (printed) */
+static int next_run(struct bp_session *s, char **cmd, struct cli_child *c)
+{
+	int err = cli_child_spawn(cmd, NULL, c);
+
+	if (err) {
+		cli_error("cannot start '%s': %s", cmd[0], strerror(-err));
+		return err;
+	}
+	err = bp_session__add_target(s, c->pid);
+	if (err)
+		return err;
+	err = cli_child_release(c);
+	if (err)
+		cli_error("cannot run '%s': %s", cmd[0], strerror(-err));
+	return err;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {};
 	struct bp_session_opts so = {};
 	struct bp_session *s = NULL;
-	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
+	struct cli_child child = CLI_CHILD_INIT;
 	struct bp_summary sum = {};
 	struct sigaction sa = {};
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t last_progress = 0;
+	long runs = 0;
 	int i, err, ret = 0;
 
 	if (parse_args(argc, argv, &o)) {
@@ -341,7 +301,8 @@ int cmd_record(int argc, char **argv)
 	sigaction(SIGHUP, &sa, NULL);
 
 	if (o.cmd) {
-		err = spawn(o.cmd, &child);
+		cli_child_timing();
+		err = cli_child_spawn(o.cmd, NULL, &child);
 		if (err) {
 			cli_error("cannot start '%s': %s", o.cmd[0], strerror(-err));
 			ret = EXIT_RUNTIME;
@@ -375,24 +336,35 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
+	/* repeated runs are compared: kernel symbols first, not during the first run */
+	if (o.repeat > 1 && bp_session__poll(s, 0)) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
 	if (o.cmd) {
-		err = release(&child);
+		err = cli_child_release(&child);
 		if (err) {
 			cli_error("cannot run '%s': %s", o.cmd[0], strerror(-err));
-			waitpid(child.pid, NULL, 0);
-			child.reaped = true;
+			cli_child_reap(&child, true);
 			ret = EXIT_USAGE;
 			goto out;
 		}
 	}
 
 	while (!stop_signal) {
-		int status;
-
-		if (o.cmd && !child.reaped && waitpid(child.pid, &status, WNOHANG) == child.pid) {
-			child.reaped = true;
-			child.status = status;
-			break;
+		if (o.cmd && cli_child_reap(&child, false)) {
+			if (add_run(s->prof, &child)) {
+				ret = EXIT_RUNTIME;
+				break;
+			}
+			/* a failed run ends the repeats: its status is the answer */
+			if (++runs >= o.repeat || child.status || deadline_passed(s, o.duration_s))
+				break;
+			if (next_run(s, o.cmd, &child)) {
+				ret = EXIT_RUNTIME;
+				break;
+			}
+			continue;
 		}
 		if (o.nr_pids) {
 			/* with -p, stop once every target has gone */
@@ -424,6 +396,7 @@ int cmd_record(int argc, char **argv)
 
 	if (bp_session__stop(s))
 		ret = EXIT_RUNTIME;
+	bp_runs_attribute(s->prof);
 	if (render_summarize(s->prof, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -433,29 +406,16 @@ int cmd_record(int argc, char **argv)
 	if (render_report(s->prof, &sum, o.json))
 		ret = EXIT_RUNTIME;
 
-	if (o.cmd && !child.reaped) {
-		int status;
-
-		/* the recording is written; now wait for the command as a shell would */
-		if (waitpid(child.pid, &status, 0) == child.pid) {
-			child.reaped = true;
-			child.status = status;
-		}
-	}
+	/* the recording is written; now wait for the command as a shell would */
+	if (o.cmd && !child.reaped)
+		cli_child_reap(&child, true);
 	if (o.cmd && child.reaped && !ret)
-		ret = exit_code(child.status);
+		ret = cli_exit_code(child.status);
 out:
 	for (i = 0; i < o.nr_outputs; i++)
 		output_abort(&o.outputs[i]);
-	if (child.pid > 0 && !child.reaped) {
-		/* never leave the command orphaned after a failure */
-		if (child.go_fd >= 0)
-			close(child.go_fd);
-		kill(child.pid, SIGKILL);
-		waitpid(child.pid, NULL, 0);
-	}
-	if (child.err_fd >= 0)
-		close(child.err_fd);
+	/* never leave the command orphaned after a failure */
+	cli_child_abandon(&child);
 	bp_summary_free(&sum);
 	bp_session__free(s);
 	free(o.pids);

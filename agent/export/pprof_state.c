@@ -266,6 +266,28 @@ static void write_waits(struct bp_json_w *j, struct bp_buf *x, const struct bp_p
 	bp_json_w_end_array(j);
 }
 
+static void write_runs(struct bp_json_w *j, const struct bp_profile *p)
+{
+	uint32_t i;
+
+	if (!p->nr_runs)
+		return;
+	bp_json_w_key(j, "runs");
+	bp_json_w_begin_array(j);
+	for (i = 0; i < p->nr_runs; i++) {
+		const struct bp_run *r = &p->runs[i];
+
+		bp_json_w_begin_object(j);
+		bp_json_w_kv_uint64(j, "pid", r->pid);
+		bp_json_w_kv_int64(j, "status", r->status);
+		kv_double(j, "wall_s", r->wall_s);
+		kv_double(j, "cpu_s", r->cpu_s);
+		kv_double(j, "runqueue_s", r->runqueue_s);
+		bp_json_w_end_object(j);
+	}
+	bp_json_w_end_array(j);
+}
+
 /*
  * Stacks are rebuilt from the samples in sample order. That gives back the
  * same stack ids when every stack first appears in id order, which is how
@@ -371,6 +393,7 @@ int bp_pprof_state_write(const struct bp_profile *p, const struct bp_pprof_map *
 	bp_json_w_end_array(&j);
 	write_io(&j, &hex, p);
 	write_waits(&j, &hex, p);
+	write_runs(&j, p);
 	bp_json_w_end_object(&j);
 	err = bp_json_w_finish(&j);
 	if (!err)
@@ -602,6 +625,8 @@ static int state_counts(const struct bp_json *o, struct bp_pprof_err *e)
 	if (bp_json_len(bp_json_get(o, "net_rows")) > BP_PPROF_MAX_NET_ROWS)
 		return bp_pprof_toobig(e, "boundprof state: more than %u network rows",
 				       BP_PPROF_MAX_NET_ROWS);
+	if (bp_json_len(bp_json_get(o, "runs")) > BP_PPROF_MAX_RUNS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u runs", BP_PPROF_MAX_RUNS);
 	return 0;
 }
 
@@ -929,6 +954,46 @@ static int read_waits(struct st *s)
 	return 0;
 }
 
+/* a run's times are seconds: finite and not negative, or the file is bad */
+static double st_seconds(struct st *s, const struct bp_json *o, const char *key)
+{
+	double v = st_double(s, o, key, 0);
+
+	if (!isfinite(v) || v < 0) {
+		st_fail(s, key, -EINVAL);
+		return 0;
+	}
+	return v;
+}
+
+static int read_runs(struct st *s)
+{
+	const struct bp_json *runs = bp_json_get(s->root, "runs");
+	size_t i;
+
+	if (runs && bp_json_type(runs) != BP_JSON_ARRAY) {
+		st_fail(s, "runs", -EINVAL);
+		return 0;
+	}
+	for (i = 0; i < bp_json_len(runs) && !s->err; i++) {
+		const struct bp_json *o = bp_json_at(runs, i);
+		struct bp_run r = {};
+
+		if (bp_json_type(o) != BP_JSON_OBJECT) {
+			st_fail(s, "runs", -EINVAL);
+			break;
+		}
+		r.pid = st_u32(s, o, "pid");
+		r.status = st_int(s, o, "status");
+		r.wall_s = st_seconds(s, o, "wall_s");
+		r.cpu_s = st_seconds(s, o, "cpu_s");
+		r.runqueue_s = st_seconds(s, o, "runqueue_s");
+		if (bp_profile__add_run(s->p, &r))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
 int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 			 struct bp_pprof_err *e)
 {
@@ -970,6 +1035,8 @@ int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 		st_fail(&s, "io", -ENOMEM);
 	if (!s.err && read_waits(&s))
 		st_fail(&s, "waits", -ENOMEM);
+	if (!s.err && read_runs(&s))
+		st_fail(&s, "runs", -ENOMEM);
 	return st_result(&s);
 }
 

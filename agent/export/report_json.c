@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
 
+#include "analyze/runs.h"
 #include "export/report_io.h"
 #include "model/hist.h"
 #include "export/report_json.h"
@@ -258,6 +259,50 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_end_object(w);
 }
 
+static void write_spread(struct bp_json_w *w, const char *key, const struct bp_spread *sp)
+{
+	bp_json_w_key(w, key);
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_double(w, "median", sp->median);
+	bp_json_w_kv_double(w, "min", sp->min);
+	bp_json_w_kv_double(w, "max", sp->max);
+	bp_json_w_kv_double(w, "spread", sp->spread);
+	bp_json_w_end_object(w);
+}
+
+/* the runs of the COMMAND (record -r N): each, and their medians and spread */
+static void write_runs(struct bp_json_w *w, const struct bp_profile *p)
+{
+	struct bp_runs_summary rs;
+	uint32_t i;
+
+	if (bp_runs_summarize(p, &rs))
+		return;
+	bp_json_w_key(w, "runs");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_uint64(w, "count", rs.n);
+	bp_json_w_kv_uint64(w, "failed", rs.failed);
+	bp_json_w_kv_bool(w, "noisy", rs.noisy);
+	write_spread(w, "wall_s", &rs.wall);
+	write_spread(w, "cpu_s", &rs.cpu);
+	write_spread(w, "wall_excl_runqueue_s", &rs.ready);
+	bp_json_w_key(w, "each");
+	bp_json_w_begin_array(w);
+	for (i = 0; i < p->nr_runs; i++) {
+		const struct bp_run *r = &p->runs[i];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_int64(w, "pid", r->pid);
+		bp_json_w_kv_int64(w, "status", r->status);
+		bp_json_w_kv_double(w, "wall_s", r->wall_s);
+		bp_json_w_kv_double(w, "cpu_s", r->cpu_s);
+		bp_json_w_kv_double(w, "runqueue_s", r->runqueue_s);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+	bp_json_w_end_object(w);
+}
+
 static void write_wakers(struct bp_json_w *w, const struct bp_proc_waits *pw)
 {
 	uint32_t i;
@@ -441,6 +486,7 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 	bp_json_w_kv_uint64(&w, "idle_samples", s->idle);
 	bp_json_w_kv_double(&w, "busy", s->busy_frac);
 	bp_json_w_end_object(&w);
+	write_runs(&w, p);
 
 	bp_json_w_key(&w, "processes");
 	bp_json_w_begin_array(&w);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/runs.h"
 #include "export/report_io.h"
 #include "model/hist.h"
 #include "export/report_text.h"
@@ -211,6 +212,24 @@ static double weight(const struct bp_proc_summary *ps)
 	return bp_proc_activity(ps);
 }
 
+/* a repeated COMMAND (record -r N): the median and spread of its runs */
+static void runs_line(const struct bp_profile *p, struct bp_buf *out)
+{
+	struct bp_runs_summary rs;
+
+	if (p->nr_runs < 2 || bp_runs_summarize(p, &rs))
+		return;
+	bp_buf_printf(out, "runs: %u, wall %.3f s median (%.3f-%.3f s, spread %.1f%%), on-CPU "
+		      "%.3f s median\n", rs.n, rs.wall.median, rs.wall.min, rs.wall.max,
+		      rs.wall.spread * 100, rs.cpu.median);
+	if (rs.noisy)
+		bp_buf_printf(out, "warning: the runs differ by %.1f%% of their median, more than "
+			      "%.0f%%: a comparison needs more runs or a quieter machine\n",
+			      rs.wall.spread * 100, BP_RUNS_NOISY * 100);
+	if (rs.failed)
+		bp_buf_printf(out, "warning: %u of the runs did not exit 0\n", rs.failed);
+}
+
 int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		   const struct bp_text_opts *o, struct bp_buf *out)
 {
@@ -254,6 +273,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 				      st->rbytes / 1048576.0, st->wbytes / 1048576.0);
 		}
 	}
+	runs_line(p, out);
 	if (!s->nr_procs)
 		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
 

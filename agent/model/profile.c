@@ -86,7 +86,23 @@ void bp_profile__free(struct bp_profile *p)
 	bp_htab_free(&p->net_h);
 	free(p->wake_rows);
 	free(p->net_rows);
+	free(p->runs);
 	free(p);
+}
+
+int bp_profile__add_run(struct bp_profile *p, const struct bp_run *r)
+{
+	if (p->nr_runs == p->cap_runs) {
+		uint32_t ncap = p->cap_runs ? p->cap_runs * 2 : 4;
+		struct bp_run *n = reallocarray(p->runs, ncap, sizeof(*n));
+
+		if (!n)
+			return -ENOMEM;
+		p->runs = n;
+		p->cap_runs = ncap;
+	}
+	p->runs[p->nr_runs++] = *r;
+	return 0;
 }
 
 static bool str_eq(const void *ctx, uint32_t idx, const void *key)

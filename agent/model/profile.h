@@ -149,6 +149,17 @@ struct bp_io_row {
 
 struct bp_wake_row;
 struct bp_net_row;
+/*
+ * One run of a COMMAND recorded into the profile: `record -- COMMAND` makes
+ * one, `record -r N` N of them, so that a comparison can take medians.
+ */
+struct bp_run {
+	uint32_t pid;		/* the command's process */
+	int status;		/* its wait status */
+	double wall_s;		/* from its release into exec to its exit */
+	double cpu_s;		/* user + system time of it and its children (getrusage) */
+	double runqueue_s;	/* wall time its process tree had nothing running, waiting for a CPU */
+};
 
 struct bp_profile {
 	/* what was recorded */
@@ -199,6 +210,9 @@ struct bp_profile {
 	double membw_n_gbs;		/* membw_threads threads streaming */
 	uint32_t membw_threads;
 	const char *membw_source;	/* interned: when and on what CPU it was measured */
+	/* COMMAND runs, in order (see struct bp_run); none for -a and -p */
+	struct bp_run *runs;
+	uint32_t nr_runs, cap_runs;
 
 	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h;
 	char **strs;
@@ -238,6 +252,9 @@ struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char
 struct bp_io_dev *bp_profile__io_dev(struct bp_profile *p, uint32_t dev, bool create);
 struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_t pid,
 				     uint32_t op, bool kthread, const char *comm, bool create);
+
+/* append a run; 0 or -ENOMEM */
+int bp_profile__add_run(struct bp_profile *p, const struct bp_run *r);
 
 /* wall time of the process inside the recording window, in ns */
 uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc);

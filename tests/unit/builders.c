@@ -459,6 +459,14 @@ void assert_profile_eq(const struct bp_profile *a, const struct bp_profile *b)
 		assert_true(x->tx_bytes == y->tx_bytes);
 		assert_memory_equal(x->hist, y->hist, sizeof(x->hist));
 	}
+	assert_int_equal(a->nr_runs, b->nr_runs);
+	for (i = 0; i < a->nr_runs; i++) {
+		assert_int_equal(a->runs[i].pid, b->runs[i].pid);
+		assert_int_equal(a->runs[i].status, b->runs[i].status);
+		assert_double_same(a->runs[i].wall_s, b->runs[i].wall_s);
+		assert_double_same(a->runs[i].cpu_s, b->runs[i].cpu_s);
+		assert_double_same(a->runs[i].runqueue_s, b->runs[i].runqueue_s);
+	}
 
 	assert_int_equal(a->nr_frames, b->nr_frames);
 	for (i = 0; i < a->nr_frames; i++) {
