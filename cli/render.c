@@ -13,6 +13,13 @@
 #include "export/report_text.h"
 #include "analyze/verdict.h"
 
+static enum bp_group_by group_by;
+
+void render_group_by(enum bp_group_by by)
+{
+	group_by = by;
+}
+
 int render_summarize(const struct bp_profile *p, struct bp_summary *s)
 {
 	if (bp_summarize(p, 20, s) || bp_verdicts(p, s)) {

@@ -15,6 +15,7 @@
 struct boundprof_bpf;
 struct ring_buffer;
 struct bp_blockio;
+struct bp_cg_target;
 
 struct bp_loader_opts {
 	int hz;			/* on-CPU sampling frequency */
@@ -25,6 +26,7 @@ struct bp_loader_opts {
 	bool offcpu;		/* trace context switches: off-CPU and wall-clock time */
 	int offcpu_ustacks;	/* user stacks at switch-out: 0 never, 1 targets, 2 always */
 	bool no_preempt_stacks;	/* runqueue waits after preemption carry no stacks */
+	const struct bp_cg_target *cgroup;	/* only tasks in this cgroup or below (-G) */
 };
 
 /* called for every process event the BPF side reports */

@@ -30,6 +30,7 @@
 #define BP_PPROF_MAX_PROC_THREADS (1u << 15)	/* threads of one process */
 #define BP_PPROF_MAX_IO_DEVS	(1u << 12)	/* block devices */
 #define BP_PPROF_MAX_IO_ROWS	(1u << 18)	/* (device, process, direction) IO rows */
+#define BP_PPROF_MAX_CGROUPS	(1u << 16)	/* cgroups with their accounting */
 
 /* the whole profile as .pb.gz bytes; 0 or -errno */
 int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out);

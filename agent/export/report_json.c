@@ -172,7 +172,9 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_kv_double(w, "memory", v->share_mem);
 	bp_json_w_kv_double(w, "io", v->share_io);
 	bp_json_w_kv_double(w, "lock", v->share_lock);
-	bp_json_w_kv_double(w, "runqueue", v->share_rq);
+	/* all of the run-queue time, as before; "throttled" is the quota's part of it */
+	bp_json_w_kv_double(w, "runqueue", v->share_rq + v->share_throttled);
+	bp_json_w_kv_double(w, "throttled", v->share_throttled);
 	bp_json_w_kv_double(w, "other", v->share_other);
 	bp_json_w_end_object(w);
 	bp_json_w_key(w, "amdahl");
