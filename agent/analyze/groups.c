@@ -168,7 +168,10 @@ void bp_cgroup_evidence(const struct bp_profile *p, const struct bp_cgroup *cpu,
 		e->quota_us = cpu->quota_us;
 		e->period_us = cpu->period_us;
 		e->throttled_s = cpu->throttled_ns / 1e9;
+		/* of its own wall time, when it lived in the window for less than the cgroup */
 		e->throttle_window_s = cpu->watched_ns / 1e9;
+		if (e->wall_s > 0 && e->wall_s < e->throttle_window_s)
+			e->throttle_window_s = e->wall_s;
 		e->nr_periods = cpu->nr_periods;
 		e->nr_throttled = cpu->nr_throttled;
 	}

@@ -90,7 +90,11 @@ const struct bp_cgroup *bp_proc_cpu_cgroup(const struct bp_profile *p, const str
 const struct bp_cgroup *bp_proc_mem_cgroup(const struct bp_profile *p, const struct bp_proc *proc);
 const struct bp_cgroup *bp_proc_psi_cgroup(const struct bp_profile *p, const struct bp_proc *proc);
 
-/* the limits' evidence for the classifier, from a process's (or group's) cgroup rows */
+/*
+ * The limits' evidence for the classifier, from a process's (or group's)
+ * cgroup rows; e->wall_s set before (the throttled share is of the shorter
+ * of it and the time the cgroup was watched).
+ */
 void bp_cgroup_evidence(const struct bp_profile *p, const struct bp_cgroup *cpu,
 			const struct bp_cgroup *mem, const struct bp_cgroup *psi,
 			struct bp_evidence *e);

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "collect/cgroups.h"
 #include "proc/users.h"
@@ -19,16 +23,38 @@ _Static_assert(BP_PSI_RES == BP_PSI__MAX, "model and proc count pressure alike")
 /* a cgroup no recorded process ran in for this long is forgotten */
 #define FORGET_NS		(60ULL * 1000000000ULL)
 
+/* a cgroup's own counters: what a baseline is made of */
+struct counters {
+	struct bp_cg_cpu_stat cpu;
+	struct bp_cg_mem_events mem;
+	struct bp_psi_line psi[BP_PSI__MAX];
+};
+
+/* where the limits are set, and the counters at the baseline */
+struct base {
+	char *cpu_at;			/* the quota's cgroup ("" none); NULL: no baseline */
+	struct bp_cg_cpu_stat cpu;
+	char *mem_at;
+	struct bp_cg_mem_events mem;
+	bool psi_ok;
+	struct bp_psi_line psi[BP_PSI__MAX];
+};
+
 struct entry {
 	uint32_t tree;
 	char *path;
 	bool want_cpu, want_mem, want_psi;
 	bool stale;			/* baseline not read since it was last used */
-	uint64_t base_ns;		/* when the baseline was read */
+	uint64_t base_ns;		/* when the baseline holds from */
 	uint64_t used_ns;		/* when a process of a profile last ran in it */
-	struct bp_cg_cpu_limit cpu;
-	struct bp_cg_mem_limit mem;
-	struct bp_psi_line psi[BP_PSI__MAX];
+	struct base b;
+};
+
+/* every cgroup's counters at the start, for those first seen in the first profile */
+struct snap {
+	uint32_t tree;
+	char *path;
+	struct counters c;
 };
 
 struct bp_cgwatch {
@@ -41,6 +67,13 @@ struct bp_cgwatch {
 	bool full_warned;
 	bool sys_base;
 	struct bp_psi_line sys[BP_PSI__MAX];
+	/* the start snapshot, until the first update */
+	struct snap *snap;
+	uint32_t nsnap;
+	struct bp_htab snap_h;
+	bool snap_live;			/* baselines of new entries come from it */
+	bool snap_complete;		/* it holds every cgroup there was: absent ones are new */
+	uint64_t start_ns;
 };
 
 struct key {
@@ -59,6 +92,34 @@ static bool entry_eq(const void *ctx, uint32_t idx, const void *key)
 	const struct key *k = key;
 
 	return e->tree == k->tree && !strcmp(e->path, k->path);
+}
+
+static bool snap_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct snap *sn = &((const struct bp_cgwatch *)ctx)->snap[idx];
+	const struct key *k = key;
+
+	return sn->tree == k->tree && !strcmp(sn->path, k->path);
+}
+
+static void base_free(struct base *b)
+{
+	free(b->cpu_at);
+	free(b->mem_at);
+	memset(b, 0, sizeof(*b));
+}
+
+static void snap_free(struct bp_cgwatch *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nsnap; i++)
+		free(w->snap[i].path);
+	free(w->snap);
+	w->snap = NULL;
+	w->nsnap = 0;
+	bp_htab_free(&w->snap_h);
+	w->snap_live = false;
 }
 
 struct bp_cgwatch *bp_cgwatch__new(void)
@@ -96,10 +157,13 @@ void bp_cgwatch__free(struct bp_cgwatch *w)
 
 	if (!w)
 		return;
-	for (i = 0; i < w->n; i++)
+	for (i = 0; i < w->n; i++) {
 		free(w->e[i].path);
+		base_free(&w->e[i].b);
+	}
 	free(w->e);
 	bp_htab_free(&w->h);
+	snap_free(w);
 	for (t = 0; t < BP_CGT__MAX; t++)
 		bp_cg_root_close(&w->roots[t]);
 	bp_users__free(w->users);
@@ -116,6 +180,56 @@ int bp_cgwatch__read_ids(struct bp_cgwatch *w, pid_t pid, struct bp_proc_ids *id
 	return bp_proc_ids_read(NULL, pid, w->m.v2.dir[0] || w->m.v1[0].dir[0] ||
 				w->m.v1[1].dir[0] || w->m.v1_systemd.dir[0] ? &w->m : NULL,
 				w->users, ids);
+}
+
+/* which controllers a tree's cgroups have */
+static bool tree_has(const struct bp_cgwatch *w, uint32_t tree, enum bp_cg_ctrl c)
+{
+	if (tree == BP_CGT_V2)
+		return w->m.v2_has[c];
+	return (tree == BP_CGT_V1_CPU && c == BP_CGC_CPU) ||
+	       (tree == BP_CGT_V1_MEMORY && c == BP_CGC_MEMORY);
+}
+
+/* one cgroup's own counters (not the limits' cgroups') */
+static void own_counters(const struct bp_cgwatch *w, uint32_t tree, const char *path,
+			 struct counters *c)
+{
+	const struct bp_cg_root *r = &w->roots[tree];
+	char buf[4096];
+	int64_t v;
+
+	memset(c, 0, sizeof(*c));
+	if (tree_has(w, tree, BP_CGC_CPU) && bp_cg_read(r, path, "cpu.stat", buf, sizeof(buf)) >= 0)
+		bp_cg_parse_cpu_stat(buf, &c->cpu);
+	if (tree == BP_CGT_V2) {
+		if (tree_has(w, tree, BP_CGC_MEMORY) &&
+		    bp_cg_read(r, path, "memory.events", buf, sizeof(buf)) >= 0)
+			bp_cg_parse_mem_events(buf, &c->mem);
+		bp_cg_psi_read(r, path, NULL, c->psi);
+	} else if (tree == BP_CGT_V1_MEMORY) {
+		if (bp_cg_read(r, path, "memory.failcnt", buf, sizeof(buf)) >= 0 &&
+		    !bp_cg_parse_int(buf, &v) && v > 0)
+			c->mem.max = (uint64_t)v;
+		if (bp_cg_read(r, path, "memory.oom_control", buf, sizeof(buf)) >= 0)
+			bp_cg_key_value(buf, "oom_kill", &c->mem.oom_kill);
+	}
+}
+
+/* the start snapshot's counters of a cgroup: 1 found, 0 new since (zeros), -1 unknown */
+static int snapped(const struct bp_cgwatch *w, uint32_t tree, const char *path,
+		   const struct counters **c)
+{
+	struct key k = { tree, path };
+	uint32_t idx;
+
+	if (!w->snap_live)
+		return -1;
+	if (!bp_htab_find(&w->snap_h, key_hash(tree, path), snap_eq, w, &k, &idx)) {
+		*c = &w->snap[idx].c;
+		return 1;
+	}
+	return w->snap_complete ? 0 : -1;
 }
 
 /* the counters of one entry now */
@@ -135,10 +249,68 @@ static void read_now(struct bp_cgwatch *w, struct entry *e, struct bp_cg_cpu_lim
 		bp_cg_psi_read(r, e->path, NULL, psi);
 }
 
-static void rebase(struct bp_cgwatch *w, struct entry *e, uint64_t now)
+static int set_str(char **dst, const char *s)
 {
-	read_now(w, e, &e->cpu, &e->mem, e->psi);
-	e->base_ns = now;
+	free(*dst);
+	*dst = strdup(s);
+	return *dst ? 0 : -ENOMEM;
+}
+
+/* take what was read now as the baseline */
+static void base_now(struct entry *e, const struct bp_cg_cpu_limit *cpu,
+		     const struct bp_cg_mem_limit *mem, const struct bp_psi_line *psi, bool want_cpu,
+		     bool want_mem, bool want_psi)
+{
+	if (want_cpu && !set_str(&e->b.cpu_at, cpu->at))
+		e->b.cpu = cpu->stat;
+	if (want_mem && !set_str(&e->b.mem_at, mem->at))
+		e->b.mem = mem->ev;
+	if (want_psi) {
+		memcpy(e->b.psi, psi, sizeof(e->b.psi));
+		e->b.psi_ok = true;
+	}
+}
+
+/*
+ * A baseline for the parts asked: in the first profile from the start
+ * snapshot (what the limits' cgroups counted when the recording started, or
+ * zeros for a cgroup made since), so that what a process did before
+ * boundprof got to reading its cgroup still counts; later, the counters now.
+ */
+static void rebase(struct bp_cgwatch *w, struct entry *e, bool cpu_part, bool mem_part,
+		   bool psi_part, uint64_t now)
+{
+	static const struct counters zero;
+	const struct counters *c;
+	struct bp_cg_cpu_limit cpu;
+	struct bp_cg_mem_limit mem;
+	struct bp_psi_line psi[BP_PSI__MAX];
+	bool from_start = w->snap_live;
+	int r;
+
+	read_now(w, e, &cpu, &mem, psi);
+	base_now(e, &cpu, &mem, psi, cpu_part, mem_part, psi_part);
+	if (cpu_part && from_start) {
+		r = snapped(w, e->tree, cpu.at[0] ? cpu.at : e->path, &c);
+		if (r >= 0)
+			e->b.cpu = (r ? c : &zero)->cpu;
+		from_start = r >= 0;
+	}
+	if (mem_part && from_start) {
+		r = snapped(w, e->tree, mem.at[0] ? mem.at : e->path, &c);
+		if (r >= 0)
+			e->b.mem = (r ? c : &zero)->mem;
+		from_start = r >= 0;
+	}
+	if (psi_part && from_start) {
+		r = snapped(w, e->tree, e->path, &c);
+		if (r >= 0)
+			memcpy(e->b.psi, (r ? c : &zero)->psi, sizeof(e->b.psi));
+		from_start = r >= 0;
+	}
+	if (!e->stale && e->base_ns)
+		return;
+	e->base_ns = from_start ? w->start_ns : now;
 	e->stale = false;
 }
 
@@ -183,47 +355,46 @@ static struct entry *watch(struct bp_cgwatch *w, uint32_t tree, const char *path
 	return e;
 }
 
+/* a use of e for these parts: the new parts (or all, when stale) get a baseline */
+static void use_entry(struct bp_cgwatch *w, struct entry *e, bool cpu, bool mem, bool psi,
+		      uint64_t now)
+{
+	bool new_cpu = cpu && (!e->want_cpu || e->stale);
+	bool new_mem = mem && (!e->want_mem || e->stale);
+	bool new_psi = psi && (!e->want_psi || e->stale);
+
+	e->used_ns = now;
+	if (e->stale) {
+		/* a stale baseline covers every part it watches */
+		new_cpu |= e->want_cpu;
+		new_mem |= e->want_mem;
+		new_psi |= e->want_psi;
+	}
+	e->want_cpu |= cpu;
+	e->want_mem |= mem;
+	e->want_psi |= psi;
+	if (new_cpu || new_mem || new_psi)
+		rebase(w, e, new_cpu, new_mem, new_psi, now);
+}
+
 void bp_cgwatch__use(struct bp_cgwatch *w, const struct bp_proc_ids *ids, uint64_t now)
 {
-	struct entry *v2 = NULL, *cpu = NULL, *mem = NULL;
-	bool fresh;
+	struct entry *e;
 
-	if (ids->cg_v2 && w->m.v2.dir[0])
-		v2 = watch(w, BP_CGT_V2, ids->cg_v2, now);
-	if (ids->cg_ctrl[BP_CGC_CPU])
-		cpu = watch(w, ids->ctrl_tree[BP_CGC_CPU], ids->cg_ctrl[BP_CGC_CPU], now);
-	if (ids->cg_ctrl[BP_CGC_MEMORY])
-		mem = watch(w, ids->ctrl_tree[BP_CGC_MEMORY], ids->cg_ctrl[BP_CGC_MEMORY], now);
-	/* the pointers stay valid: no entry is added below */
-	if (v2) {
-		fresh = !v2->want_psi;
-		v2->want_psi = true;
-		v2->stale |= fresh;
+	if (ids->cg_v2 && w->m.v2.dir[0]) {
+		e = watch(w, BP_CGT_V2, ids->cg_v2, now);
+		if (e)
+			use_entry(w, e, false, false, true, now);
 	}
-	if (cpu) {
-		fresh = !cpu->want_cpu;
-		cpu->want_cpu = true;
-		cpu->stale |= fresh;
+	if (ids->cg_ctrl[BP_CGC_CPU]) {
+		e = watch(w, ids->ctrl_tree[BP_CGC_CPU], ids->cg_ctrl[BP_CGC_CPU], now);
+		if (e)
+			use_entry(w, e, true, false, false, now);
 	}
-	if (mem) {
-		fresh = !mem->want_mem;
-		mem->want_mem = true;
-		mem->stale |= fresh;
-	}
-	if (v2) {
-		v2->used_ns = now;
-		if (v2->stale)
-			rebase(w, v2, now);
-	}
-	if (cpu) {
-		cpu->used_ns = now;
-		if (cpu->stale)
-			rebase(w, cpu, now);
-	}
-	if (mem) {
-		mem->used_ns = now;
-		if (mem->stale)
-			rebase(w, mem, now);
+	if (ids->cg_ctrl[BP_CGC_MEMORY]) {
+		e = watch(w, ids->ctrl_tree[BP_CGC_MEMORY], ids->cg_ctrl[BP_CGC_MEMORY], now);
+		if (e)
+			use_entry(w, e, false, true, false, now);
 	}
 }
 
@@ -271,10 +442,10 @@ static int add_row(struct bp_profile *p, struct entry *e, const struct bp_cg_cpu
 		if (intern_to(p, &c->quota_at, cpu->at[0] ? cpu->at : NULL))
 			return -ENOMEM;
 		/* throttling of the same cgroup as at the baseline, else none counted */
-		if (!strcmp(cpu->at, e->cpu.at)) {
-			c->nr_periods += delta(e->cpu.stat.nr_periods, cpu->stat.nr_periods);
-			c->nr_throttled += delta(e->cpu.stat.nr_throttled, cpu->stat.nr_throttled);
-			c->throttled_ns += delta(e->cpu.stat.throttled_ns, cpu->stat.throttled_ns);
+		if (e->b.cpu_at && !strcmp(cpu->at, e->b.cpu_at)) {
+			c->nr_periods += delta(e->b.cpu.nr_periods, cpu->stat.nr_periods);
+			c->nr_throttled += delta(e->b.cpu.nr_throttled, cpu->stat.nr_throttled);
+			c->throttled_ns += delta(e->b.cpu.throttled_ns, cpu->stat.throttled_ns);
 		}
 	}
 	if (e->want_mem && mem->valid) {
@@ -283,18 +454,18 @@ static int add_row(struct bp_profile *p, struct entry *e, const struct bp_cg_cpu
 		c->mem_high = mem->high;
 		if (intern_to(p, &c->mem_at, mem->at[0] ? mem->at : NULL))
 			return -ENOMEM;
-		if (!strcmp(mem->at, e->mem.at)) {
-			c->mem_high_events += delta(e->mem.ev.high, mem->ev.high);
-			c->mem_max_events += delta(e->mem.ev.max, mem->ev.max);
-			c->mem_oom += delta(e->mem.ev.oom, mem->ev.oom);
-			c->mem_oom_kill += delta(e->mem.ev.oom_kill, mem->ev.oom_kill);
+		if (e->b.mem_at && !strcmp(mem->at, e->b.mem_at)) {
+			c->mem_high_events += delta(e->b.mem.high, mem->ev.high);
+			c->mem_max_events += delta(e->b.mem.max, mem->ev.max);
+			c->mem_oom += delta(e->b.mem.oom, mem->ev.oom);
+			c->mem_oom_kill += delta(e->b.mem.oom_kill, mem->ev.oom_kill);
 		}
 	}
-	if (e->want_psi && psi[BP_PSI_CPU].some_valid) {
+	if (e->want_psi && e->b.psi_ok && psi[BP_PSI_CPU].some_valid) {
 		c->psi_valid = true;
 		for (k = 0; k < BP_PSI__MAX; k++) {
-			c->psi_some_us[k] += delta(e->psi[k].some_us, psi[k].some_us);
-			c->psi_full_us[k] += delta(e->psi[k].full_us, psi[k].full_us);
+			c->psi_some_us[k] += delta(e->b.psi[k].some_us, psi[k].some_us);
+			c->psi_full_us[k] += delta(e->b.psi[k].full_us, psi[k].full_us);
 		}
 	}
 	return 0;
@@ -319,6 +490,7 @@ static void forget(struct bp_cgwatch *w, uint64_t start, uint64_t now)
 	for (i = 0; i < w->n; i++) {
 		if (unused(&w->e[i], start, now)) {
 			free(w->e[i].path);
+			base_free(&w->e[i].b);
 			continue;
 		}
 		w->e[n] = w->e[i];
@@ -329,9 +501,93 @@ static void forget(struct bp_cgwatch *w, uint64_t start, uint64_t now)
 	w->n = n;
 }
 
-void bp_cgwatch__begin(struct bp_cgwatch *w)
+/* a cgroup tree's directories, breadth first, at most MAX_WATCHED in all */
+static int snap_tree(struct bp_cgwatch *w, uint32_t tree)
 {
+	const struct bp_cg_root *r = &w->roots[tree];
+	char **queue;
+	uint32_t head = 0, tail = 0;
+	int err = 0;
+
+	if (r->fd < 0)
+		return 0;
+	queue = calloc(MAX_WATCHED + 1, sizeof(*queue));
+	if (!queue)
+		return -ENOMEM;
+	queue[tail++] = strdup(r->prefix[0] ? r->prefix : "/");
+	while (head < tail && queue[head] && !err) {
+		char *path = queue[head++], rel[BP_CG_PATH_LEN + 2];
+		struct snap *sn;
+		struct dirent *de;
+		DIR *d;
+		int fd;
+
+		if (w->nsnap >= MAX_WATCHED) {
+			err = -E2BIG;
+			break;
+		}
+		if (w->nsnap % 64 == 0) {
+			struct snap *ns = reallocarray(w->snap, w->nsnap + 64, sizeof(*ns));
+
+			if (!ns) {
+				err = -ENOMEM;
+				break;
+			}
+			w->snap = ns;
+		}
+		sn = &w->snap[w->nsnap];
+		sn->tree = tree;
+		sn->path = strdup(path);
+		if (!sn->path || bp_htab_insert(&w->snap_h, key_hash(tree, path), w->nsnap)) {
+			free(sn->path);
+			err = -ENOMEM;
+			break;
+		}
+		own_counters(w, tree, path, &sn->c);
+		w->nsnap++;
+		/* the children, inside the mount, never through a link */
+		snprintf(rel, sizeof(rel), ".%s", path + strlen(r->prefix));
+		fd = openat(r->fd, rel, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		d = fd >= 0 ? fdopendir(fd) : NULL;
+		if (!d && fd >= 0)
+			close(fd);
+		while (d && (de = readdir(d))) {
+			char child[BP_CG_PATH_LEN];
+
+			if (de->d_type != DT_DIR || de->d_name[0] == '.')
+				continue;
+			if ((size_t)snprintf(child, sizeof(child), "%s%s%s", path,
+					     strcmp(path, "/") ? "/" : "", de->d_name) >= sizeof(child))
+				continue;
+			if (tail >= MAX_WATCHED) {
+				err = -E2BIG;
+				break;
+			}
+			queue[tail++] = strdup(child);
+		}
+		if (d)
+			closedir(d);
+	}
+	while (tail > 0)
+		free(queue[--tail]);
+	free(queue);
+	return err;
+}
+
+void bp_cgwatch__begin(struct bp_cgwatch *w, uint64_t now)
+{
+	static const uint32_t trees[] = { BP_CGT_V2, BP_CGT_V1_CPU, BP_CGT_V1_MEMORY };
+	size_t i;
+	int err = 0;
+
 	w->sys_base = !bp_cg_psi_read(NULL, NULL, NULL, w->sys) && w->sys[BP_PSI_CPU].some_valid;
+	w->start_ns = now;
+	snap_free(w);
+	for (i = 0; i < sizeof(trees) / sizeof(trees[0]) && !err; i++)
+		err = snap_tree(w, trees[i]);
+	w->snap_live = true;
+	w->snap_complete = !err;
+	bp_dbg("cgroups at the start: %u%s", w->nsnap, err ? " (not all)" : "");
 }
 
 int bp_cgwatch__update(struct bp_cgwatch *w, struct bp_profile *p, uint64_t now)
@@ -353,11 +609,11 @@ int bp_cgwatch__update(struct bp_cgwatch *w, struct bp_profile *p, uint64_t now)
 		}
 		read_now(w, e, &cpu, &mem, psi);
 		err = add_row(p, e, &cpu, &mem, psi, now);
-		e->cpu = cpu;
-		e->mem = mem;
-		memcpy(e->psi, psi, sizeof(psi));
+		base_now(e, &cpu, &mem, psi, e->want_cpu, e->want_mem, e->want_psi);
 		e->base_ns = now;
 	}
+	/* the snapshot served the first profile's new cgroups */
+	snap_free(w);
 	if (!bp_cg_psi_read(NULL, NULL, NULL, sys) && sys[BP_PSI_CPU].some_valid) {
 		if (w->sys_base) {
 			p->psi_valid = true;

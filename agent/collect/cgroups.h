@@ -33,8 +33,13 @@ void bp_cgwatch__use(struct bp_cgwatch *w, const struct bp_proc_ids *ids, uint64
 /* the ids onto a process of p (strings interned); 0 or -ENOMEM */
 int bp_cgwatch__fill(struct bp_profile *p, struct bp_proc *proc, const struct bp_proc_ids *ids);
 
-/* the recording starts: the system's pressure counts from now */
-void bp_cgwatch__begin(struct bp_cgwatch *w);
+/*
+ * The recording starts: the system's pressure counts from now, and every
+ * cgroup's counters are read (at most a few thousand), so that a cgroup
+ * first seen later in the first profile counts from the start too, and one
+ * made since from zero.
+ */
+void bp_cgwatch__begin(struct bp_cgwatch *w, uint64_t now);
 
 /*
  * What each cgroup used since p started counted since the last update (or

@@ -478,7 +478,7 @@ int bp_session__start(struct bp_session *s)
 		fill_meta(s, s->prof->procs[i]);
 		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
 	}
-	bp_cgwatch__begin(s->cgw);
+	bp_cgwatch__begin(s->cgw, s->live_ns);
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
 	if (bp_cpu_times(NULL, &s->cpu_busy0, &s->cpu_total0))
 		s->cpu_total0 = 0;
