@@ -573,6 +573,24 @@ int64_t bp_loader__run_ns(struct bp_loader *l)
 	return total;
 }
 
+void bp_loader__log_run_stats(struct bp_loader *l)
+{
+	struct bpf_program *prog;
+
+	if (bp_loader__run_ns(l) < 0)
+		return;
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.run_cnt)
+			bp_dbg("BPF %s: %llu runs, %.0f ns per run", bpf_program__name(prog),
+			       (unsigned long long)info.run_cnt,
+			       (double)info.run_time_ns / info.run_cnt);
+	}
+}
+
 uint64_t bp_loader__map_bytes(struct bp_loader *l)
 {
 	struct bpf_map *map;

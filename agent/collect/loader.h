@@ -105,6 +105,9 @@ int bp_loader__count_run_time(struct bp_loader *l);
 /* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
 int64_t bp_loader__run_ns(struct bp_loader *l);
 
+/* each program's runs and time per run, at debug level, when the kernel counts them */
+void bp_loader__log_run_stats(struct bp_loader *l);
+
 void bp_loader__free(struct bp_loader *l);
 
 /*

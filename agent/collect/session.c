@@ -674,6 +674,7 @@ int bp_session__stop(struct bp_session *s)
 	if (!err)
 		err = finish_profile(s, s->prof);
 	bp_session__evidence(s, s->prof);
+	bp_loader__log_run_stats(s->loader);
 	return err;
 }
 
