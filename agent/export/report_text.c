@@ -192,7 +192,7 @@ static void limits_lines(struct bp_buf *out, const struct bp_group *g)
 			      m->mem_at, m->mem_high_events, m->mem_max_events, m->mem_oom_kill);
 	}
 	if (ps && ps->psi_valid && ps->watched_ns) {
-		bp_buf_puts(out, "  pressure (some):");
+		bp_buf_printf(out, "  pressure of cgroup %.300s (some):", ps->path);
 		for (k = 0; k < BP_PSI_RES; k++) {
 			pct(a, sizeof(a), ps->psi_some_us[k] * 1e3 / ps->watched_ns);
 			bp_buf_printf(out, "%s %s %s", k ? "," : "", res[k], a);
