@@ -287,9 +287,10 @@ cls=$(spinval class)
 quota=$(spinval quota_cpus)
 bp_thr=$(spinval throttled_s)
 wall=$(spinval wall_s)
+rq=$(spinval runqueue)
 oracle=$(value quota-throttled-usec)
 cs=$(awk -v u="$oracle" -v w="$wall" 'BEGIN { printf "%.3f s of %.3f s wall (%.0f%%)", u / 1e6, w, (w > 0 ? 100 * u / 1e6 / w : 0) }')
-say "quota: cpu.max 20000 100000 (${quota:-?} CPUs): cpu.stat throttled $cs, boundprof ${bp_thr:-?} s, verdict ${cls:-none}"
+say "quota: cpu.max 20000 100000 (${quota:-?} CPUs): cpu.stat throttled $cs, boundprof ${bp_thr:-?} s (run queue ${rq:-?} s), verdict ${cls:-none}"
 [ "$cls" = cpu-throttled ] || fail "the spinner under a 20% quota is '${cls:-none}', expected cpu-throttled"
 [ "$quota" = 0.2 ] || fail "boundprof says the quota is '${quota:-none}' CPUs, expected 0.2"
 awk -v b="$bp_thr" -v u="$oracle" -v w="$wall" 'BEGIN {
