@@ -63,6 +63,16 @@ BP_EXTERN struct bp_events_map events SEC(".maps");
  */
 BP_EXTERN volatile __u32 buf_idx;
 BP_EXTERN const volatile __u8 filter_targets;
+/*
+ * -G: only tasks in one cgroup or below it. The cgroup is its kernfs id
+ * (the directory's inode, as bpf_get_current_cgroup_id() gives it) at its
+ * level; the tree is the v2 one (filter_cgroup_tree 0) or a v1 controller's,
+ * whose subsystem id userspace takes from the kernel's BTF.
+ */
+BP_EXTERN const volatile __u64 filter_cgroup_id;
+BP_EXTERN const volatile __u32 filter_cgroup_level;
+BP_EXTERN const volatile __u32 filter_cgroup_tree;
+BP_EXTERN const volatile __u32 filter_cgroup_ssid;
 
 static __always_inline void stat_inc(enum bp_stat s)
 {
@@ -78,6 +88,51 @@ static __always_inline bool is_target(__u32 tgid)
 	if (!filter_targets)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;
+}
+
+/* cgroup trees nest a handful deep; a task this far below the filter's cgroup is not in it */
+#define BP_CG_MAX_WALK	64
+/* css_set::subsys[] has CGROUP_SUBSYS_COUNT entries, 12 or so */
+#define BP_CG_MAX_SSID	16
+
+/* the task's cgroup in the filter's tree */
+static __always_inline struct cgroup *task_cgroup(struct task_struct *t)
+{
+	struct css_set *cs = t->cgroups;
+
+	if (!filter_cgroup_tree)
+		return cs->dfl_cgrp;
+	if (filter_cgroup_ssid >= BP_CG_MAX_SSID)
+		return NULL;
+	return cs->subsys[filter_cgroup_ssid]->cgroup;
+}
+
+/*
+ * Is t in the filter's cgroup or a descendant: the ancestor at the filter's
+ * level, reached by walking up the parents (cgroup::ancestors[] replaced
+ * ancestor_ids[] in v6.1; the walk needs neither), has the filter's id.
+ */
+static __always_inline bool in_cgroup(struct task_struct *t)
+{
+	struct cgroup *cg = task_cgroup(t);
+	int steps, i;
+
+	if (!cg)
+		return false;
+	steps = cg->level - (int)filter_cgroup_level;
+	if (steps < 0 || steps > BP_CG_MAX_WALK)
+		return false;
+	for (i = 0; i < BP_CG_MAX_WALK && i < steps; i++)
+		cg = cg->self.parent->cgroup;
+	return cg && cg->kn->id == filter_cgroup_id;
+}
+
+/* is_target() for a task: the pid filter (-p, COMMAND) and the cgroup filter (-G) */
+static __always_inline bool is_target_task(struct task_struct *t)
+{
+	if (filter_cgroup_id && !in_cgroup(t))
+		return false;
+	return is_target(t->tgid);
 }
 
 static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 ppid, __u32 flags)

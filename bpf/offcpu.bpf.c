@@ -727,7 +727,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 	__u64 now = bpf_ktime_get_ns(), old;
 	struct bp_tls *st;
 
-	if (prev->pid && is_target(prev->tgid) && !(prev_state & BP_TASK_DEAD)) {
+	if (prev->pid && is_target_task(prev) && !(prev_state & BP_TASK_DEAD)) {
 		st = tls_get(prev, now);
 		if (st) {
 			struct pt_regs *regs = NULL;
@@ -760,7 +760,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 		}
 	}
 
-	if (next->pid && is_target(next->tgid)) {
+	if (next->pid && is_target_task(next)) {
 		st = tls_get(next, now);
 		if (st) {
 			old = __sync_lock_test_and_set(&st->off_ts, 0);
@@ -855,7 +855,7 @@ static __always_inline void woken(struct task_struct *p)
 	int reclass = -1;
 	__u32 ctx;
 
-	if (!p->pid || !is_target(p->tgid))
+	if (!p->pid || !is_target_task(p))
 		return;
 	st = bpf_task_storage_get(&tls, p, 0, 0);
 	/* a wakeup of a thread that never went to sleep changes nothing */
@@ -938,7 +938,7 @@ int BPF_PROG(bp_wakeup_new, struct task_struct *p)
 	__u64 now = bpf_ktime_get_ns();
 	struct bp_tls *st;
 
-	if (!p->pid || !is_target(p->tgid))
+	if (!p->pid || !is_target_task(p))
 		return 0;
 	st = tls_get(p, now);
 	if (!st)
@@ -1093,7 +1093,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 	__u32 slot;
 	long n;
 
-	if (!t || !t->pid || !is_target(t->tgid))
+	if (!t || !t->pid || !is_target_task(t))
 		return 0;
 	st = tls_get(t, now);
 	if (!st)

@@ -56,7 +56,8 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		stat_inc(BP_STAT_IDLE);
 		return 0;
 	}
-	if (!is_target(tgid)) {
+	task = bpf_get_current_task_btf();
+	if (!is_target_task(task)) {
 		stat_inc(BP_STAT_FILTERED);
 		return 0;
 	}
@@ -64,7 +65,6 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	if (!scratch)
 		return 0;
 
-	task = bpf_get_current_task_btf();
 	key.tgid = tgid;
 	key.tid = tid;
 	key.kstack = store_stack(ctx, scratch, idx, 0);

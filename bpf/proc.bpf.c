@@ -17,6 +17,10 @@
 
 volatile __u32 buf_idx = 0;
 const volatile __u8 filter_targets = 0;
+const volatile __u64 filter_cgroup_id = 0;
+const volatile __u32 filter_cgroup_level = 0;
+const volatile __u32 filter_cgroup_tree = 0;
+const volatile __u32 filter_cgroup_ssid = 0;
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
@@ -43,7 +47,7 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	__u32 flags = 0;
 	__u8 *state;
 
-	if (!is_target(tgid))
+	if (!is_target_task(p))
 		return 0;
 	/*
 	 * A new image: forget that the process was sampled, so its first

@@ -7,9 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/groups.h"
 #include "cli.h"
 #include "collect/loader.h"
 #include "options.h"
+#include "proc/cgroup.h"
 #include "serve/httpd.h"
 
 static int bad_value(const char *what, const char *opt, const char *arg, const char *fmt, ...)
@@ -178,5 +180,34 @@ int cli_opt_listen(const char *opt, const char *arg, const char **out)
 				 "a numeric ADDR:PORT such as 127.0.0.1:9741 or [::1]:9741, :PORT "
 				 "(every interface), or off");
 	*out = arg;
+	return 0;
+}
+
+int cli_opt_group_by(const char *opt, const char *arg, enum bp_group_by *by)
+{
+	if (bp_group_by_parse(arg, by))
+		return bad_value("grouping", opt, arg, "user, cgroup or unit");
+	return 0;
+}
+
+int cli_opt_cgroup(const char *opt, const char *arg, struct bp_cg_target *t)
+{
+	struct bp_cg_mounts m;
+	char why[512];
+	int err;
+
+	if (bp_cg_mounts_read(NULL, &m)) {
+		cli_error("invalid cgroup %s '%s': this machine has no cgroup mount", opt, arg);
+		return -EINVAL;
+	}
+	err = bp_cg_resolve(&m, NULL, arg, t, why, sizeof(why));
+	if (err == -EINVAL)
+		return bad_value("cgroup", opt, arg, "a cgroup's directory (%s/...), its path as "
+				 "/proc/PID/cgroup shows it, or a unit name (nginx.service, "
+				 "docker:ID)", m.v2.dir[0] ? m.v2.dir : "/sys/fs/cgroup");
+	if (err) {
+		cli_error("invalid cgroup %s '%s': %s", opt, arg, why);
+		return -EINVAL;
+	}
 	return 0;
 }

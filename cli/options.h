@@ -45,4 +45,16 @@ int cli_opt_pids(const char *opt, const char *arg, pid_t **pids, int *nr);
 /* a numeric listen address (serve/httpd.h) or "off" (*out = NULL) */
 int cli_opt_listen(const char *opt, const char *arg, const char **out);
 
+enum bp_group_by;
+struct bp_cg_target;
+
+/* a grouping: user, cgroup or unit */
+int cli_opt_group_by(const char *opt, const char *arg, enum bp_group_by *by);
+
+/*
+ * A cgroup: a directory under a cgroup mount, a path as /proc/PID/cgroup
+ * shows it, or a unit name; resolved now (proc/cgroup.h bp_cg_resolve()).
+ */
+int cli_opt_cgroup(const char *opt, const char *arg, struct bp_cg_target *t);
+
 #endif /* BP_CLI_OPTIONS_H */

@@ -19,12 +19,14 @@
 
 #include "analyze/analyze.h"
 #include "analyze/runs.h"
+#include "analyze/groups.h"
 #include "util/buf.h"
 #include "child.h"
 #include "cli.h"
 #include "collect/loader.h"
 #include "options.h"
 #include "output.h"
+#include "proc/cgroup.h"
 #include "proc/procinfo.h"
 #include "model/profile.h"
 #include "render.h"
@@ -46,6 +48,9 @@ struct record_opts {
 	bool no_offcpu;
 	long repeat;		/* runs of COMMAND */
 	char **cmd;
+	enum bp_group_by group_by;	/* -g: a table of groups in the report */
+	bool have_cgroup;		/* -G: only this cgroup */
+	struct bp_cg_target cgroup;
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -67,11 +72,17 @@ static void on_signal(int sig, siginfo_t *si, void *uc)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof record [-a | -p PID[,PID...]] [-d SECONDS] [-F HZ] [-o FILE]...\n"
-		"                        [--json] [-v] [-r N] [-- COMMAND [ARG...]]\n"
+		"usage: boundprof record [-a | -p PID[,PID...] | -G CGROUP] [-d SECONDS] [-F HZ]\n"
+		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [-v] [-r N]\n"
+		"                        [-- COMMAND [ARG...]]\n"
 		"\n"
-		"  -a, --all-cpus     whole system (the default without -p or COMMAND)\n"
+		"  -a, --all-cpus     whole system (the default without -p, -G or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
+		"  -G, --cgroup CGROUP  only the processes of this cgroup and the ones below it:\n"
+		"                     its directory, its path as /proc/PID/cgroup shows it, or a\n"
+		"                     unit name (nginx.service, docker:ID)\n"
+		"  -g, --group-by BY  also report per user, cgroup or unit (BY), each group as\n"
+		"                     one workload; folded outputs start with the group\n"
 		"  -d, --duration S   stop after S seconds (default: when COMMAND exits,\n"
 		"                     else at Ctrl-C, SIGTERM or SIGHUP)\n"
 		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
@@ -101,6 +112,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "json", no_argument, NULL, 'J' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
 		{ "repeat", required_argument, NULL, 'r' },
+		{ "cgroup", required_argument, NULL, 'G' },
+		{ "group-by", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -114,7 +127,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	 * own; ':': report a missing value as ':' so we print one line of our own.
 	 */
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+:ap:d:F:o:r:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "+:ap:d:F:o:r:G:g:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'a':
 			o->all = true;
@@ -146,6 +159,15 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (cli_opt_count("-r", optarg, 1, MAX_REPEAT, "runs", &o->repeat))
 				return -EINVAL;
 			break;
+		case 'G':
+			if (cli_opt_cgroup("-G", optarg, &o->cgroup))
+				return -EINVAL;
+			o->have_cgroup = true;
+			break;
+		case 'g':
+			if (cli_opt_group_by("-g", optarg, &o->group_by))
+				return -EINVAL;
+			break;
 		case 'v':
 			cli_env.verbose++;
 			break;
@@ -169,6 +191,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 	}
 	if (o->repeat > 1 && !o->cmd) {
 		cli_error("-r repeats a COMMAND: give one after --");
+		return -EINVAL;
+	}
+	if (o->have_cgroup && (o->all || o->nr_pids || o->cmd)) {
+		cli_error("-G profiles one cgroup: it cannot be combined with -a, -p or a COMMAND");
 		return -EINVAL;
 	}
 	return 0;
@@ -317,6 +343,7 @@ int cmd_record(int argc, char **argv)
 	so.offcpu = !o.no_offcpu;
 	so.offcpu_ustacks = 2;
 	so.membw = true;
+	so.cgroup = o.have_cgroup ? &o.cgroup : NULL;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -397,6 +424,7 @@ int cmd_record(int argc, char **argv)
 	if (bp_session__stop(s))
 		ret = EXIT_RUNTIME;
 	bp_runs_attribute(s->prof);
+	render_group_by(o.group_by);
 	if (render_summarize(s->prof, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;

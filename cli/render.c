@@ -13,6 +13,13 @@
 #include "export/report_text.h"
 #include "analyze/verdict.h"
 
+static enum bp_group_by group_by;
+
+void render_group_by(enum bp_group_by by)
+{
+	group_by = by;
+}
+
 int render_summarize(const struct bp_profile *p, struct bp_summary *s)
 {
 	if (bp_summarize(p, 20, s) || bp_verdicts(p, s)) {
@@ -24,19 +31,19 @@ int render_summarize(const struct bp_profile *p, struct bp_summary *s)
 }
 
 static int render_one(const struct output *out, const struct bp_profile *p,
-		      const struct bp_summary *s, struct bp_buf *b)
+		      const struct bp_summary *s, const struct bp_groups *g, struct bp_buf *b)
 {
 	struct bp_flame_opts fo = { .initial_view = BP_VIEW_WALL };
 
 	switch (out->fmt) {
 	case OUT_FOLDED:
-		return bp_export_folded(p, b);
+		return bp_export_folded_grouped(p, BP_VIEW_ONCPU, group_by, b);
 	case OUT_FOLDED_OFFCPU:
-		return bp_export_folded_view(p, BP_VIEW_OFFCPU, b);
+		return bp_export_folded_grouped(p, BP_VIEW_OFFCPU, group_by, b);
 	case OUT_FOLDED_WALL:
-		return bp_export_folded_view(p, BP_VIEW_WALL, b);
+		return bp_export_folded_grouped(p, BP_VIEW_WALL, group_by, b);
 	case OUT_JSON:
-		return bp_export_json(p, s, true, b);
+		return bp_export_json_groups(p, s, g, true, b);
 	case OUT_PPROF:
 		return bp_pprof_write(p, b);
 	case OUT_SVG:
@@ -49,15 +56,34 @@ static int render_one(const struct output *out, const struct bp_profile *p,
 	return -ENOTSUP;
 }
 
+/* the groups the outputs show, or NULL; -ENOMEM printed */
+static int groups(const struct bp_profile *p, const struct bp_summary *s, struct bp_groups *g,
+		  const struct bp_groups **out)
+{
+	*out = NULL;
+	if (group_by == BP_GROUP_NONE)
+		return 0;
+	if (bp_groups_build(p, s, group_by, g)) {
+		cli_error("out of memory while grouping the processes");
+		return -ENOMEM;
+	}
+	*out = g;
+	return 0;
+}
+
 int render_outputs(struct output *outs, int n, const struct bp_profile *p,
 		   const struct bp_summary *s)
 {
 	struct bp_buf b = BP_BUF_INIT;
+	struct bp_groups gs = {};
+	const struct bp_groups *g;
 	int i, err, ret = 0;
 
+	if (groups(p, s, &gs, &g))
+		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		bp_buf_reset(&b);
-		err = render_one(&outs[i], p, s, &b);
+		err = render_one(&outs[i], p, s, g, &b);
 		if (err) {
 			cli_error("cannot write %s: %s", outs[i].path, strerror(-err));
 			output_abort(&outs[i]);
@@ -68,18 +94,26 @@ int render_outputs(struct output *outs, int n, const struct bp_profile *p,
 			ret = err;
 	}
 	bp_buf_free(&b);
+	bp_groups_free(&gs);
 	return ret;
 }
 
 int render_report(const struct bp_profile *p, const struct bp_summary *s, bool json)
 {
 	struct bp_buf b = BP_BUF_INIT;
+	struct bp_text_opts to = {};
+	struct bp_groups gs = {};
+	const struct bp_groups *g;
 	int err;
 
+	if (groups(p, s, &gs, &g))
+		return -ENOMEM;
+	to.groups = g;
 	if (json)
-		err = bp_export_json(p, s, true, &b);
+		err = bp_export_json_groups(p, s, g, true, &b);
 	else
-		err = bp_report_text(p, s, NULL, &b);
+		err = bp_report_text(p, s, &to, &b);
+	bp_groups_free(&gs);
 	if (!err && fwrite(b.data, 1, b.len, stdout) != b.len)
 		err = -EIO;
 	fflush(stdout);

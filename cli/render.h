@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "analyze/analyze.h"
+#include "analyze/groups.h"
 #include "output.h"
 #include "model/profile.h"
 
@@ -15,6 +16,9 @@ int render_outputs(struct output *outs, int n, const struct bp_profile *p,
 
 /* the human report, or the JSON one, on stdout; 0 or -errno (printed) */
 int render_report(const struct bp_profile *p, const struct bp_summary *s, bool json);
+
+/* from now on, outputs and reports also show groups (BP_GROUP_NONE: not) */
+void render_group_by(enum bp_group_by by);
 
 /* summary and verdicts for a profile; 0 or -errno (printed) */
 int render_summarize(const struct bp_profile *p, struct bp_summary *s);

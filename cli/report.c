@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cli.h"
+#include "options.h"
 #include "output.h"
 #include "export/pprof.h"
 #include "render.h"
@@ -83,11 +84,12 @@ int cli_load_profile(const char *path, struct bp_profile **out)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof report FILE.pb.gz [-o FILE]... [--json] [-v]\n"
+		"usage: boundprof report FILE.pb.gz [-o FILE]... [-g user|cgroup|unit] [--json] [-v]\n"
 		"\n"
 		"Re-render a profile saved with `boundprof record -o FILE.pb.gz`.\n"
 		"  -o, --output FILE  write it again; the format follows the extension:\n"
 		"                     %s\n"
+		"  -g, --group-by BY  also report per user, cgroup or unit (BY), as record -g does\n"
 		"      --json         print the JSON report instead of the human report\n"
 		"  -v, --verbose      more detail on stderr\n",
 		output_extensions());
@@ -98,6 +100,7 @@ int cmd_report(int argc, char **argv)
 	static const struct option longopts[] = {
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
+		{ "group-by", required_argument, NULL, 'g' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -105,11 +108,12 @@ int cmd_report(int argc, char **argv)
 	struct output outs[MAX_OUTPUTS] = {};
 	struct bp_profile *p = NULL;
 	struct bp_summary sum = {};
+	enum bp_group_by by = BP_GROUP_NONE;
 	bool json = false;
 	int c, i, n = 0, ret = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":o:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":o:g:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (cli_add_output(outs, &n, MAX_OUTPUTS, optarg))
@@ -117,6 +121,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'J':
 			json = true;
+			break;
+		case 'g':
+			if (cli_opt_group_by("-g", optarg, &by))
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -141,6 +149,7 @@ int cmd_report(int argc, char **argv)
 			ret = EXIT_USAGE;
 			goto out;
 		}
+	render_group_by(by);
 	if (render_summarize(p, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * boundprof top: a live view of the whole system, one row per busy process:
- * CPU use, where its off-CPU time goes, its verdict so far and its hottest
- * function. On a terminal it redraws each interval and `q` quits; otherwise
- * it prints one snapshot per interval.
+ * boundprof top: a live view of the whole system, one row per busy process
+ * (or, with -g, per user, cgroup or unit): CPU use, where its off-CPU time
+ * goes, its verdict so far and its hottest function (or its busiest
+ * processes). On a terminal it redraws each interval and `q` quits;
+ * otherwise it prints one snapshot per interval.
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,9 +20,11 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/groups.h"
 #include "cli.h"
 #include "options.h"
 #include "collect/loader.h"
+#include "proc/cgroup.h"
 #include "proc/procinfo.h"
 #include "model/profile.h"
 #include "collect/session.h"
@@ -33,6 +36,7 @@ struct prev {
 	uint32_t pid;
 	double on_s;
 	double off_s[BP_KIND__MAX];
+	double thr_s;
 };
 
 struct top_state {
@@ -42,12 +46,23 @@ struct top_state {
 	double last_t;
 	bool tty;
 	int rows;
+	enum bp_group_by by;		/* -g: one row per group */
 };
 
 struct row {
 	const struct bp_proc_summary *ps;
 	double cpu;			/* CPUs used over the interval */
 	double off[BP_KIND__MAX];	/* thread-seconds per second, per class */
+	double thr;			/* of off[RUNQUEUE]: throttled by a CPU quota */
+	uint32_t group;			/* -g: index in the groups */
+};
+
+/* a group's rates over the interval, summed over its processes */
+struct grow {
+	const struct bp_group *g;
+	double cpu, off[BP_KIND__MAX], thr;
+	const struct row *busiest[BP_GROUP_TOP_PROCS];
+	uint32_t nr_busiest;
 };
 
 static volatile sig_atomic_t top_stop;
@@ -100,9 +115,15 @@ static bool quit_pressed(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [--no-offcpu] [-v]\n"
+		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [-g user|cgroup|unit]\n"
+		"                     [-G CGROUP] [--no-offcpu] [-v]\n"
 		"\n"
 		"  -i, --interval S   refresh every S seconds (default 1)\n"
+		"  -g, --group-by BY  one row per user, cgroup or unit (BY), with its busiest\n"
+		"                     processes and a verdict for the group\n"
+		"  -G, --cgroup CGROUP  only the processes of this cgroup and the ones below it:\n"
+		"                     its directory, its path as /proc/PID/cgroup shows it, or a\n"
+		"                     unit name\n"
 		"  -n, --count N      stop after N refreshes (default: until q, Ctrl-C or SIGTERM)\n"
 		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
 		"      --no-offcpu    on-CPU sampling only (no wait classes or verdicts from them)\n"
@@ -122,31 +143,188 @@ static struct prev *find_prev(struct top_state *st, uint32_t pid)
 	return NULL;
 }
 
+static double weight(double cpu, const double *off)
+{
+	return cpu + off[BP_KIND_IO] + off[BP_KIND_LOCK] + off[BP_KIND_NET] + off[BP_KIND_PIPE];
+}
+
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	double wx = x->cpu + x->off[BP_KIND_IO] + x->off[BP_KIND_LOCK] + x->off[BP_KIND_NET] +
-		    x->off[BP_KIND_PIPE];
-	double wy = y->cpu + y->off[BP_KIND_IO] + y->off[BP_KIND_LOCK] + y->off[BP_KIND_NET] +
-		    y->off[BP_KIND_PIPE];
+	double wx = weight(x->cpu, x->off), wy = weight(y->cpu, y->off);
 
 	if (wx != wy)
 		return wx < wy ? 1 : -1;
 	return x->ps->proc->pid < y->ps->proc->pid ? -1 : 1;
 }
 
+static int cmp_grows(const void *a, const void *b)
+{
+	const struct grow *x = a, *y = b;
+	double wx = weight(x->cpu, x->off) + x->off[BP_KIND_RUNQUEUE];
+	double wy = weight(y->cpu, y->off) + y->off[BP_KIND_RUNQUEUE];
+
+	if (wx != wy)
+		return wx < wy ? 1 : -1;
+	return strcmp(x->g->name, y->g->name);
+}
+
+static bool quiet(const struct row *r)
+{
+	return r->cpu < 0.005 && r->off[BP_KIND_IO] < 0.005 && r->off[BP_KIND_LOCK] < 0.005 &&
+	       r->off[BP_KIND_RUNQUEUE] < 0.005 && r->off[BP_KIND_NET] < 0.005 &&
+	       r->off[BP_KIND_PIPE] < 0.005;
+}
+
+static void header(struct top_state *st, const struct bp_profile *p, const struct bp_summary *s,
+		   double dt)
+{
+	char wall[32];
+	time_t now = time(NULL);
+
+	strftime(wall, sizeof(wall), "%H:%M:%S", localtime(&now));
+	if (st->tty)
+		fputs("\033[H\033[2J", stdout);
+	printf("boundprof top  %s  every %.1f s  %d CPUs %.0f%% busy  overall: %s (%s)%s%s%s\n",
+	       wall, dt, p->ncpus, s->busy_frac * 100,
+	       s->have_overall ? bp_class_name(s->overall.cls) : "-",
+	       s->have_overall ? bp_confidence_name(s->overall.conf) : "-",
+	       st->by ? "  by " : "", st->by ? bp_group_by_name(st->by) : "",
+	       st->tty ? "   q quits" : "");
+}
+
+static void verdict_text(const struct bp_verdict *v, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s%s", v ? bp_class_name(v->cls) : "-", v ? "/" : "",
+		 v ? bp_confidence_name(v->conf) : "");
+}
+
+static void render_procs(struct top_state *st, const struct bp_profile *p, struct row *rows,
+			 uint32_t n)
+{
+	char hot[64], verdict[40], user[16], unit[64];
+	uint32_t i, shown = 0;
+
+	printf("%7s %-8s %-15s %6s %6s %6s %6s %6s %6s %6s %6s  %-26s %-20s %s\n", "PID", "USER",
+	       "COMM", "CPU%", "RUNQ%", "THROT%", "IO%", "NET%", "PIPE%", "LOCK%", "SLEEP%",
+	       "VERDICT SO FAR", "UNIT", "TOP FUNCTION");
+	for (i = 0; i < n && (int)shown < st->rows; i++) {
+		const struct bp_proc_summary *ps = rows[i].ps;
+		const struct bp_proc *proc = ps->proc;
+
+		if (quiet(&rows[i]))
+			continue;
+		shown++;
+		if (ps->nr_hot)
+			bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, sizeof(hot));
+		else
+			snprintf(hot, sizeof(hot), "-");
+		verdict_text(ps->verdict, verdict, sizeof(verdict));
+		bp_group_name(proc, BP_GROUP_USER, user, sizeof(user));
+		snprintf(unit, sizeof(unit), "%s", proc->unit ? proc->unit :
+			 proc->cgroup ? proc->cgroup : "-");
+		printf("%7u %-8.8s %-15.15s %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f  %-26.26s "
+		       "%-20.20s %.40s\n", proc->pid, user, proc->comm, rows[i].cpu * 100,
+		       (rows[i].off[BP_KIND_RUNQUEUE] - rows[i].thr) * 100, rows[i].thr * 100,
+		       rows[i].off[BP_KIND_IO] * 100, rows[i].off[BP_KIND_NET] * 100,
+		       rows[i].off[BP_KIND_PIPE] * 100, rows[i].off[BP_KIND_LOCK] * 100,
+		       rows[i].off[BP_KIND_SLEEP] * 100, verdict, unit, hot);
+	}
+	if (!shown)
+		printf("%7s (no busy process in this interval)\n", "");
+}
+
+static void render_groups(struct top_state *st, const struct bp_groups *gs, struct row *rows,
+			  uint32_t n)
+{
+	struct grow *g = calloc(gs->nr + 1, sizeof(*g));
+	char verdict[40], busy[96];
+	uint32_t i, j, shown = 0;
+	int k;
+
+	if (!g)
+		return;
+	for (i = 0; i < gs->nr; i++)
+		g[i].g = &gs->g[i];
+	/* rows come busiest first: the first members met are a group's busiest */
+	for (i = 0; i < n; i++) {
+		struct grow *gr = &g[rows[i].group];
+
+		if (rows[i].group >= gs->nr)
+			continue;
+		gr->cpu += rows[i].cpu;
+		gr->thr += rows[i].thr;
+		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
+			gr->off[k] += rows[i].off[k];
+		if (gr->nr_busiest < BP_GROUP_TOP_PROCS && !quiet(&rows[i]))
+			gr->busiest[gr->nr_busiest++] = &rows[i];
+	}
+	qsort(g, gs->nr, sizeof(*g), cmp_grows);
+	printf("%-28s %5s %6s %6s %6s %6s %6s %6s %6s %6s  %-26s %s\n",
+	       st->by == BP_GROUP_USER ? "USER" : st->by == BP_GROUP_UNIT ? "UNIT" : "CGROUP",
+	       "PROCS", "CPU%", "RUNQ%", "THROT%", "IO%", "NET%", "PIPE%", "LOCK%", "SLEEP%",
+	       "VERDICT SO FAR", "BUSIEST (PID COMM CPU%)");
+	for (i = 0; i < gs->nr && (int)shown < st->rows; i++) {
+		size_t used = 0;
+
+		if (g[i].cpu < 0.005 && g[i].off[BP_KIND_IO] < 0.005 &&
+		    g[i].off[BP_KIND_LOCK] < 0.005 && g[i].off[BP_KIND_RUNQUEUE] < 0.005 &&
+		    g[i].off[BP_KIND_NET] < 0.005 && g[i].off[BP_KIND_PIPE] < 0.005)
+			continue;
+		shown++;
+		busy[0] = '\0';
+		for (j = 0; j < g[i].nr_busiest; j++) {
+			const struct row *r = g[i].busiest[j];
+
+			used += snprintf(busy + used, used < sizeof(busy) ? sizeof(busy) - used : 0,
+					 "%s%u %.15s %.0f", j ? ", " : "", r->ps->proc->pid,
+					 r->ps->proc->comm, r->cpu * 100);
+			if (used >= sizeof(busy))
+				break;
+		}
+		verdict_text(g[i].g->have_verdict ? &g[i].g->verdict : NULL, verdict,
+			     sizeof(verdict));
+		printf("%-28.28s %5u %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f  %-26.26s %s\n",
+		       g[i].g->name, g[i].g->nr_procs, g[i].cpu * 100,
+		       (g[i].off[BP_KIND_RUNQUEUE] - g[i].thr) * 100, g[i].thr * 100,
+		       g[i].off[BP_KIND_IO] * 100, g[i].off[BP_KIND_NET] * 100,
+		       g[i].off[BP_KIND_PIPE] * 100, g[i].off[BP_KIND_LOCK] * 100,
+		       g[i].off[BP_KIND_SLEEP] * 100, verdict, busy[0] ? busy : "-");
+	}
+	if (!shown)
+		printf("%28s (no busy group in this interval)\n", "");
+	free(g);
+}
+
+/* the group of each row: the index of its name among the groups */
+static void assign_groups(const struct bp_groups *gs, struct row *rows, uint32_t n,
+			  enum bp_group_by by)
+{
+	char name[1100];
+	uint32_t i, j;
+
+	for (i = 0; i < n; i++) {
+		bp_group_name(rows[i].ps->proc, by, name, sizeof(name));
+		rows[i].group = UINT32_MAX;
+		for (j = 0; j < gs->nr; j++)
+			if (!strcmp(gs->g[j].name, name)) {
+				rows[i].group = j;
+				break;
+			}
+	}
+}
+
 static void render(struct top_state *st, const struct bp_profile *p, const struct bp_summary *s,
 		   double dt)
 {
-	struct row rows[MAX_ROWS * 4];
+	struct row *rows = calloc(s->nr_procs + 1, sizeof(*rows));
+	struct bp_groups gs = {};
 	struct prev *np;
-	char hot[64], wall[32];
 	uint32_t i, n = 0;
-	int k, shown = 0;
-	time_t now = time(NULL);
+	int k;
 
 	np = calloc(s->nr_procs + 1, sizeof(*np));
-	for (i = 0; i < s->nr_procs; i++) {
+	for (i = 0; rows && i < s->nr_procs; i++) {
 		const struct bp_proc_summary *ps = &s->procs[i];
 		struct prev *pv;
 		struct row r = { .ps = ps };
@@ -157,57 +335,38 @@ static void render(struct top_state *st, const struct bp_profile *p, const struc
 		if (np) {
 			np[i].pid = ps->proc->pid;
 			np[i].on_s = ps->on_cpu_s;
+			np[i].thr_s = ps->throttled_s;
 			memcpy(np[i].off_s, ps->off_s, sizeof(np[i].off_s));
 		}
 		pv = find_prev(st, ps->proc->pid);
 		r.cpu = (ps->on_cpu_s - (pv ? pv->on_s : 0)) / dt;
+		r.thr = (ps->throttled_s - (pv ? pv->thr_s : 0)) / dt;
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
 			r.off[k] = (ps->off_s[k] - (pv ? pv->off_s[k] : 0)) / dt;
-		if (r.cpu < 0.005 && r.off[BP_KIND_IO] < 0.005 && r.off[BP_KIND_LOCK] < 0.005 &&
-		    r.off[BP_KIND_RUNQUEUE] < 0.005 && r.off[BP_KIND_NET] < 0.005 &&
-		    r.off[BP_KIND_PIPE] < 0.005)
-			continue;
-		if (n < sizeof(rows) / sizeof(rows[0]))
-			rows[n++] = r;
+		if (r.thr < 0)
+			r.thr = 0;
+		if (r.thr > r.off[BP_KIND_RUNQUEUE])
+			r.thr = r.off[BP_KIND_RUNQUEUE];
+		rows[n++] = r;
 	}
 	free(st->prev);
 	st->prev = np;
 	st->nr_prev = np ? s->nr_procs : 0;
-	qsort(rows, n, sizeof(*rows), cmp_rows);
+	if (n)
+		qsort(rows, n, sizeof(*rows), cmp_rows);
 
-	strftime(wall, sizeof(wall), "%H:%M:%S", localtime(&now));
-	if (st->tty)
-		fputs("\033[H\033[2J", stdout);
-	printf("boundprof top  %s  every %.1f s  %d CPUs %.0f%% busy  overall: %s (%s)%s\n", wall,
-	       dt, p->ncpus, s->busy_frac * 100,
-	       s->have_overall ? bp_class_name(s->overall.cls) : "-",
-	       s->have_overall ? bp_confidence_name(s->overall.conf) : "-",
-	       st->tty ? "   q quits" : "");
-	printf("%7s %-15s %6s %6s %6s %6s %6s %6s %6s  %-28s %s\n", "PID", "COMM", "CPU%", "RUNQ%",
-	       "IO%", "NET%", "PIPE%", "LOCK%", "SLEEP%", "VERDICT SO FAR", "TOP FUNCTION");
-	for (i = 0; i < n && shown < st->rows; i++, shown++) {
-		const struct bp_proc_summary *ps = rows[i].ps;
-		const struct bp_verdict *v = ps->verdict;
-		char verdict[40];
-
-		if (ps->nr_hot)
-			bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, sizeof(hot));
-		else
-			snprintf(hot, sizeof(hot), "-");
-		snprintf(verdict, sizeof(verdict), "%s%s%s", v ? bp_class_name(v->cls) : "-",
-			 v ? "/" : "", v ? bp_confidence_name(v->conf) : "");
-		printf("%7u %-15.15s %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f %6.1f  %-28.28s %.40s\n",
-		       ps->proc->pid, ps->proc->comm, rows[i].cpu * 100,
-		       rows[i].off[BP_KIND_RUNQUEUE] * 100, rows[i].off[BP_KIND_IO] * 100,
-		       rows[i].off[BP_KIND_NET] * 100, rows[i].off[BP_KIND_PIPE] * 100,
-		       rows[i].off[BP_KIND_LOCK] * 100, rows[i].off[BP_KIND_SLEEP] * 100, verdict,
-		       hot);
+	header(st, p, s, dt);
+	if (st->by && rows && !bp_groups_build(p, s, st->by, &gs)) {
+		assign_groups(&gs, rows, n, st->by);
+		render_groups(st, &gs, rows, n);
+		bp_groups_free(&gs);
+	} else if (rows) {
+		render_procs(st, p, rows, n);
 	}
-	if (!n)
-		printf("%7s (no busy process in this interval)\n", "");
 	if (!st->tty)
 		putchar('\n');
 	fflush(stdout);
+	free(rows);
 }
 
 /* visible rows: what the terminal has room for */
@@ -228,6 +387,11 @@ static int snapshot(struct bp_session *s, struct top_state *st, double dt)
 
 	/* the profile covers the time so far; the window ends now for the verdicts */
 	s->prof->end_ns = bp_now_ns();
+	/* the cgroups' throttling and pressure up to now */
+	if (bp_session__cgroups(s)) {
+		cli_error("out of memory while reading the cgroups");
+		return -ENOMEM;
+	}
 	/* the header's busy share is this interval's, from the kernel's accounting */
 	if (!bp_cpu_times(NULL, &busy, &total)) {
 		if (st->total0 && total > st->total0)
@@ -255,6 +419,8 @@ int cmd_top(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "group-by", required_argument, NULL, 'g' },
+		{ "cgroup", required_argument, NULL, 'G' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -262,13 +428,14 @@ int cmd_top(int argc, char **argv)
 	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2,
 				      .membw = true };
 	struct top_state st = {};
+	struct bp_cg_target cg;
 	struct bp_session *s = NULL;
 	double interval = 1.0, last;
 	long count = 0, done = 0;
 	int c, err, ret = 0;
 
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":i:n:F:vh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":i:n:F:g:G:vh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 'i':
 			if (cli_opt_seconds("interval", "-i", optarg, 0.2, 3600, &interval))
@@ -284,6 +451,15 @@ int cmd_top(int argc, char **argv)
 			break;
 		case 'N':
 			so.offcpu = false;
+			break;
+		case 'g':
+			if (cli_opt_group_by("-g", optarg, &st.by))
+				return EXIT_USAGE;
+			break;
+		case 'G':
+			if (cli_opt_cgroup("-G", optarg, &cg))
+				return EXIT_USAGE;
+			so.cgroup = &cg;
 			break;
 		case 'v':
 			cli_env.verbose++;

@@ -111,7 +111,7 @@ test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 
 # Debian 12's stock 6.1 kernel under qemu, with boundprof inside
 # (tests/kernels/run.sh, docs/kernels.md); the kernel is kept in $(OUT)/kernels
-test-kernels: boundprof $(OUT)/tests/fixtures/split
+test-kernels: boundprof $(OUT)/tests/fixtures/split $(OUT)/tests/fixtures/spin
 	$(Q)sh tests/kernels/run.sh $(OUT) $(CURDIR)/boundprof $(OUT)/tests/fixtures
 
 # test-deps as on a fresh machine: a clean clone, the test tools hidden, a

@@ -38,6 +38,7 @@ struct bp_proc_summary {
 	double on_cpu_sampled_s;
 	double wall_s;
 	double off_s[BP_KIND__MAX];	/* thread-seconds in each wait class */
+	double throttled_s;		/* of off_s[RUNQUEUE]: waiting out a CPU quota (groups.h) */
 	uint64_t off_events[BP_KIND__MAX];
 	bool have_timeline;		/* merged process timeline (most productive state) */
 	double tl_s[BP_TS__MAX];

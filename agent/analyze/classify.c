@@ -36,6 +36,8 @@ const struct bp_thresholds bp_default_thresholds = {
 	.borderline = 0.05,
 	.io_saturated_busy = 0.9,
 	.io_saturated_inflight = 4.0,
+	.throttled = 0.2,
+	.mem_pressure = 0.1,
 };
 
 static const char *const class_names[BP_CLASS__MAX] = {
@@ -48,6 +50,7 @@ static const char *const class_names[BP_CLASS__MAX] = {
 	[BP_CLASS_IDLE] = "idle",
 	[BP_CLASS_MIXED] = "mixed",
 	[BP_CLASS_PEER] = "blocked-on-peer",
+	[BP_CLASS_THROTTLED] = "cpu-throttled",
 };
 
 const char *bp_class_name(enum bp_class c)
@@ -184,6 +187,74 @@ static void io_detail(const struct bp_evidence *e, char *buf, size_t len)
 		 e->io_req_kib, e->io_reads ? "reads" : "writes", e->io_p50_ms, e->io_p99_ms);
 }
 
+/*
+ * The cgroup's memory limit, when its events or the pressure say it drives
+ * the faults: reclaim evicts pages the work needs, and they come back as
+ * page-fault IO. True when it said so.
+ */
+static bool mem_limit_lines(const struct bp_evidence *e, const struct bp_thresholds *t,
+			    struct bp_verdict *v)
+{
+	double some = e->psi_valid ? e->psi_some[1] : 0;
+	char lim[64], what[96];
+
+	if (!e->mem_limit_valid || !e->mem_at || (!e->mem_events && some < t->mem_pressure))
+		return false;
+	mib(lim, sizeof(lim), (double)(e->mem_max != UINT64_MAX ? e->mem_max : e->mem_high));
+	snprintf(what, sizeof(what), "%s %s", e->mem_v1 ? "memory.limit_in_bytes" :
+		 e->mem_max != UINT64_MAX ? "memory.max" : "memory.high", lim);
+	EVIDENCE("the memory limit of cgroup %s (%s) drives it: %" PRIu64 " times at the limit%s, "
+		 "memory pressure %.0f%% of the time; reclaim evicts pages it still needs and they "
+		 "come back as page-fault IO", e->mem_at, what, e->mem_events,
+		 e->mem_oom_kill ? ", processes OOM-killed" : "", pct(some));
+	LEVER("Raise the cgroup's memory limit above the working set (%s; systemd MemoryMax= or "
+	      "MemoryHigh=, docker --memory, kubernetes limits.memory), or shrink the working "
+	      "set: the IO re-reads what the limit evicted", what);
+	return true;
+}
+
+static void classify_throttled(const struct bp_evidence *e, const struct bp_thresholds *t,
+			       struct bp_verdict *v)
+{
+	double share = e->throttle_window_s > 0 ? e->throttled_s / e->throttle_window_s : 0;
+	double cpus = e->quota_valid && e->period_us ? (double)e->quota_us / e->period_us : 0;
+	char cap[32];
+
+	(void)t;
+	v->cls = BP_CLASS_THROTTLED;
+	v->conf = e->quota_valid && e->throttled_s > 0 ? BP_CONF_HIGH : BP_CONF_MEDIUM;
+	EVIDENCE("%.0f%% of busy thread-time waiting out its CPU quota: %.2f s throttled in the "
+		 "run queue, %.2f s running", pct(v->share_throttled), e->throttled_rq_s, e->on_s);
+	if (e->quota_valid)
+		EVIDENCE("quota of cgroup %s: %.2f CPUs (%s %" PRId64 " per %" PRIu64 " us); "
+			 "throttled %.2f s of %.2f s (%.0f%% of the time), in %" PRIu64 " of %"
+			 PRIu64 " periods", e->quota_at ? e->quota_at : "?", cpus,
+			 e->quota_v1 ? "cpu.cfs_quota_us" : "cpu.max", e->quota_us, e->period_us,
+			 e->throttled_s, e->throttle_window_s, pct(share), e->nr_throttled,
+			 e->nr_periods);
+	if (e->rq_s - e->throttled_rq_s >= 0.005)
+		EVIDENCE("the rest of its run-queue time, %.2f s, is contention for the CPUs",
+			 e->rq_s - e->throttled_rq_s);
+	v->wait_class = BP_CLASS_THROTTLED;
+	v->wait_share = v->share_throttled;
+	v->wait_cap = bp_amdahl(v->wait_share, 0);
+	speedup(cap, sizeof(cap), v->wait_cap);
+	if (e->quota_valid)
+		LEVER("Raise the quota: it gets %.2f CPUs and used %.2f, waiting the rest of each "
+		      "period (cpu.max, systemd CPUQuota=, docker --cpus, kubernetes limits.cpu); "
+		      "no throttling at all gives at most %s", cpus, v->parallelism, cap);
+	else
+		LEVER("Raise the CPU quota of its cgroup (cpu.max, systemd CPUQuota=, docker "
+		      "--cpus, kubernetes limits.cpu): no throttling at all gives at most %s", cap);
+	if (e->hot_name && e->hot_frac > 0)
+		LEVER("Or cut the work: every CPU-second saved is a throttled wait saved; start "
+		      "with %s", e->hot_name);
+	else
+		LEVER("Or cut the work: every CPU-second saved is a throttled wait saved");
+	LEVER("More threads make it worse: they share the one quota, use it up sooner in each "
+	      "period and then all wait");
+}
+
 static void classify_io(const struct bp_evidence *e, const struct bp_thresholds *t,
 			struct bp_verdict *v)
 {
@@ -206,6 +277,7 @@ static void classify_io(const struct bp_evidence *e, const struct bp_thresholds 
 	v->wait_share = wall_io > 0 ? wall_io : v->share_io;
 	v->wait_cap = bp_amdahl(v->wait_share, 0);
 	speedup(cap, sizeof(cap), v->wait_cap);
+	mem_limit_lines(e, t, v);
 	if (saturated) {
 		LEVER("The device is saturated (busy %.0f%%, %.1f requests in flight): issue less IO "
 		      "(cache what is re-read, compress, read only what is needed) or use faster "
@@ -348,11 +420,14 @@ static void classify_starved(const struct bp_evidence *e, const struct bp_thresh
 	v->cls = BP_CLASS_STARVED;
 	v->conf = e->machine_busy >= t->busy_machine ? BP_CONF_HIGH : BP_CONF_MEDIUM;
 	EVIDENCE("%.0f%% of busy thread-time waiting for a CPU (%.2f s runnable, %.2f s running)",
-		 pct(v->share_rq), e->rq_s, e->on_s);
+		 pct(v->share_rq + v->share_throttled), e->rq_s, e->on_s);
 	EVIDENCE("CPUs %.0f%% busy; other processes used %.2f CPU-seconds meanwhile",
 		 pct(e->machine_busy), e->others_cpu_s);
+	if (e->throttled_rq_s >= 0.005)
+		EVIDENCE("besides, %.2f s waiting out the CPU quota of cgroup %s", e->throttled_rq_s,
+			 e->quota_at ? e->quota_at : "?");
 	v->wait_class = BP_CLASS_STARVED;
-	v->wait_share = v->share_rq;
+	v->wait_share = v->share_rq + v->share_throttled;
 	if (e->threads > e->ncpus && e->others_cpu_s < e->on_s) {
 		LEVER("It keeps %u threads runnable on %u CPUs: use at most %u worker threads; the "
 		      "extra ones only queue", e->threads, e->ncpus, e->ncpus);
@@ -540,7 +615,9 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 
 	if (mem) {
 		v->cls = BP_CLASS_MEMBW;
-		if (v->mem_judgement == BP_MEM_FAULTS) {
+		if (v->mem_judgement == BP_MEM_FAULTS && mem_limit_lines(e, t, v)) {
+			/* the limit's lever says it */
+		} else if (v->mem_judgement == BP_MEM_FAULTS) {
 			LEVER("Reuse buffers instead of allocating fresh memory: first touches of new "
 			      "pages cost a page fault each");
 			LEVER("Map memory up front (MAP_POPULATE, pre-touch) or use huge pages so fewer "
@@ -580,7 +657,7 @@ static enum bp_class runner_up(const struct bp_verdict *v, enum bp_class winner)
 	} s[] = {
 		{ BP_CLASS_CPU, v->share_cpu }, { BP_CLASS_MEMBW, v->share_mem },
 		{ BP_CLASS_IO, v->share_io + v->share_net }, { BP_CLASS_LOCK, v->share_lock },
-		{ BP_CLASS_STARVED, v->share_rq },
+		{ BP_CLASS_STARVED, v->share_rq }, { BP_CLASS_THROTTLED, v->share_throttled },
 	};
 	enum bp_class best = BP_CLASS_UNKNOWN;
 	double bs = 0;
@@ -620,8 +697,11 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->share_io = (e->io_s + io_cpu) / busy;
 		v->share_mem = fault_cpu / busy;
 		v->share_cpu = (e->on_s - io_cpu - fault_cpu) / busy;
+		double thr = e->throttled_rq_s < e->rq_s ? e->throttled_rq_s : e->rq_s;
+
 		v->share_lock = e->lock_s / busy;
-		v->share_rq = e->rq_s / busy;
+		v->share_throttled = thr > 0 ? thr / busy : 0;
+		v->share_rq = (e->rq_s - (thr > 0 ? thr : 0)) / busy;
 		v->share_other = e->other_s / busy;
 		v->share_net = e->net_s / busy;
 	}
@@ -681,10 +761,15 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		classify_lock(e, v);
 		if (near(v->share_lock, t->lock, t))
 			v->conf = drop(v->conf);
-	} else if (v->share_rq >= t->runqueue) {
+	} else if (v->share_throttled >= t->throttled && v->share_throttled >= v->share_rq) {
+		timeline_evidence(e, v);
+		classify_throttled(e, t, v);
+		if (near(v->share_throttled, t->throttled, t))
+			v->conf = drop(v->conf);
+	} else if (v->share_rq + v->share_throttled >= t->runqueue) {
 		timeline_evidence(e, v);
 		classify_starved(e, t, v);
-		if (near(v->share_rq, t->runqueue, t))
+		if (near(v->share_rq + v->share_throttled, t->runqueue, t))
 			v->conf = drop(v->conf);
 	} else if (v->share_cpu + v->share_mem >= t->compute) {
 		timeline_evidence(e, v);
@@ -699,7 +784,8 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		EVIDENCE("no single limit: CPU %.0f%%, IO %.0f%%, network %.0f%%, locks %.0f%%, run "
 			 "queue %.0f%%, other waits %.0f%% of busy thread-time",
 			 pct(v->share_cpu + v->share_mem), pct(v->share_io), pct(v->share_net),
-			 pct(v->share_lock), pct(v->share_rq), pct(v->share_other));
+			 pct(v->share_lock), pct(v->share_rq + v->share_throttled),
+			 pct(v->share_other));
 		hot_lines(e, v);
 		LEVER("Work on the largest share first (%s), then re-measure: the limit moves",
 		      bp_class_name(v->second));

@@ -23,6 +23,7 @@ enum bp_class {
 	BP_CLASS_IDLE,
 	BP_CLASS_MIXED,
 	BP_CLASS_PEER,		/* mostly waiting on a neighbour through a pipe */
+	BP_CLASS_THROTTLED,	/* waits out its cgroup's CPU quota */
 	BP_CLASS__MAX,
 };
 
@@ -75,6 +76,8 @@ struct bp_thresholds {
 	double borderline;		/* a share this close to its threshold costs a confidence level */
 	double io_saturated_busy;	/* device busy share ... */
 	double io_saturated_inflight;	/* ... with this many in flight: the device is the limit */
+	double throttled;		/* run-queue share spent throttled by a CPU quota: cpu-throttled */
+	double mem_pressure;		/* memory pressure share (some) that names the memory limit */
 };
 
 extern const struct bp_thresholds bp_default_thresholds;
@@ -152,6 +155,24 @@ struct bp_evidence {
 	/* the hottest function, for the Amdahl lines */
 	const char *hot_name;
 	double hot_frac;		/* of on-CPU samples, as the leaf */
+	/* limits set from outside, from the cgroup's own accounting (docs/groups.md) */
+	double throttled_rq_s;		/* the part of rq_s spent waiting out a CPU quota */
+	bool quota_valid;		/* a quota applies */
+	bool quota_v1;			/* set in a v1 tree (cpu.cfs_quota_us), else cpu.max */
+	const char *quota_at;		/* the cgroup that sets it */
+	int64_t quota_us;
+	uint64_t period_us;
+	double throttled_s;		/* throttled time cpu.stat counted ... */
+	double throttle_window_s;	/* ... over this much of the window */
+	uint64_t nr_periods, nr_throttled;
+	bool mem_limit_valid;		/* a memory limit applies */
+	bool mem_v1;
+	const char *mem_at;
+	uint64_t mem_max, mem_high;	/* bytes, UINT64_MAX: none */
+	uint64_t mem_events;		/* high and max events (v1: failcnt) in the window */
+	uint64_t mem_oom_kill;
+	bool psi_valid;			/* the cgroup's pressure, shares of the time covered */
+	double psi_some[3], psi_full[3];	/* cpu, memory, io */
 };
 
 #define BP_VERDICT_LINES	10
@@ -187,6 +208,7 @@ struct bp_verdict {
 	double mem_traffic_per_cpu_gbs;	/* ... per second of CPU it had */
 	double mem_machine_gbs;		/* what this machine streams at its parallelism */
 	double mem_ratio;
+	double share_throttled;		/* run-queue time waiting out a CPU quota (not in share_rq) */
 	/* Amdahl caps */
 	double hot_wall;		/* the hottest function's share of wall time */
 	double hot_4x;			/* speedup if it became 4x faster */

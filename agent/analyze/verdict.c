@@ -7,11 +7,29 @@
 #include "model/hist.h"
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
+#include "analyze/groups.h"
 #include "analyze/verdict.h"
 #include "model/waits.h"
 
-/* the process's block IO and the device it used most */
+struct one_pid {
+	uint32_t pid;
+};
+
+static bool is_pid(uint32_t pid, const void *ctx)
+{
+	return pid == ((const struct one_pid *)ctx)->pid;
+}
+
+/* the process's block IO and the device it used most (pid 0: everyone's) */
 static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evidence *e)
+{
+	struct one_pid one = { pid };
+
+	bp_io_evidence(p, pid ? is_pid : NULL, &one, e);
+}
+
+void bp_io_evidence(const struct bp_profile *p, bool (*in)(uint32_t pid, const void *ctx),
+		    const void *ctx, struct bp_evidence *e)
 {
 	uint64_t hist[BP_HIST_SLOTS] = {}, ops = 0, reads = 0, rbytes = 0, writes = 0, wbytes = 0;
 	uint32_t i, top_dev = 0;
@@ -23,7 +41,7 @@ static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evid
 		uint64_t dev_ops = 0;
 		uint32_t j;
 
-		if (r->kthread || (pid && r->pid != pid))
+		if (r->kthread || (in && !in(r->pid, ctx)))
 			continue;
 		ops += r->st.ops;
 		if (r->op == BP_IO_READ) {
@@ -38,7 +56,7 @@ static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evid
 		bp_hist_merge(hist, r->st.hist);
 		for (j = 0; j < p->nr_io_rows; j++)
 			if (p->io_rows[j].dev == r->dev && !p->io_rows[j].kthread &&
-			    (!pid || p->io_rows[j].pid == pid))
+			    (!in || in(p->io_rows[j].pid, ctx)))
 				dev_ops += p->io_rows[j].st.ops;
 		if (dev_ops > top_ops) {
 			top_ops = dev_ops;
@@ -76,6 +94,12 @@ static void io_evidence(const struct bp_profile *p, uint32_t pid, struct bp_evid
 
 static void mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 			 struct bp_evidence *e)
+{
+	bp_mem_evidence(p, proc, e);
+}
+
+void bp_mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
+		     struct bp_evidence *e)
 {
 	e->llc_bytes = p->llc_bytes;
 	e->llc_source = p->llc_source;
@@ -214,6 +238,9 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	mem_evidence(p, proc, e);
 	io_evidence(p, proc->pid, e);
 	wait_evidence(s, ps, e);
+	e->throttled_rq_s = ps->throttled_s;
+	bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
+			   bp_proc_psi_cgroup(p, proc), e);
 	if (ps->nr_hot && hot_len) {
 		bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, hot_len);
 		e->hot_name = hot;
@@ -249,6 +276,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		e->net_s += ps->net_work_s;
 		e->net_idle_s += ps->net_idle_s;
 		e->pipe_s += ps->off_s[BP_KIND_PIPE];
+		e->throttled_rq_s += ps->throttled_s;
 		e->threads += ps->threads;
 		/*
 		 * The processes' timelines summed: their shares are of the
@@ -283,6 +311,9 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	io_evidence(p, 0, e);
 	if (top) {
 		mem_evidence(p, top->proc, e);
+		/* the limits of the busiest process's cgroups stand for the recording's */
+		bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, top->proc), bp_proc_mem_cgroup(p, top->proc),
+				   bp_proc_psi_cgroup(p, top->proc), e);
 		/* a command's counters cover its whole tree and sit on its root */
 		for (i = 0; !e->pmu_valid && i < s->nr_procs; i++)
 			if (s->procs[i].proc && s->procs[i].proc->pmu_valid)
@@ -334,6 +365,7 @@ int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 	uint32_t i;
 
 	memset(s->class_count, 0, sizeof(s->class_count));
+	bp_throttle_attribute(p, s);
 	for (i = 0; i < s->nr_procs; i++) {
 		struct bp_proc_summary *ps = &s->procs[i];
 

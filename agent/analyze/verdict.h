@@ -22,4 +22,16 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		      const struct bp_proc_summary *ps, struct bp_evidence *e, char *hot,
 		      size_t hot_len);
 
+/*
+ * The block IO evidence of the processes in() accepts (all with in NULL):
+ * requests, their size and latency, the device used most and how busy it
+ * was. For groups of processes (analyze/groups.c).
+ */
+void bp_io_evidence(const struct bp_profile *p, bool (*in)(uint32_t pid, const void *ctx),
+		    const void *ctx, struct bp_evidence *e);
+
+/* the memory probe's and the hardware counters' evidence of one process */
+void bp_mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
+		     struct bp_evidence *e);
+
 #endif /* BP_VERDICT_H */

@@ -18,6 +18,7 @@
 #include "boundprof.skel.h"
 #include "collect/cpus.h"
 #include "collect/loader.h"
+#include "proc/cgroup.h"
 #include "util/log.h"
 
 #define BTF_PATH	"/sys/kernel/btf/vmlinux"
@@ -131,6 +132,25 @@ static int64_t preempt_from_rq(const struct btf *btf)
 	if (pc < 0)
 		pc = hot;
 	return rq >= 0 && pc >= 0 ? (int64_t)pc - rq : 0;
+}
+
+/* a value of the kernel's enum cgroup_subsys_id (the v1 filter's css_set::subsys[] index) */
+static int cgroup_ssid(const char *name)
+{
+	struct btf *btf = btf__load_vmlinux_btf();
+	const struct btf_type *t;
+	const struct btf_enum *e;
+	int id, i, ssid = -ENOENT;
+
+	if (!btf)
+		return -ENOENT;
+	id = btf__find_by_name_kind(btf, "cgroup_subsys_id", BTF_KIND_ENUM);
+	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	for (i = 0, e = t ? btf_enum(t) : NULL; t && i < btf_vlen(t); i++, e++)
+		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+			ssid = e->val;
+	btf__free(btf);
+	return ssid;
 }
 
 bool bp_kernel_has_btf(void)
@@ -293,6 +313,24 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	l->hw_cycles = have_cycles(first_cpu < 0 ? 0 : first_cpu, o->hz);
 	l->skel->rodata->period_is_ns = !l->hw_cycles;
 	l->skel->rodata->filter_targets = o->filter;
+	if (o->cgroup) {
+		/* the tree's enum bp_cg_tree: 0 v2, 1 the v1 cpu tree, 2 the v1 memory tree */
+		l->skel->rodata->filter_cgroup_id = o->cgroup->id;
+		l->skel->rodata->filter_cgroup_level = o->cgroup->level;
+		l->skel->rodata->filter_cgroup_tree = o->cgroup->tree;
+		if (o->cgroup->tree != BP_CGT_V2) {
+			int ssid = cgroup_ssid(o->cgroup->tree == BP_CGT_V1_CPU ? "cpu_cgrp_id" :
+					       "memory_cgrp_id");
+
+			if (ssid < 0) {
+				err = ssid;
+				bp_err("no %s controller in the kernel's BTF: cannot filter by a v1 "
+				       "cgroup", bp_cg_tree_name(o->cgroup->tree));
+				goto fail;
+			}
+			l->skel->rodata->filter_cgroup_ssid = ssid;
+		}
+	}
 
 	if (!o->no_blockio) {
 		err = bp_blockio__prepare(l->skel, l->counts_entries);
@@ -615,6 +653,24 @@ int64_t bp_loader__run_ns(struct bp_loader *l)
 			total += info.run_time_ns;
 	}
 	return total;
+}
+
+void bp_loader__log_run_stats(struct bp_loader *l)
+{
+	struct bpf_program *prog;
+
+	if (bp_loader__run_ns(l) < 0)
+		return;
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.run_cnt)
+			bp_dbg("BPF %s: %llu runs, %.0f ns per run", bpf_program__name(prog),
+			       (unsigned long long)info.run_cnt,
+			       (double)info.run_time_ns / info.run_cnt);
+	}
 }
 
 uint64_t bp_loader__map_bytes(struct bp_loader *l)

@@ -15,6 +15,7 @@
 struct boundprof_bpf;
 struct ring_buffer;
 struct bp_blockio;
+struct bp_cg_target;
 
 struct bp_loader_opts {
 	int hz;			/* on-CPU sampling frequency */
@@ -25,6 +26,7 @@ struct bp_loader_opts {
 	bool offcpu;		/* trace context switches: off-CPU and wall-clock time */
 	int offcpu_ustacks;	/* user stacks at switch-out: 0 never, 1 targets, 2 always */
 	bool no_preempt_stacks;	/* runqueue waits after preemption carry no stacks */
+	const struct bp_cg_target *cgroup;	/* only tasks in this cgroup or below (-G) */
 };
 
 /* called for every process event the BPF side reports */
@@ -113,6 +115,9 @@ int bp_loader__count_run_time(struct bp_loader *l);
 
 /* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
 int64_t bp_loader__run_ns(struct bp_loader *l);
+
+/* each program's runs and time per run, at debug level, when the kernel counts them */
+void bp_loader__log_run_stats(struct bp_loader *l);
 
 void bp_loader__free(struct bp_loader *l);
 

@@ -8,6 +8,8 @@
 #include "collect/blockio.h"
 #include <bpf/libbpf.h>
 
+#include "collect/cgroups.h"
+
 #include "collect/collect.h"
 #include "collect/cpus.h"
 #include "collect/loader.h"
@@ -78,6 +80,27 @@ static void meta_compact(struct bp_session *s)
 	s->dead_meta = 0;
 }
 
+static void ids_free(struct bp_meta *m)
+{
+	if (m->ids)
+		bp_proc_ids_free(m->ids);
+	free(m->ids);
+	m->ids = NULL;
+}
+
+/* whose the process is and its cgroups, with the other facts */
+static void meta_ids(struct bp_session *s, struct bp_meta *m)
+{
+	ids_free(m);
+	if (!s->cgw)
+		return;
+	m->ids = calloc(1, sizeof(*m->ids));
+	if (m->ids && bp_cgwatch__read_ids(s->cgw, m->pid, m->ids)) {
+		free(m->ids);
+		m->ids = NULL;
+	}
+}
+
 /* the facts about a process, read from /proc once and then kept */
 static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 {
@@ -100,6 +123,7 @@ static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 	m->start_ns = pi.start_ns;
 	free(m->cmdline);
 	m->cmdline = pi.cmdline;
+	meta_ids(s, m);
 	return m;
 }
 
@@ -113,6 +137,7 @@ static void meta_invalidate(struct bp_session *s, uint32_t pid)
 	m->comm[0] = '\0';
 	free(m->cmdline);
 	m->cmdline = NULL;
+	ids_free(m);
 }
 
 static void fill_meta(struct bp_session *s, struct bp_proc *proc)
@@ -130,12 +155,17 @@ static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 	proc->start_ns = m->start_ns > s->prof->start_ns ? m->start_ns : 0;
 	proc->cmdline = bp_profile__intern(s->prof, m->cmdline);
 	proc->have_meta = true;
+	if (m->ids) {
+		bp_cgwatch__use(s->cgw, m->ids, bp_now_ns());
+		bp_cgwatch__fill(s->prof, proc, m->ids);
+	}
 }
 
 static void meta_drop(struct bp_session *s, struct bp_meta *m)
 {
 	free(m->cmdline);
 	m->cmdline = NULL;
+	ids_free(m);
 	m->pid = 0;
 	s->dead_meta++;
 }
@@ -431,6 +461,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.offcpu = opts->offcpu;
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	lo.no_preempt_stacks = opts->no_preempt_stacks;
+	lo.cgroup = opts->cgroup;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
@@ -443,7 +474,12 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	s->prof->ncpus = bp_online_cpus_count();
 	s->prof->pmu = s->loader->hw_cycles;
 	s->prof->event = s->loader->hw_cycles ? "cycles" : "cpu-clock";
-	s->prof->system_wide = !opts->filter;
+	s->prof->system_wide = !opts->filter && !opts->cgroup;
+	s->cgw = bp_cgwatch__new();
+	if (!s->cgw) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	s->prof->offcpu_enabled = opts->offcpu;
 	{
 		struct bp_memprobe_opts mo = {};
@@ -529,6 +565,7 @@ int bp_session__start(struct bp_session *s)
 		fill_meta(s, s->prof->procs[i]);
 		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
 	}
+	bp_cgwatch__begin(s->cgw, s->live_ns);
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
 	if (bp_cpu_times(NULL, &s->cpu_busy0, &s->cpu_total0))
 		s->cpu_total0 = 0;
@@ -631,6 +668,11 @@ uint64_t bp_session__samples(struct bp_session *s)
 	return st.v[BP_STAT_COUNTED];
 }
 
+int bp_session__cgroups(struct bp_session *s)
+{
+	return bp_cgwatch__update(s->cgw, s->prof, bp_now_ns());
+}
+
 /* memory and counter evidence into the processes, for the verdicts */
 void bp_session__evidence(struct bp_session *s, struct bp_profile *p)
 {
@@ -698,6 +740,8 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 			err = bp_blockio__rebase(s->loader->blockio);
 		unseen = bp_blockio__unseen(s->loader->blockio);
 	}
+	if (!err)
+		err = bp_cgwatch__update(s->cgw, p, p->end_ns);
 	p->io_done_unseen = unseen - s->unseen0;
 	s->unseen0 = unseen;
 	if (!bp_loader__stats(s->loader, &cur)) {
@@ -724,6 +768,7 @@ int bp_session__stop(struct bp_session *s)
 	if (!err)
 		err = finish_profile(s, s->prof);
 	bp_session__evidence(s, s->prof);
+	bp_loader__log_run_stats(s->loader);
 	return err;
 }
 
@@ -757,9 +802,12 @@ void bp_session__free(struct bp_session *s)
 
 	if (!s)
 		return;
-	for (i = 0; i < s->nr_meta; i++)
+	for (i = 0; i < s->nr_meta; i++) {
 		free(s->meta[i].cmdline);
+		ids_free(&s->meta[i]);
+	}
 	free(s->meta);
+	bp_cgwatch__free(s->cgw);
 	bp_htab_free(&s->meta_h);
 	bp_memprobe__free(s->memprobe);
 	bp_pmu__free(s->pmu);

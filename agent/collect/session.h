@@ -21,6 +21,9 @@ struct bp_profile;
 struct bp_collect;
 struct bp_memprobe;
 struct bp_pmu;
+struct bp_cgwatch;
+struct bp_proc_ids;
+struct bp_cg_target;
 
 struct bp_session_opts {
 	int hz;
@@ -32,6 +35,7 @@ struct bp_session_opts {
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
 	bool membw;			/* this machine's memory bandwidth, for the verdicts */
 	const char *state_dir;		/* where it is kept; NULL: bp_state_dir() */
+	const struct bp_cg_target *cgroup;	/* only this cgroup and its descendants (-G) */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
@@ -44,6 +48,7 @@ struct bp_meta {
 	uint64_t end_ns;
 	bool exited;
 	bool retiring;		/* gone: dropped at the next bp_session__retire() */
+	struct bp_proc_ids *ids;	/* user and cgroups (collect/cgroups.h); NULL unknown */
 };
 
 struct bp_session {
@@ -54,6 +59,7 @@ struct bp_session {
 	struct bp_collect *collect;
 	struct bp_memprobe *memprobe;	/* working set and faults of busy processes */
 	struct bp_pmu *pmu;		/* hardware counters per target, NULL without a PMU */
+	struct bp_cgwatch *cgw;		/* users, cgroups and their accounting */
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;
@@ -96,6 +102,9 @@ int bp_session__stop(struct bp_session *s);
  * profile belongs to the caller. 0 or -errno.
  */
 int bp_session__rotate(struct bp_session *s, struct bp_profile **closed);
+
+/* the cgroups' accounting up to now into the profile (top, between its snapshots) */
+int bp_session__cgroups(struct bp_session *s);
 
 /* memory probe and hardware counter evidence into the processes of p */
 void bp_session__evidence(struct bp_session *s, struct bp_profile *p);

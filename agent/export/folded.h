@@ -7,6 +7,7 @@
 #ifndef BP_EXPORT_FOLDED_H
 #define BP_EXPORT_FOLDED_H
 
+#include "analyze/groups.h"
 #include "util/buf.h"
 #include "model/profile.h"
 
@@ -22,5 +23,12 @@ int bp_export_folded(const struct bp_profile *p, struct bp_buf *out);
 /* one view; the off-CPU and wall views put "[io]", "[sleep]"... as the first frame */
 int bp_export_folded_view(const struct bp_profile *p, enum bp_folded_view view,
 			  struct bp_buf *out);
+
+/*
+ * One view with the group first: "unit:nginx.service;nginx;..." (by user,
+ * cgroup or unit; BP_GROUP_NONE is bp_export_folded_view()).
+ */
+int bp_export_folded_grouped(const struct bp_profile *p, enum bp_folded_view view,
+			     enum bp_group_by by, struct bp_buf *out);
 
 #endif /* BP_EXPORT_FOLDED_H */

@@ -33,6 +33,7 @@
 #define BP_PPROF_MAX_WAKE_ROWS	(1u << 20)	/* (woken process, waker, class) rows */
 #define BP_PPROF_MAX_NET_ROWS	(1u << 18)	/* (process, network peer) rows */
 #define BP_PPROF_MAX_RUNS	(1u << 16)	/* runs of a repeated COMMAND */
+#define BP_PPROF_MAX_CGROUPS	(1u << 16)	/* cgroups with their accounting */
 
 /* the whole profile as .pb.gz bytes; 0 or -errno */
 int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out);

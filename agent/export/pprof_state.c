@@ -147,6 +147,18 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	kv_double(j, "traffic_per_s", pr->traffic_per_s);
 	kv_double(j, "traffic_per_cpu_s", pr->traffic_per_cpu_s);
 	kv_double(j, "traffic_cpus", pr->traffic_cpus);
+	if (pr->have_ids) {
+		bp_json_w_kv_bool(j, "have_ids", true);
+		bp_json_w_kv_uint64(j, "uid", pr->uid);
+		kv_str(j, x, "user", pr->user);
+		kv_str(j, x, "cgroup", pr->cgroup);
+		kv_str(j, x, "unit", pr->unit);
+		kv_str(j, x, "cg_v2", pr->cg_v2);
+		kv_str(j, x, "cg_cpu", pr->cg_cpu);
+		kv_str(j, x, "cg_memory", pr->cg_memory);
+		bp_json_w_kv_uint64(j, "cg_cpu_tree", pr->cg_cpu_tree);
+		bp_json_w_kv_uint64(j, "cg_memory_tree", pr->cg_memory_tree);
+	}
 	bp_json_w_key(j, "threads");
 	bp_json_w_begin_array(j);
 	for (i = 0; i < pr->nr_threads; i++)
@@ -288,6 +300,56 @@ static void write_runs(struct bp_json_w *j, const struct bp_profile *p)
 	bp_json_w_end_array(j);
 }
 
+/* an unsigned that may be UINT64_MAX ("none"), which JSON numbers lose: as -1 */
+static void kv_u64_or_none(struct bp_json_w *j, const char *key, uint64_t v)
+{
+	if (v == UINT64_MAX)
+		bp_json_w_kv_int64(j, key, -1);
+	else
+		bp_json_w_kv_uint64(j, key, v);
+}
+
+static void write_cgroups(struct bp_json_w *j, struct bp_buf *x, const struct bp_profile *p)
+{
+	uint32_t i;
+
+	if (p->psi_valid) {
+		kv_u64s(j, "psi_some_us", p->psi_some_us, BP_PSI_RES);
+		kv_u64s(j, "psi_full_us", p->psi_full_us, BP_PSI_RES);
+		bp_json_w_kv_bool(j, "psi_valid", true);
+	}
+	bp_json_w_key(j, "cgroups");
+	bp_json_w_begin_array(j);
+	for (i = 0; i < p->nr_cgroups; i++) {
+		const struct bp_cgroup *c = &p->cgroups[i];
+
+		bp_json_w_begin_object(j);
+		kv_str(j, x, "path", c->path);
+		bp_json_w_kv_uint64(j, "tree", c->tree);
+		bp_json_w_kv_uint64(j, "watched_ns", c->watched_ns);
+		bp_json_w_kv_bool(j, "cpu_valid", c->cpu_valid);
+		kv_str(j, x, "quota_at", c->quota_at);
+		bp_json_w_kv_int64(j, "quota_us", c->quota_us);
+		bp_json_w_kv_uint64(j, "period_us", c->period_us);
+		bp_json_w_kv_uint64(j, "nr_periods", c->nr_periods);
+		bp_json_w_kv_uint64(j, "nr_throttled", c->nr_throttled);
+		bp_json_w_kv_uint64(j, "throttled_ns", c->throttled_ns);
+		bp_json_w_kv_bool(j, "psi_valid", c->psi_valid);
+		kv_u64s(j, "psi_some_us", c->psi_some_us, BP_PSI_RES);
+		kv_u64s(j, "psi_full_us", c->psi_full_us, BP_PSI_RES);
+		bp_json_w_kv_bool(j, "mem_valid", c->mem_valid);
+		kv_str(j, x, "mem_at", c->mem_at);
+		kv_u64_or_none(j, "mem_max", c->mem_max);
+		kv_u64_or_none(j, "mem_high", c->mem_high);
+		bp_json_w_kv_uint64(j, "mem_high_events", c->mem_high_events);
+		bp_json_w_kv_uint64(j, "mem_max_events", c->mem_max_events);
+		bp_json_w_kv_uint64(j, "mem_oom", c->mem_oom);
+		bp_json_w_kv_uint64(j, "mem_oom_kill", c->mem_oom_kill);
+		bp_json_w_end_object(j);
+	}
+	bp_json_w_end_array(j);
+}
+
 /*
  * Stacks are rebuilt from the samples in sample order. That gives back the
  * same stack ids when every stack first appears in id order, which is how
@@ -394,6 +456,7 @@ int bp_pprof_state_write(const struct bp_profile *p, const struct bp_pprof_map *
 	write_io(&j, &hex, p);
 	write_waits(&j, &hex, p);
 	write_runs(&j, p);
+	write_cgroups(&j, &hex, p);
 	bp_json_w_end_object(&j);
 	err = bp_json_w_finish(&j);
 	if (!err)
@@ -616,6 +679,9 @@ static int state_counts(const struct bp_json *o, struct bp_pprof_err *e)
 	if (bp_json_len(bp_json_get(o, "io_devs")) > BP_PPROF_MAX_IO_DEVS)
 		return bp_pprof_toobig(e, "boundprof state: more than %u block devices",
 				       BP_PPROF_MAX_IO_DEVS);
+	if (bp_json_len(bp_json_get(o, "cgroups")) > BP_PPROF_MAX_CGROUPS)
+		return bp_pprof_toobig(e, "boundprof state: more than %u cgroups",
+				       BP_PPROF_MAX_CGROUPS);
 	if (bp_json_len(bp_json_get(o, "io_rows")) > BP_PPROF_MAX_IO_ROWS)
 		return bp_pprof_toobig(e, "boundprof state: more than %u IO rows",
 				       BP_PPROF_MAX_IO_ROWS);
@@ -751,6 +817,79 @@ int bp_pprof_state_stacks(const struct bp_pprof_state *s, struct bp_profile *p,
 	return err;
 }
 
+static uint8_t st_tree(struct st *s, const struct bp_json *o, const char *key)
+{
+	uint32_t t = st_u32(s, o, key);
+
+	if (t >= BP_CGROUP__TREES) {
+		st_fail(s, key, -EINVAL);
+		return 0;
+	}
+	return (uint8_t)t;
+}
+
+/* kv_u64_or_none()'s -1 back to UINT64_MAX */
+static uint64_t st_u64_or_none(struct st *s, const struct bp_json *o, const char *key)
+{
+	const struct bp_json *v = bp_json_get(o, key);
+	int64_t x;
+
+	if (v && !bp_json_int(v, &x) && x == -1)
+		return UINT64_MAX;
+	return v ? st_u64(s, o, key) : UINT64_MAX;
+}
+
+static int read_cgroups(struct st *s)
+{
+	const struct bp_json *cgs = bp_json_get(s->root, "cgroups");
+	size_t i;
+
+	s->p->psi_valid = st_bool(s, s->root, "psi_valid");
+	st_u64s(s, s->root, "psi_some_us", s->p->psi_some_us, BP_PSI_RES);
+	st_u64s(s, s->root, "psi_full_us", s->p->psi_full_us, BP_PSI_RES);
+	if (cgs && bp_json_type(cgs) != BP_JSON_ARRAY) {
+		st_fail(s, "cgroups", -EINVAL);
+		return 0;
+	}
+	for (i = 0; i < bp_json_len(cgs) && !s->err; i++) {
+		const struct bp_json *o = bp_json_at(cgs, i);
+		char *path = st_str_val(s, bp_json_get(o, "path"), "path");
+		uint32_t tree = st_tree(s, o, "tree");
+		struct bp_cgroup *c;
+		int64_t q;
+
+		if (!path) {
+			st_fail(s, "cgroups", -EINVAL);
+			break;
+		}
+		c = bp_profile__cgroup(s->p, tree, path, true);
+		free(path);
+		if (!c)
+			return -ENOMEM;
+		c->watched_ns = st_u64(s, o, "watched_ns");
+		c->cpu_valid = st_bool(s, o, "cpu_valid");
+		c->quota_at = st_istr(s, o, "quota_at");
+		q = st_i64(s, o, "quota_us");
+		c->quota_us = q < 0 ? -1 : q;
+		c->period_us = st_u64(s, o, "period_us");
+		c->nr_periods = st_u64(s, o, "nr_periods");
+		c->nr_throttled = st_u64(s, o, "nr_throttled");
+		c->throttled_ns = st_u64(s, o, "throttled_ns");
+		c->psi_valid = st_bool(s, o, "psi_valid");
+		st_u64s(s, o, "psi_some_us", c->psi_some_us, BP_PSI_RES);
+		st_u64s(s, o, "psi_full_us", c->psi_full_us, BP_PSI_RES);
+		c->mem_valid = st_bool(s, o, "mem_valid");
+		c->mem_at = st_istr(s, o, "mem_at");
+		c->mem_max = st_u64_or_none(s, o, "mem_max");
+		c->mem_high = st_u64_or_none(s, o, "mem_high");
+		c->mem_high_events = st_u64(s, o, "mem_high_events");
+		c->mem_max_events = st_u64(s, o, "mem_max_events");
+		c->mem_oom = st_u64(s, o, "mem_oom");
+		c->mem_oom_kill = st_u64(s, o, "mem_oom_kill");
+	}
+	return 0;
+}
+
 static int read_thread(struct st *s, struct bp_proc *proc, const struct bp_json *o)
 {
 	struct bp_thread *t;
@@ -817,6 +956,18 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->traffic_per_s = st_double(s, o, "traffic_per_s", 0);
 	pr->traffic_per_cpu_s = st_double(s, o, "traffic_per_cpu_s", 0);
 	pr->traffic_cpus = st_double(s, o, "traffic_cpus", 0);
+	pr->have_ids = st_bool(s, o, "have_ids");
+	if (pr->have_ids) {
+		pr->uid = st_u32(s, o, "uid");
+		pr->user = st_istr(s, o, "user");
+		pr->cgroup = st_istr(s, o, "cgroup");
+		pr->unit = st_istr(s, o, "unit");
+		pr->cg_v2 = st_istr(s, o, "cg_v2");
+		pr->cg_cpu = st_istr(s, o, "cg_cpu");
+		pr->cg_memory = st_istr(s, o, "cg_memory");
+		pr->cg_cpu_tree = st_tree(s, o, "cg_cpu_tree");
+		pr->cg_memory_tree = st_tree(s, o, "cg_memory_tree");
+	}
 	if (threads && bp_json_type(threads) != BP_JSON_ARRAY)
 		st_fail(s, "threads", -EINVAL);
 	for (i = 0; i < bp_json_len(threads) && !s->err; i++)
@@ -1037,6 +1188,8 @@ int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 		st_fail(&s, "waits", -ENOMEM);
 	if (!s.err && read_runs(&s))
 		st_fail(&s, "runs", -ENOMEM);
+	if (!s.err && read_cgroups(&s))
+		st_fail(&s, "cgroups", -ENOMEM);
 	return st_result(&s);
 }
 

@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -359,6 +360,16 @@ static int write_samples(struct writer *w)
 		put_label(w, "tid", NULL, s->tid);
 		if (proc && proc->comm[0])
 			put_label(w, "comm", proc->comm, 0);
+		if (proc && proc->have_ids) {
+			char uid[16];
+
+			snprintf(uid, sizeof(uid), "%u", proc->uid);
+			put_label(w, "user", proc->user ? proc->user : uid, 0);
+			if (proc->cgroup)
+				put_label(w, "cgroup", proc->cgroup, 0);
+			if (proc->unit)
+				put_label(w, "unit", proc->unit, 0);
+		}
 		if (s->kind != BP_KIND_ONCPU)
 			put_label(w, "wait", bp_kind_name(s->kind), 0);
 		bp_pb_put_bytes(&w->body, PROF_SAMPLE, w->msg.data, w->msg.len);

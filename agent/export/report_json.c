@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <math.h>
+#include <stdio.h>
 
 #include "analyze/runs.h"
 #include "export/report_io.h"
@@ -187,7 +188,9 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_kv_double(w, "memory", v->share_mem);
 	bp_json_w_kv_double(w, "io", v->share_io);
 	bp_json_w_kv_double(w, "lock", v->share_lock);
-	bp_json_w_kv_double(w, "runqueue", v->share_rq);
+	/* all of the run-queue time, as before; "throttled" is the quota's part of it */
+	bp_json_w_kv_double(w, "runqueue", v->share_rq + v->share_throttled);
+	bp_json_w_kv_double(w, "throttled", v->share_throttled);
 	bp_json_w_kv_double(w, "other", v->share_other);
 	bp_json_w_kv_double(w, "net", v->share_net);
 	bp_json_w_end_object(w);
@@ -217,6 +220,9 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_end_object(w);
 	bp_json_w_end_object(w);
 }
+
+static void write_psi(struct bp_json_w *w, const uint64_t *some, const uint64_t *full,
+		      double covered_s);
 
 static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 			  const struct bp_summary *s)
@@ -252,11 +258,132 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_string(w, "source", p->membw_source ? p->membw_source : "");
 		bp_json_w_end_object(w);
 	}
+	if (p->psi_valid) {
+		bp_json_w_key(w, "pressure");
+		write_psi(w, p->psi_some_us, p->psi_full_us, s->duration_s);
+	}
 	if (p->llc_bytes) {
 		bp_json_w_kv_uint64(w, "llc_bytes", p->llc_bytes);
 		bp_json_w_kv_string(w, "llc_source", p->llc_source);
 	}
 	bp_json_w_end_object(w);
+}
+
+/* a byte count that may be "none" (UINT64_MAX): null then */
+static void kv_bytes(struct bp_json_w *w, const char *key, uint64_t v)
+{
+	if (v == UINT64_MAX) {
+		bp_json_w_key(w, key);
+		bp_json_w_null_val(w);
+	} else {
+		bp_json_w_kv_uint64(w, key, v);
+	}
+}
+
+static void write_cpu_limit(struct bp_json_w *w, const struct bp_cgroup *c)
+{
+	double win = c->watched_ns / 1e9;
+
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_string(w, "cgroup", c->path);
+	bp_json_w_kv_string(w, "tree", bp_cgroup_tree_name(c->tree));
+	bp_json_w_kv_string(w, "quota_cgroup", c->quota_at ? c->quota_at : "");
+	if (c->quota_us >= 0 && c->period_us) {
+		bp_json_w_kv_double(w, "quota_cpus", (double)c->quota_us / c->period_us);
+		bp_json_w_kv_int64(w, "quota_us", c->quota_us);
+		bp_json_w_kv_uint64(w, "period_us", c->period_us);
+	}
+	bp_json_w_kv_uint64(w, "periods", c->nr_periods);
+	bp_json_w_kv_uint64(w, "throttled_periods", c->nr_throttled);
+	bp_json_w_kv_double(w, "throttled_s", c->throttled_ns / 1e9);
+	bp_json_w_kv_double(w, "throttled_share", win > 0 ? c->throttled_ns / 1e9 / win : 0);
+	bp_json_w_kv_double(w, "watched_s", win);
+	bp_json_w_end_object(w);
+}
+
+static void write_mem_limit(struct bp_json_w *w, const struct bp_cgroup *c)
+{
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_string(w, "cgroup", c->path);
+	bp_json_w_kv_string(w, "tree", bp_cgroup_tree_name(c->tree));
+	bp_json_w_kv_string(w, "limit_cgroup", c->mem_at ? c->mem_at : "");
+	kv_bytes(w, "max_bytes", c->mem_max);
+	kv_bytes(w, "high_bytes", c->mem_high);
+	bp_json_w_kv_uint64(w, "high_events", c->mem_high_events);
+	bp_json_w_kv_uint64(w, "max_events", c->mem_max_events);
+	bp_json_w_kv_uint64(w, "oom", c->mem_oom);
+	bp_json_w_kv_uint64(w, "oom_kill", c->mem_oom_kill);
+	bp_json_w_end_object(w);
+}
+
+/* stall time as shares of the time covered, and in seconds */
+static void write_psi(struct bp_json_w *w, const uint64_t *some, const uint64_t *full,
+		      double covered_s)
+{
+	static const char *const res[BP_PSI_RES] = { "cpu", "memory", "io" };
+	int k;
+
+	bp_json_w_begin_object(w);
+	for (k = 0; k < BP_PSI_RES; k++) {
+		bp_json_w_key(w, res[k]);
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_double(w, "some", covered_s > 0 ? some[k] / 1e6 / covered_s : 0);
+		bp_json_w_kv_double(w, "full", covered_s > 0 ? full[k] / 1e6 / covered_s : 0);
+		bp_json_w_kv_double(w, "some_s", some[k] / 1e6);
+		bp_json_w_kv_double(w, "full_s", full[k] / 1e6);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_object(w);
+}
+
+/* a cgroup's accounting: what of it is known */
+static void write_limits(struct bp_json_w *w, const struct bp_cgroup *cpu,
+			 const struct bp_cgroup *mem, const struct bp_cgroup *psi)
+{
+	bp_json_w_begin_object(w);
+	if (cpu && cpu->cpu_valid) {
+		bp_json_w_key(w, "cpu");
+		write_cpu_limit(w, cpu);
+	}
+	if (mem && mem->mem_valid) {
+		bp_json_w_key(w, "memory");
+		write_mem_limit(w, mem);
+	}
+	if (psi && psi->psi_valid) {
+		bp_json_w_key(w, "pressure");
+		write_psi(w, psi->psi_some_us, psi->psi_full_us, psi->watched_ns / 1e9);
+	}
+	bp_json_w_end_object(w);
+}
+
+/* who the process is and where it runs; keys there even when unknown */
+static void write_ids(struct bp_json_w *w, const struct bp_profile *p,
+		      const struct bp_proc_summary *ps)
+{
+	const struct bp_proc *proc = ps->proc;
+	char uid[16];
+
+	snprintf(uid, sizeof(uid), "%u", proc->uid);
+	bp_json_w_kv_int64(w, "uid", proc->have_ids ? (int64_t)proc->uid : -1);
+	bp_json_w_kv_string(w, "user", !proc->have_ids ? "" : proc->user ? proc->user : uid);
+	bp_json_w_kv_string(w, "cgroup", proc->cgroup ? proc->cgroup : "");
+	bp_json_w_kv_string(w, "unit", proc->unit ? proc->unit : "");
+	if ((proc->cg_cpu && proc->cg_cpu_tree != BP_CGROUP_V2) ||
+	    (proc->cg_memory && proc->cg_memory_tree != BP_CGROUP_V2)) {
+		bp_json_w_key(w, "cgroup_v1");
+		bp_json_w_begin_object(w);
+		if (proc->cg_cpu && proc->cg_cpu_tree != BP_CGROUP_V2)
+			bp_json_w_kv_string(w, "cpu", proc->cg_cpu);
+		if (proc->cg_memory && proc->cg_memory_tree != BP_CGROUP_V2)
+			bp_json_w_kv_string(w, "memory", proc->cg_memory);
+		bp_json_w_end_object(w);
+	}
+	if (proc->have_ids) {
+		bp_json_w_key(w, "limits");
+		write_limits(w, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
+			     bp_proc_psi_cgroup(p, proc));
+	}
+	bp_json_w_kv_double(w, "throttled_s", ps->throttled_s);
 }
 
 static void write_spread(struct bp_json_w *w, const char *key, const struct bp_spread *sp)
@@ -434,6 +561,7 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_kv_string(w, "comm", proc->comm[0] ? proc->comm : "[unknown]");
 	bp_json_w_kv_string(w, "cmdline", proc->cmdline ? proc->cmdline : "");
 	bp_json_w_kv_bool(w, "exited", proc->exited);
+	write_ids(w, p, ps);
 	bp_json_w_kv_double(w, "wall_s", ps->wall_s);
 	bp_json_w_kv_double(w, "on_cpu_s", ps->on_cpu_s);
 	bp_json_w_kv_double(w, "on_cpu_sampled_s", ps->on_cpu_sampled_s);
@@ -461,8 +589,84 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_end_object(w);
 }
 
+static void write_groups(struct bp_json_w *w, const struct bp_profile *p,
+			 const struct bp_groups *g)
+{
+	uint32_t i, j;
+
+	bp_json_w_kv_string(w, "group_by", bp_group_by_name(g->by));
+	bp_json_w_key(w, "groups");
+	bp_json_w_begin_array(w);
+	for (i = 0; i < g->nr; i++) {
+		const struct bp_group *gr = &g->g[i];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "name", gr->name);
+		bp_json_w_kv_uint64(w, "processes", gr->nr_procs);
+		bp_json_w_kv_uint64(w, "threads", gr->threads);
+		bp_json_w_kv_double(w, "wall_s", gr->wall_s);
+		bp_json_w_kv_double(w, "on_cpu_s", gr->on_cpu_s);
+		bp_json_w_kv_uint64(w, "samples", gr->samples);
+		write_kinds(w, "off_cpu_s", gr->off_s);
+		bp_json_w_kv_double(w, "throttled_s", gr->throttled_s);
+		bp_json_w_key(w, "io");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_uint64(w, "ops", gr->io_ops);
+		bp_json_w_kv_uint64(w, "bytes", gr->io_bytes);
+		bp_json_w_kv_double(w, "wait_s", gr->off_s[BP_KIND_IO]);
+		bp_json_w_end_object(w);
+		bp_json_w_key(w, "busiest");
+		bp_json_w_begin_array(w);
+		for (j = 0; j < gr->nr_top; j++) {
+			const struct bp_proc_summary *ps = gr->top[j];
+
+			bp_json_w_begin_object(w);
+			bp_json_w_kv_int64(w, "pid", ps->proc->pid);
+			bp_json_w_kv_string(w, "comm", ps->proc->comm[0] ? ps->proc->comm :
+									     "[unknown]");
+			bp_json_w_kv_double(w, "on_cpu_s", ps->on_cpu_s);
+			bp_json_w_kv_string(w, "class", ps->verdict ? bp_class_name(ps->verdict->cls) :
+								      "unknown");
+			bp_json_w_end_object(w);
+		}
+		bp_json_w_end_array(w);
+		bp_json_w_key(w, "limits");
+		write_limits(w, gr->cpu, gr->mem, gr->psi);
+		bp_json_w_key(w, "verdict");
+		write_verdict(w, gr->have_verdict ? &gr->verdict : NULL);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+}
+
+static void write_cgroups(struct bp_json_w *w, const struct bp_profile *p)
+{
+	uint32_t i;
+
+	bp_json_w_key(w, "cgroups");
+	bp_json_w_begin_array(w);
+	for (i = 0; i < p->nr_cgroups; i++) {
+		const struct bp_cgroup *c = &p->cgroups[i];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "path", c->path);
+		bp_json_w_kv_string(w, "tree", bp_cgroup_tree_name(c->tree));
+		bp_json_w_kv_double(w, "watched_s", c->watched_ns / 1e9);
+		bp_json_w_key(w, "limits");
+		write_limits(w, c, c, c);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+}
+
 int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool pretty,
 		   struct bp_buf *out)
+{
+	return bp_export_json_groups(p, s, NULL, pretty, out);
+}
+
+int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s,
+			  const struct bp_groups *g, bool pretty, struct bp_buf *out)
 {
 	struct bp_json_w w;
 	uint32_t i, quiet = 0;
@@ -503,6 +707,9 @@ int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool 
 	bp_json_w_end_array(&w);
 	bp_json_w_kv_uint64(&w, "processes_quiet", quiet);
 	write_pipelines(&w, s);
+	if (g)
+		write_groups(&w, p, g);
+	write_cgroups(&w, p);
 	bp_json_w_key(&w, "offcpu");
 	bp_json_w_begin_object(&w);
 	bp_json_w_kv_bool(&w, "enabled", p->offcpu_enabled);

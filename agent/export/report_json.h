@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "analyze/analyze.h"
+#include "analyze/groups.h"
 #include "util/buf.h"
 #include "model/profile.h"
 
@@ -14,5 +15,9 @@
 /* 0 or -errno */
 int bp_export_json(const struct bp_profile *p, const struct bp_summary *s, bool pretty,
 		   struct bp_buf *out);
+
+/* the same with a "groups" table (g may be NULL: none); 0 or -errno */
+int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s,
+			  const struct bp_groups *g, bool pretty, struct bp_buf *out);
 
 #endif /* BP_EXPORT_JSON_H */

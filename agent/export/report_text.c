@@ -206,6 +206,104 @@ static void thread_line(struct bp_buf *out, const struct bp_proc_summary *ps)
 	bp_buf_putc(out, '\n');
 }
 
+/* whose it is and where it runs */
+static void who_line(struct bp_buf *out, const struct bp_proc *proc)
+{
+	if (!proc->have_ids)
+		return;
+	if (proc->user)
+		bp_buf_printf(out, "  user: %s (%u)", proc->user, proc->uid);
+	else
+		bp_buf_printf(out, "  user: %u", proc->uid);
+	if (proc->unit)
+		bp_buf_printf(out, ", unit: %.200s", proc->unit);
+	if (proc->cgroup)
+		bp_buf_printf(out, ", cgroup: %.300s", proc->cgroup);
+	bp_buf_putc(out, '\n');
+}
+
+static void limits_lines(struct bp_buf *out, const struct bp_group *g)
+{
+	const struct bp_cgroup *c = g->cpu, *m = g->mem, *ps = g->psi;
+	static const char *const res[BP_PSI_RES] = { "cpu", "memory", "io" };
+	char a[16];
+	int k;
+
+	if (c && c->cpu_valid && c->quota_at && c->period_us) {
+		double w = c->watched_ns / 1e9;
+
+		pct(a, sizeof(a), w > 0 ? c->throttled_ns / 1e9 / w : 0);
+		bp_buf_printf(out, "  CPU quota %.2f CPUs (cgroup %.300s): throttled %.2f s, %s of "
+			      "%.2f s, in %" PRIu64 " of %" PRIu64 " periods\n",
+			      (double)c->quota_us / c->period_us, c->quota_at,
+			      c->throttled_ns / 1e9, a, w, c->nr_throttled, c->nr_periods);
+	}
+	if (m && m->mem_valid && m->mem_at) {
+		uint64_t lim = m->mem_max != UINT64_MAX ? m->mem_max : m->mem_high;
+
+		bp_buf_printf(out, "  memory limit %.0f MiB (cgroup %.300s): %" PRIu64 " high, %"
+			      PRIu64 " max events, %" PRIu64 " OOM kills\n", lim / 1048576.0,
+			      m->mem_at, m->mem_high_events, m->mem_max_events, m->mem_oom_kill);
+	}
+	if (ps && ps->psi_valid && ps->watched_ns) {
+		bp_buf_printf(out, "  pressure of cgroup %.300s (some):", ps->path);
+		for (k = 0; k < BP_PSI_RES; k++) {
+			pct(a, sizeof(a), ps->psi_some_us[k] * 1e3 / ps->watched_ns);
+			bp_buf_printf(out, "%s %s %s", k ? "," : "", res[k], a);
+		}
+		bp_buf_putc(out, '\n');
+	}
+}
+
+static void group_paragraphs(struct bp_buf *out, const struct bp_profile *p,
+			     const struct bp_summary *s, const struct bp_groups *gs,
+			     unsigned int max)
+{
+	double dur = s->duration_s > 0 ? s->duration_s : 1;
+	uint32_t i, j, shown = 0;
+	int k;
+
+	bp_buf_printf(out, "\ngroups by %s: %u\n", bp_group_by_name(gs->by), gs->nr);
+	for (i = 0; i < gs->nr && shown < max; i++) {
+		const struct bp_group *g = &gs->g[i];
+
+		if (g->activity < 0.005 && i > 0)
+			break;
+		shown++;
+		bp_buf_printf(out, "\n%s %.300s", bp_group_by_name(gs->by), g->name);
+		if (g->have_verdict)
+			bp_buf_printf(out, ": %s (%s confidence)", bp_class_name(g->verdict.cls),
+				      bp_confidence_name(g->verdict.conf));
+		bp_buf_printf(out, "\n  %u process%s, %u thread%s: %.2f s on-CPU (%.2f CPUs)",
+			      g->nr_procs, g->nr_procs == 1 ? "" : "es", g->threads,
+			      g->threads == 1 ? "" : "s", g->on_cpu_s, g->on_cpu_s / dur);
+		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
+			if (g->off_s[k] < 0.005)
+				continue;
+			bp_buf_printf(out, ", %.2f s %s", g->off_s[k], kind_phrase(k));
+			if (k == BP_KIND_RUNQUEUE && g->throttled_s >= 0.005)
+				bp_buf_printf(out, " (%.2f s throttled)", g->throttled_s);
+		}
+		if (g->io_ops)
+			bp_buf_printf(out, "; IO %" PRIu64 " requests, %.1f MiB", g->io_ops,
+				      g->io_bytes / 1048576.0);
+		bp_buf_putc(out, '\n');
+		bp_buf_puts(out, "  busiest:");
+		for (j = 0; j < g->nr_top; j++)
+			bp_buf_printf(out, "%s pid %u %s (%.2f s on-CPU)", j ? "," : "",
+				      g->top[j]->proc->pid, g->top[j]->proc->comm[0] ?
+				      g->top[j]->proc->comm : "[unknown]", g->top[j]->on_cpu_s);
+		bp_buf_putc(out, '\n');
+		limits_lines(out, g);
+		if (g->have_verdict)
+			verdict_block(out, &g->verdict);
+	}
+	if (shown < gs->nr)
+		bp_buf_printf(out, "\n%u more group%s\n", gs->nr - shown,
+			      gs->nr - shown == 1 ? "" : "s");
+	(void)p;
+}
+
 /* what makes a process worth a paragraph */
 static double weight(const struct bp_proc_summary *ps)
 {
@@ -276,6 +374,8 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 	runs_line(p, out);
 	if (!s->nr_procs)
 		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
+	if (o && o->groups)
+		group_paragraphs(out, p, s, o->groups, o->max_groups ? o->max_groups : 10);
 
 	for (i = 0; i < s->nr_procs; i++)
 		total_weight += weight(&s->procs[i]);
@@ -308,6 +408,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		bp_buf_printf(out, "\n");
 		if (proc->cmdline && *proc->cmdline)
 			bp_buf_printf(out, "  cmd: %.200s\n", proc->cmdline);
+		who_line(out, proc);
 		if (ps->verdict)
 			verdict_block(out, ps->verdict);
 		bp_buf_printf(out, "  %.2f s on-CPU", ps->on_cpu_s);

@@ -4,12 +4,15 @@
 #define BP_REPORT_TEXT_H
 
 #include "analyze/analyze.h"
+#include "analyze/groups.h"
 #include "util/buf.h"
 #include "model/profile.h"
 
 struct bp_text_opts {
 	unsigned int max_procs;		/* busy processes shown (default 10) */
 	unsigned int max_hot;		/* hotspots per process (default 5) */
+	const struct bp_groups *groups;	/* a paragraph per group first, NULL: none */
+	unsigned int max_groups;	/* groups shown (default 10) */
 };
 
 /* 0 or -errno */

@@ -79,6 +79,69 @@ static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
 	return 0;
 }
 
+/* whose and where: the newer slice knows better */
+static int merge_ids(struct bp_profile *dst, struct bp_proc *dp, const struct bp_proc *sp)
+{
+	const char *const src[] = { sp->user, sp->cgroup, sp->unit, sp->cg_v2, sp->cg_cpu,
+				    sp->cg_memory };
+	const char **const dstp[] = { &dp->user, &dp->cgroup, &dp->unit, &dp->cg_v2, &dp->cg_cpu,
+				      &dp->cg_memory };
+	size_t i;
+
+	for (i = 0; i < sizeof(src) / sizeof(src[0]); i++) {
+		*dstp[i] = bp_profile__intern(dst, src[i]);
+		if (src[i] && !*dstp[i])
+			return -ENOMEM;
+	}
+	dp->have_ids = true;
+	dp->uid = sp->uid;
+	dp->cg_cpu_tree = sp->cg_cpu_tree;
+	dp->cg_memory_tree = sp->cg_memory_tree;
+	return 0;
+}
+
+/* counters add up; the limits are the newest slice's */
+static int merge_cgroup(struct bp_profile *dst, const struct bp_cgroup *sc)
+{
+	struct bp_cgroup *c = bp_profile__cgroup(dst, sc->tree, sc->path, true);
+	int k;
+
+	if (!c)
+		return -ENOMEM;
+	c->watched_ns += sc->watched_ns;
+	if (sc->cpu_valid) {
+		c->cpu_valid = true;
+		c->quota_at = bp_profile__intern(dst, sc->quota_at);
+		if (sc->quota_at && !c->quota_at)
+			return -ENOMEM;
+		c->quota_us = sc->quota_us;
+		c->period_us = sc->period_us;
+		c->nr_periods += sc->nr_periods;
+		c->nr_throttled += sc->nr_throttled;
+		c->throttled_ns += sc->throttled_ns;
+	}
+	if (sc->psi_valid) {
+		c->psi_valid = true;
+		for (k = 0; k < BP_PSI_RES; k++) {
+			c->psi_some_us[k] += sc->psi_some_us[k];
+			c->psi_full_us[k] += sc->psi_full_us[k];
+		}
+	}
+	if (sc->mem_valid) {
+		c->mem_valid = true;
+		c->mem_at = bp_profile__intern(dst, sc->mem_at);
+		if (sc->mem_at && !c->mem_at)
+			return -ENOMEM;
+		c->mem_max = sc->mem_max;
+		c->mem_high = sc->mem_high;
+		c->mem_high_events += sc->mem_high_events;
+		c->mem_max_events += sc->mem_max_events;
+		c->mem_oom += sc->mem_oom;
+		c->mem_oom_kill += sc->mem_oom_kill;
+	}
+	return 0;
+}
+
 static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 {
 	struct bp_proc *dp = bp_profile__proc(dst, sp->pid, true);
@@ -97,6 +160,8 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 			dp->ppid = sp->ppid;
 		dp->have_meta = dp->have_meta || sp->have_meta;
 	}
+	if (sp->have_ids && merge_ids(dst, dp, sp))
+		return -ENOMEM;
 	if (sp->start_ns && (!dp->start_ns || sp->start_ns < dp->start_ns))
 		dp->start_ns = sp->start_ns;
 	if (sp->exited) {
@@ -217,6 +282,18 @@ int bp_profile__merge(struct bp_profile *dst, const struct bp_profile *src)
 	}
 	if (bp_waits_merge(dst, src))
 		goto out;
+	for (i = 0; i < src->nr_cgroups; i++)
+		if (merge_cgroup(dst, &src->cgroups[i]))
+			goto out;
+	if (src->psi_valid) {
+		int k;
+
+		dst->psi_valid = true;
+		for (k = 0; k < BP_PSI_RES; k++) {
+			dst->psi_some_us[k] += src->psi_some_us[k];
+			dst->psi_full_us[k] += src->psi_full_us[k];
+		}
+	}
 	bp_counters_add(&dst->stats, dst->ucounts, &src->stats, src->ucounts);
 	dst->io_enabled = dst->io_enabled || src->io_enabled;
 	/* the busy share of the merged time, weighted by each part's length */

@@ -80,6 +80,8 @@ void bp_profile__free(struct bp_profile *p)
 	bp_htab_free(&p->sample_h);
 	bp_htab_free(&p->proc_h);
 	bp_htab_free(&p->io_row_h);
+	bp_htab_free(&p->cgroup_h);
+	free(p->cgroups);
 	free(p->io_devs);
 	free(p->io_rows);
 	bp_htab_free(&p->wake_h);
@@ -436,6 +438,55 @@ struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_
 	r->kthread = kthread;
 	snprintf(r->comm, sizeof(r->comm), "%s", k.comm);
 	return r;
+}
+
+static const char *const cgroup_trees[BP_CGROUP__TREES] = { "v2", "cpu", "memory", "systemd" };
+
+const char *bp_cgroup_tree_name(uint32_t t)
+{
+	return t < BP_CGROUP__TREES ? cgroup_trees[t] : "?";
+}
+
+struct cgroup_key {
+	uint32_t tree;
+	const char *path;
+};
+
+static bool cgroup_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct bp_cgroup *c = &((const struct bp_profile *)ctx)->cgroups[idx];
+	const struct cgroup_key *k = key;
+
+	return c->tree == k->tree && !strcmp(c->path, k->path);
+}
+
+struct bp_cgroup *bp_profile__cgroup(struct bp_profile *p, uint32_t tree, const char *path,
+				     bool create)
+{
+	struct cgroup_key k = { tree, path };
+	uint64_t h;
+	struct bp_cgroup *c;
+	uint32_t idx;
+
+	if (!path)
+		return NULL;
+	h = bp_hash_bytes(path, strlen(path), 5 + tree);
+	if (bp_htab_find(&p->cgroup_h, h, cgroup_eq, p, &k, &idx) == 0)
+		return &p->cgroups[idx];
+	if (!create)
+		return NULL;
+	if (grow((void **)&p->cgroups, &p->cap_cgroups, p->nr_cgroups + 1, sizeof(*p->cgroups)))
+		return NULL;
+	c = &p->cgroups[p->nr_cgroups];
+	memset(c, 0, sizeof(*c));
+	c->path = bp_profile__intern(p, path);
+	if (!c->path || bp_htab_insert(&p->cgroup_h, h, p->nr_cgroups))
+		return NULL;
+	c->tree = tree;
+	c->quota_us = -1;
+	c->mem_max = c->mem_high = UINT64_MAX;
+	p->nr_cgroups++;
+	return c;
 }
 
 uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc)

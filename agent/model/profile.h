@@ -120,6 +120,52 @@ struct bp_proc {
 	double traffic_per_s;
 	double traffic_per_cpu_s;	/* per second of CPU it had meanwhile */
 	double traffic_cpus;		/* the CPUs it had in the window */
+	/* whose it is and where it runs (have_ids), read with the facts (docs/groups.md) */
+	bool have_ids;
+	uint32_t uid;			/* effective */
+	const char *user;		/* interned name; NULL: the uid has none */
+	const char *cgroup;		/* interned: the path to group by; NULL unknown */
+	const char *unit;		/* interned: systemd unit or container; NULL none */
+	const char *cg_v2;		/* interned: its v2 path (pressure); NULL none */
+	const char *cg_cpu;		/* interned: the cgroup carrying the cpu controller */
+	const char *cg_memory;		/* ... and the memory controller; NULL unknown */
+	uint8_t cg_cpu_tree, cg_memory_tree;	/* enum bp_cgroup_tree of those */
+};
+
+/* the trees a cgroup path is in; the values of proc/cgroup.h's enum bp_cg_tree */
+enum bp_cgroup_tree {
+	BP_CGROUP_V2 = 0,
+	BP_CGROUP_V1_CPU,
+	BP_CGROUP_V1_MEMORY,
+	BP_CGROUP_V1_SYSTEMD,
+	BP_CGROUP__TREES,
+};
+
+const char *bp_cgroup_tree_name(uint32_t t);	/* "v2", "cpu", "memory", "systemd" */
+
+/* pressure stall information: cpu, memory, io */
+#define BP_PSI_RES	3
+
+/*
+ * A cgroup's own accounting over the window (collect/cgroups.c): the CPU
+ * quota that applies and its throttling, pressure stalls, the memory limit
+ * and its events. Counters are differences over watched_ns.
+ */
+struct bp_cgroup {
+	const char *path;		/* interned, as /proc/PID/cgroup shows it */
+	uint32_t tree;			/* enum bp_cgroup_tree */
+	uint64_t watched_ns;		/* the part of the window its counters cover */
+	bool cpu_valid;			/* the cpu controller is there */
+	const char *quota_at;		/* interned: the nearest cgroup with a quota; NULL none */
+	int64_t quota_us;		/* -1: no quota */
+	uint64_t period_us;
+	uint64_t nr_periods, nr_throttled, throttled_ns;	/* of quota_at */
+	bool psi_valid;			/* a v2 cgroup: stall time, us */
+	uint64_t psi_some_us[BP_PSI_RES], psi_full_us[BP_PSI_RES];
+	bool mem_valid;			/* the memory controller is there */
+	const char *mem_at;		/* interned: the nearest cgroup with a limit; NULL none */
+	uint64_t mem_max, mem_high;	/* bytes; UINT64_MAX: none */
+	uint64_t mem_high_events, mem_max_events, mem_oom, mem_oom_kill;	/* of mem_at */
 };
 
 /* block IO, per device and per (device, process, direction) */
@@ -214,7 +260,14 @@ struct bp_profile {
 	struct bp_run *runs;
 	uint32_t nr_runs, cap_runs;
 
-	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h;
+	/* cgroups the processes run in, with their accounting (docs/groups.md) */
+	struct bp_cgroup *cgroups;
+	uint32_t nr_cgroups, cap_cgroups;
+	/* system-wide pressure stall time in the window (psi_valid, /proc/pressure), us */
+	bool psi_valid;
+	uint64_t psi_some_us[BP_PSI_RES], psi_full_us[BP_PSI_RES];
+
+	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h, cgroup_h;
 	char **strs;
 	uint32_t nr_strs, cap_strs;
 };
@@ -255,6 +308,9 @@ struct bp_io_row *bp_profile__io_row(struct bp_profile *p, uint32_t dev, uint32_
 
 /* append a run; 0 or -ENOMEM */
 int bp_profile__add_run(struct bp_profile *p, const struct bp_run *r);
+/* the cgroup row of (tree, path), created (zeroed) when create is set; NULL: none or -ENOMEM */
+struct bp_cgroup *bp_profile__cgroup(struct bp_profile *p, uint32_t tree, const char *path,
+				     bool create);
 
 /* wall time of the process inside the recording window, in ns */
 uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_proc *proc);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "analyze/classify.h"
+#include "analyze/groups.h"
 #include "model/hist.h"
 #include "serve/metrics.h"
 #include "serve/prom.h"
@@ -195,8 +196,185 @@ static int processes(struct bp_prom *m, const struct bp_profile *p, const struct
 	}
 	scalar(m, "boundprof_processes_folded", BP_PROM_GAUGE,
 	       "Active processes of the last window folded into the pid=\"\" series", n - own);
+
+	/* who and where, once per process with series of its own: join on pid */
+	bp_prom_family(m, "boundprof_process_info", BP_PROM_GAUGE,
+		       "1 for each process with series of its own: its user, cgroup and unit");
+	for (i = 0; i < own; i++) {
+		const struct bp_proc *proc = act[i]->proc;
+		char pid[16], uid[16], user[32];
+
+		snprintf(pid, sizeof(pid), "%u", proc->pid);
+		if (proc->have_ids)
+			snprintf(uid, sizeof(uid), "%u", proc->uid);
+		else
+			uid[0] = '\0';
+		snprintf(user, sizeof(user), "%s", proc->user ? proc->user : uid);
+		bp_prom_sample(m, (struct bp_prom_label[]){
+				       { "pid", pid }, { "comm", proc->comm }, { "uid", uid },
+				       { "user", user }, { "cgroup", proc->cgroup ? proc->cgroup : "" },
+				       { "unit", proc->unit ? proc->unit : "" } },
+			       6, 1);
+	}
 	free(act);
 	return 0;
+}
+
+static void sample_group(struct bp_prom *m, const char *by, const struct bp_group *g,
+			 const char *cls, double v)
+{
+	struct bp_prom_label l[3] = { { "by", by }, { "group", g ? g->name : "" },
+				      { "class", cls } };
+
+	bp_prom_sample(m, l, cls ? 3 : 2, v);
+}
+
+/*
+ * Per user, cgroup and unit: the `top` most active groups of each grouping
+ * get series of their own, the rest are summed into group="", as for
+ * processes, so that the series stay bounded however many users, services
+ * or containers come and go.
+ */
+static int groups(struct bp_prom *m, const struct bp_profile *p, const struct bp_summary *s,
+		  uint32_t top)
+{
+	static const enum bp_group_by bys[] = { BP_GROUP_USER, BP_GROUP_CGROUP, BP_GROUP_UNIT };
+	struct bp_groups gs[3] = {};
+	uint32_t own[3], i, b, folded;
+	double rest;
+	int k, err = 0;
+
+	for (b = 0; b < 3; b++) {
+		if (bp_groups_build(p, s, bys[b], &gs[b])) {
+			err = -ENOMEM;
+			goto out;
+		}
+		own[b] = gs[b].nr < top ? gs[b].nr : top;
+	}
+#define EACH(fam, type, help, value)								\
+	do {											\
+		bp_prom_family(m, fam, type, help);						\
+		for (b = 0; b < 3; b++) {							\
+			const char *by = bp_group_by_name(bys[b]);				\
+			for (i = 0, rest = 0; i < gs[b].nr; i++) {				\
+				const struct bp_group *g = &gs[b].g[i];				\
+				if (i < own[b])							\
+					sample_group(m, by, g, NULL, (value));			\
+				else								\
+					rest += (value);					\
+			}									\
+			if (gs[b].nr > own[b])							\
+				sample_group(m, by, NULL, NULL, rest);				\
+		}										\
+	} while (0)
+
+	EACH("boundprof_group_cpu_seconds", BP_PROM_GAUGE,
+	     "On-CPU seconds of the group's processes in the last window, by user, cgroup or unit "
+	     "(by=); only the --top most active groups of each have series, group=\"\" sums the "
+	     "rest", g->on_cpu_s);
+	EACH("boundprof_group_processes", BP_PROM_GAUGE,
+	     "Processes of the group in the last window", (double)g->nr_procs);
+	EACH("boundprof_group_throttled_seconds", BP_PROM_GAUGE,
+	     "Run-queue thread-seconds of the group spent waiting out its cgroup's CPU quota in "
+	     "the last window", g->throttled_s);
+	EACH("boundprof_group_io_bytes", BP_PROM_GAUGE,
+	     "Block IO bytes the group's processes submitted in the last window",
+	     (double)g->io_bytes);
+#undef EACH
+	bp_prom_family(m, "boundprof_group_offcpu_seconds", BP_PROM_GAUGE,
+		       "Thread-seconds the group's processes spent off-CPU in the last window, by "
+		       "wait class");
+	for (b = 0; b < 3; b++) {
+		const char *by = bp_group_by_name(bys[b]);
+
+		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
+			for (i = 0, rest = 0; i < gs[b].nr; i++) {
+				if (i < own[b])
+					sample_group(m, by, &gs[b].g[i], bp_kind_name(k),
+						     gs[b].g[i].off_s[k]);
+				else
+					rest += gs[b].g[i].off_s[k];
+			}
+			if (gs[b].nr > own[b])
+				sample_group(m, by, NULL, bp_kind_name(k), rest);
+		}
+	}
+	bp_prom_family(m, "boundprof_group_verdict", BP_PROM_GAUGE,
+		       "1 for the verdict of the group as one workload in the last window");
+	for (b = 0; b < 3; b++)
+		for (i = 0; i < own[b]; i++) {
+			const struct bp_group *g = &gs[b].g[i];
+
+			if (!g->have_verdict)
+				continue;
+			bp_prom_sample(m, (struct bp_prom_label[]){
+					       { "by", bp_group_by_name(bys[b]) }, { "group", g->name },
+					       { "class", bp_class_name(g->verdict.cls) },
+					       { "confidence", bp_confidence_name(g->verdict.conf) } },
+				       4, 1);
+		}
+	bp_prom_family(m, "boundprof_group_cpu_quota_cpus", BP_PROM_GAUGE,
+		       "The CPU quota the group's cgroup runs under, in CPUs (quota / period); "
+		       "groups with series of their own and a quota only");
+	for (b = 0; b < 3; b++)
+		for (i = 0; i < own[b]; i++) {
+			const struct bp_cgroup *c = gs[b].g[i].cpu;
+
+			if (c && c->cpu_valid && c->quota_us >= 0 && c->period_us)
+				sample_group(m, bp_group_by_name(bys[b]), &gs[b].g[i], NULL,
+					     (double)c->quota_us / c->period_us);
+		}
+	bp_prom_family(m, "boundprof_group_pressure_ratio", BP_PROM_GAUGE,
+		       "Share of the last window some task of the group's cgroup stalled on the "
+		       "resource (cgroup v2 pressure stall information, \"some\")");
+	for (b = 0; b < 3; b++)
+		for (i = 0; i < own[b]; i++) {
+			const struct bp_cgroup *c = gs[b].g[i].psi;
+			static const char *const res[BP_PSI_RES] = { "cpu", "memory", "io" };
+
+			if (!c || !c->psi_valid || !c->watched_ns)
+				continue;
+			for (k = 0; k < BP_PSI_RES; k++)
+				bp_prom_sample(m, (struct bp_prom_label[]){
+						       { "by", bp_group_by_name(bys[b]) },
+						       { "group", gs[b].g[i].name },
+						       { "resource", res[k] } },
+					       3, c->psi_some_us[k] * 1e3 / c->watched_ns);
+		}
+	bp_prom_family(m, "boundprof_groups_folded", BP_PROM_GAUGE,
+		       "Groups of the last window summed into the group=\"\" series, by grouping: "
+		       "only the --top most active groups of each grouping have series of their own");
+	for (b = 0; b < 3; b++) {
+		folded = gs[b].nr - own[b];
+		bp_prom_sample(m, (struct bp_prom_label[]){ { "by", bp_group_by_name(bys[b]) } }, 1,
+			       folded);
+	}
+out:
+	for (b = 0; b < 3; b++)
+		bp_groups_free(&gs[b]);
+	return err;
+}
+
+/* /proc/pressure over the window: the share of it some (or all) tasks stalled */
+static void pressure(struct bp_prom *m, const struct bp_profile *p)
+{
+	static const char *const res[BP_PSI_RES] = { "cpu", "memory", "io" };
+	double w = p->end_ns > p->start_ns ? (p->end_ns - p->start_ns) / 1e3 : 0;
+	int k;
+
+	bp_prom_family(m, "boundprof_pressure_ratio", BP_PROM_GAUGE,
+		       "Share of the last window some (kind=some) or all (kind=full) non-idle tasks "
+		       "of the machine stalled on the resource (/proc/pressure)");
+	if (!p->psi_valid || w <= 0)
+		return;
+	for (k = 0; k < BP_PSI_RES; k++) {
+		bp_prom_sample(m, (struct bp_prom_label[]){ { "resource", res[k] },
+							     { "kind", "some" } },
+			       2, p->psi_some_us[k] / w);
+		bp_prom_sample(m, (struct bp_prom_label[]){ { "resource", res[k] },
+							     { "kind", "full" } },
+			       2, p->psi_full_us[k] / w);
+	}
 }
 
 static void devices(struct bp_prom *m, const struct bp_dev_totals *d, uint32_t n)
@@ -337,8 +515,9 @@ int bp_metrics_write(struct bp_buf *out, const struct bp_profile *win, const str
 		bp_prom_family(&m, "boundprof_cpu_busy_ratio", BP_PROM_GAUGE,
 			       "Share of all CPU time busy in the last window");
 		bp_prom_sample(&m, NULL, 0, s->busy_frac);
-		if (processes(&m, win, s, top))
+		if (processes(&m, win, s, top) || groups(&m, win, s, top))
 			return -ENOMEM;
+		pressure(&m, win);
 	}
 	devices(&m, devs, nr_devs);
 	self_metrics(&m, self);

@@ -12,7 +12,7 @@
 FUZZ_CC		?= clang-14
 FUZZ_SECONDS	?= 60
 FUZZ_SMOKE_SECONDS ?= 3
-FUZZ_HARNESSES	:= pprof elf httpd perfmap procmaps kallsyms json
+FUZZ_HARNESSES	:= pprof elf httpd perfmap procmaps kallsyms json cgroup
 FUZZ_OUT	:= $(OUT)/fuzz
 FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS	:= $(CPPFLAGS) -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=gnu11 -Wall \

@@ -151,6 +151,7 @@ add_bin() {
 add_bin "$(command -v busybox)" "$root/bin/busybox"
 add_bin "$bin" "$root/bin/boundprof"
 add_bin "$fixtures/split" "$root/fixtures/split"
+add_bin "$fixtures/spin" "$root/fixtures/spin"
 bpftool=$(command -v bpftool || echo /usr/sbin/bpftool)
 add_bin "$bpftool" "$root/bin/bpftool"
 cp "$kdir"/modules/*.ko "$root/lib/modules/"
@@ -269,4 +270,47 @@ for sched in none mq-deadline; do
 		fail "block IO on $kver ($sched): ${mine:-no} requests charged to dd, expected about 2048"
 done
 
-say "ok: $kver loads every program, split is cpu-bound in alpha ($2%), block IO seen and charged to dd"
+# cgroup v2 with the cpu controller: the spinner under cpu.max "20000 100000"
+# is cpu-throttled, and boundprof's throttled time is the cgroup's cpu.stat's
+[ "$(value quota-exit)" = 0 ] || {
+	sect quota.out >&2
+	fail "boundprof record -- spin in a cgroup with a quota exited '$(value quota-exit)'"
+}
+[ "$(value cpu-max)" = "20000 100000" ] || fail "cpu.max is '$(value cpu-max)' in the guest"
+sect quota.json >"$work/quota.json"
+# the spin process's first values: limits.cpu comes before the verdict
+spinval() {
+	awk -v k="\"$1\":" '/"comm": "spin"/ { s = 1 } s && $1 == k { gsub(/[",]/, "", $2); print $2; exit }' \
+		"$work/quota.json"
+}
+cls=$(spinval class)
+quota=$(spinval quota_cpus)
+bp_thr=$(spinval throttled_s)
+wall=$(spinval wall_s)
+rq=$(spinval runqueue)
+oracle=$(value quota-throttled-usec)
+cs=$(awk -v u="$oracle" -v w="$wall" 'BEGIN { printf "%.3f s of %.3f s wall (%.0f%%)", u / 1e6, w, (w > 0 ? 100 * u / 1e6 / w : 0) }')
+say "quota: cpu.max 20000 100000 (${quota:-?} CPUs): cpu.stat throttled $cs, boundprof ${bp_thr:-?} s (run queue ${rq:-?} s), verdict ${cls:-none}"
+[ "$cls" = cpu-throttled ] || fail "the spinner under a 20% quota is '${cls:-none}', expected cpu-throttled"
+[ "$quota" = 0.2 ] || fail "boundprof says the quota is '${quota:-none}' CPUs, expected 0.2"
+awk -v b="$bp_thr" -v u="$oracle" -v w="$wall" 'BEGIN {
+	o = u / 1e6
+	if (o <= 0 || b < o - 0.05 || b > o + 0.05 || o / w > 0.85) exit 1 }' ||
+	fail "boundprof's throttled time ${bp_thr:-?} s is not cpu.stat's $oracle us (within 50 ms), or more than 85% of the ${wall:-?} s wall"
+
+# -G: only the cgroup's processes
+[ "$(value only-exit)" = 0 ] || fail "boundprof record -G exited '$(value only-exit)'"
+sect only.json >"$work/only.json"
+pids=$(awk '$1 == "\"pid\":" { gsub(/,/, "", $2); print $2 }' "$work/only.json" | sort -u | tr '\n' ' ')
+others=$(awk '$1 == "\"cgroup\":" && $2 != "\"/bpg\"," { print $2 }' "$work/only.json" | sort -u | tr '\n' ' ')
+say "-G /sys/fs/cgroup/bpg: pids $pids(inside $(value only-inside), outside $(value only-outside))"
+case " $pids" in
+*" $(value only-inside) "*) ;;
+*) fail "the -G recording lacks the spinner inside the cgroup (pid $(value only-inside))" ;;
+esac
+case " $pids" in
+*" $(value only-outside) "*) fail "the -G recording holds the spinner outside the cgroup" ;;
+esac
+[ -z "$others" ] || fail "the -G recording holds processes of other cgroups: $others"
+
+say "ok: $kver loads every program, split is cpu-bound in alpha ($2%), block IO seen and charged to dd, cpu-throttled under cpu.max, -G holds its cgroup only"

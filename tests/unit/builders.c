@@ -104,6 +104,7 @@ struct bp_profile *rich_profile(void)
 	struct bp_thread *t;
 	struct bp_io_dev *d;
 	struct bp_io_row *row;
+	struct bp_cgroup *cg;
 
 	assert_non_null(p);
 	p->start_ns = T0;
@@ -203,8 +204,61 @@ struct bp_profile *rich_profile(void)
 	t->exited = true;
 	t->end_ns = T0 + 4 * SEC;
 	bld_thread(pr, 101, "split-w\xe9", 0.5 * SEC, 2);	/* Latin-1 comm */
+	/* a throttled service: user, v2 cgroup, unit, quota and pressure */
+	pr->have_ids = true;
+	pr->uid = 65534;
+	pr->user = bp_profile__intern(p, "nobody");
+	pr->cgroup = bp_profile__intern(p, "/system.slice/split.service");
+	pr->unit = bp_profile__intern(p, "split.service");
+	pr->cg_v2 = pr->cgroup;
+	pr->cg_cpu = pr->cgroup;
+	pr->cg_memory = pr->cgroup;
+	pr->cg_cpu_tree = BP_CGROUP_V2;
+	pr->cg_memory_tree = BP_CGROUP_V2;
+	cg = bp_profile__cgroup(p, BP_CGROUP_V2, "/system.slice/split.service", true);
+	assert_non_null(cg);
+	cg->watched_ns = 4 * SEC;
+	cg->cpu_valid = true;
+	cg->quota_at = bp_profile__intern(p, "/system.slice/split.service");
+	cg->quota_us = 20000;
+	cg->period_us = 100000;
+	cg->nr_periods = 40;
+	cg->nr_throttled = 38;
+	cg->throttled_ns = 3 * SEC;
+	cg->psi_valid = true;
+	cg->psi_some_us[0] = 3200000;
+	cg->psi_full_us[0] = 3100000;
+	cg->psi_some_us[2] = 7;
+	cg->mem_valid = true;
+	cg->mem_max = UINT64_MAX;
+	cg->mem_high = UINT64_MAX;
 
 	pr = bld_proc(p, 200, 100, "gz\xff;ip", "gzip \xff\xfe -9");
+	/* a user without a name, a hybrid machine's v1 paths, a memory limit hit */
+	pr->have_ids = true;
+	pr->uid = 4242;
+	pr->cgroup = bp_profile__intern(p, "/jobs/gz\xff");
+	pr->cg_v2 = bp_profile__intern(p, "/");
+	pr->cg_cpu = bp_profile__intern(p, "/");
+	pr->cg_memory = pr->cgroup;
+	pr->cg_cpu_tree = BP_CGROUP_V1_CPU;
+	pr->cg_memory_tree = BP_CGROUP_V1_MEMORY;
+	cg = bp_profile__cgroup(p, BP_CGROUP_V1_MEMORY, "/jobs/gz\xff", true);
+	assert_non_null(cg);
+	cg->watched_ns = 5 * SEC;
+	cg->mem_valid = true;
+	cg->mem_at = bp_profile__intern(p, "/jobs");
+	cg->mem_max = 64ULL << 20;
+	cg->mem_max_events = 1234;
+	cg->mem_oom_kill = 1;
+	cg = bp_profile__cgroup(p, BP_CGROUP_V1_CPU, "/", true);
+	assert_non_null(cg);
+	cg->watched_ns = 5 * SEC;
+	cg->cpu_valid = true;
+	p->psi_valid = true;
+	p->psi_some_us[1] = 250000;
+	p->psi_full_us[1] = 100000;
+	p->psi_some_us[2] = 4000000;
 	pr->have_timeline = true;
 	pr->tl_ns[BP_TS_IO] = 2 * SEC;
 	pr->tl_ns[BP_TS_RUNNING] = SEC / 3;
@@ -398,6 +452,16 @@ static void assert_proc_eq(const struct bp_proc *a, const struct bp_proc *b)
 	assert_double_same(a->traffic_per_s, b->traffic_per_s);
 	assert_double_same(a->traffic_per_cpu_s, b->traffic_per_cpu_s);
 	assert_double_same(a->traffic_cpus, b->traffic_cpus);
+	assert_int_equal(a->have_ids, b->have_ids);
+	assert_int_equal(a->uid, b->uid);
+	assert_str_eq(a->user, b->user);
+	assert_str_eq(a->cgroup, b->cgroup);
+	assert_str_eq(a->unit, b->unit);
+	assert_str_eq(a->cg_v2, b->cg_v2);
+	assert_str_eq(a->cg_cpu, b->cg_cpu);
+	assert_str_eq(a->cg_memory, b->cg_memory);
+	assert_int_equal(a->cg_cpu_tree, b->cg_cpu_tree);
+	assert_int_equal(a->cg_memory_tree, b->cg_memory_tree);
 	assert_int_equal(a->nr_threads, b->nr_threads);
 	for (i = 0; i < a->nr_threads; i++)
 		assert_thread_eq(&a->threads[i], &b->threads[i]);
@@ -528,6 +592,35 @@ void assert_profile_eq(const struct bp_profile *a, const struct bp_profile *b)
 		assert_int_equal(x->kthread, y->kthread);
 		assert_string_equal(x->comm, y->comm);
 		assert_io_stats_eq(&x->st, &y->st);
+	}
+	assert_int_equal(a->psi_valid, b->psi_valid);
+	assert_memory_equal(a->psi_some_us, b->psi_some_us, sizeof(a->psi_some_us));
+	assert_memory_equal(a->psi_full_us, b->psi_full_us, sizeof(a->psi_full_us));
+	assert_int_equal(a->nr_cgroups, b->nr_cgroups);
+	for (i = 0; i < a->nr_cgroups; i++) {
+		const struct bp_cgroup *x = &a->cgroups[i], *y = &b->cgroups[i];
+
+		assert_string_equal(x->path, y->path);
+		assert_int_equal(x->tree, y->tree);
+		assert_true(x->watched_ns == y->watched_ns);
+		assert_int_equal(x->cpu_valid, y->cpu_valid);
+		assert_str_eq(x->quota_at, y->quota_at);
+		assert_true(x->quota_us == y->quota_us);
+		assert_true(x->period_us == y->period_us);
+		assert_true(x->nr_periods == y->nr_periods);
+		assert_true(x->nr_throttled == y->nr_throttled);
+		assert_true(x->throttled_ns == y->throttled_ns);
+		assert_int_equal(x->psi_valid, y->psi_valid);
+		assert_memory_equal(x->psi_some_us, y->psi_some_us, sizeof(x->psi_some_us));
+		assert_memory_equal(x->psi_full_us, y->psi_full_us, sizeof(x->psi_full_us));
+		assert_int_equal(x->mem_valid, y->mem_valid);
+		assert_str_eq(x->mem_at, y->mem_at);
+		assert_true(x->mem_max == y->mem_max);
+		assert_true(x->mem_high == y->mem_high);
+		assert_true(x->mem_high_events == y->mem_high_events);
+		assert_true(x->mem_max_events == y->mem_max_events);
+		assert_true(x->mem_oom == y->mem_oom);
+		assert_true(x->mem_oom_kill == y->mem_oom_kill);
 	}
 }
 char *json_report(const struct bp_profile *p)

@@ -99,6 +99,7 @@ static void names__match_the_contract(void **state)
 	assert_string_equal(bp_class_name(BP_CLASS_PEER), "blocked-on-peer");
 	assert_string_equal(bp_mem_judgement_name(BP_MEM_BANDWIDTH), "bandwidth");
 	assert_string_equal(bp_mem_judgement_name(BP_MEM_UNMEASURED), "unmeasured");
+	assert_string_equal(bp_class_name(BP_CLASS_THROTTLED), "cpu-throttled");
 	assert_string_equal(bp_confidence_name(BP_CONF_HIGH), "high");
 }
 
@@ -551,6 +552,121 @@ static void starved__pinned_spinners(void **state)
 	assert_true(has_line(&v, true, "use at most 2 worker threads"));
 }
 
+/* a spinner under a 20% quota on a busy machine: 3 s wall, 0.6 s running */
+static struct bp_evidence throttled_spinner(void)
+{
+	struct bp_evidence e = busy_cpu(3);
+
+	e.on_s = 0.6;
+	e.rq_s = 2.4;
+	e.tl_s[BP_TS_RUNNING] = 0.6;
+	e.tl_s[BP_TS_RUNQUEUE] = 2.4;
+	e.machine_busy = 1.0;
+	e.others_cpu_s = 5.0;
+	e.throttled_rq_s = 2.1;
+	e.quota_valid = true;
+	e.quota_at = "/bp-quota";
+	e.quota_us = 20000;
+	e.period_us = 100000;
+	e.throttled_s = 2.1;
+	e.throttle_window_s = 3.0;
+	e.nr_periods = 30;
+	e.nr_throttled = 29;
+	e.hot_name = "spin_hot";
+	e.hot_frac = 0.98;
+	return e;
+}
+
+static void throttled__quota_explains_the_wait(void **state)
+{
+	struct bp_evidence e = throttled_spinner();
+	struct bp_verdict v;
+
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_THROTTLED);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_near(v.share_throttled, 2.1 / 3.0, 1e-9);
+	assert_near(v.share_rq, 0.3 / 3.0, 1e-9);
+	assert_true(has_line(&v, false, "70% of busy thread-time waiting out its CPU quota"));
+	assert_true(has_line(&v, false, "quota of cgroup /bp-quota: 0.20 CPUs (cpu.max 20000 per "
+				       "100000 us); throttled 2.10 s of 3.00 s (70% of the time), "
+				       "in 29 of 30 periods"));
+	assert_true(has_line(&v, false, "0.30 s, is contention"));
+	assert_true(has_line(&v, true, "Raise the quota: it gets 0.20 CPUs"));
+	assert_true(has_line(&v, true, "cut the work"));
+	assert_true(has_line(&v, true, "More threads make it worse"));
+	assert_int_equal(v.wait_class, BP_CLASS_THROTTLED);
+
+	/* the same in a v1 tree names its file */
+	e.quota_v1 = true;
+	decide(&e, NULL, &v);
+	assert_true(has_line(&v, false, "(cpu.cfs_quota_us 20000 per 100000 us)"));
+}
+
+static void throttled__contention_dominates_starved(void **state)
+{
+	struct bp_evidence e = throttled_spinner();
+	struct bp_verdict v;
+
+	/* a little throttling in much contention: starved, with the quota said */
+	e.throttled_rq_s = 0.3;
+	e.throttled_s = 0.3;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_STARVED);
+	assert_true(has_line(&v, false, "80% of busy thread-time waiting for a CPU"));
+	assert_true(has_line(&v, false, "besides, 0.30 s waiting out the CPU quota of cgroup "
+				       "/bp-quota"));
+	assert_int_equal(v.second, BP_CLASS_CPU);
+
+	/* no quota at all: the run queue is all contention, as before */
+	e = throttled_spinner();
+	e.throttled_rq_s = 0;
+	e.quota_valid = false;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_STARVED);
+	assert_near(v.share_throttled, 0, 0);
+	assert_near(v.share_rq, 0.8, 1e-9);
+}
+
+static void io__memory_limit_named(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.on_s = 0.8;
+	e.io_s = 4.0;
+	e.tl_s[BP_TS_RUNNING] = 0.8;
+	e.tl_s[BP_TS_IO] = 4.0;
+	e.majflt_per_s = 900;
+	e.mem_valid = true;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+	assert_false(has_line(&v, false, "memory limit"));
+
+	e.mem_limit_valid = true;
+	e.mem_at = "/jobs/etl";
+	e.mem_max = 64 * MIB;
+	e.mem_high = UINT64_MAX;
+	e.mem_events = 1500;
+	e.psi_valid = true;
+	e.psi_some[1] = 0.42;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_IO);
+	assert_true(has_line(&v, false, "the memory limit of cgroup /jobs/etl (memory.max 64 MiB) "
+				       "drives it: 1500 times at the limit, memory pressure 42% "
+				       "of the time"));
+	assert_true(has_line(&v, true, "Raise the cgroup's memory limit"));
+
+	/* a limit never reached and no pressure: not named */
+	e.mem_events = 0;
+	e.psi_some[1] = 0.01;
+	decide(&e, NULL, &v);
+	assert_false(has_line(&v, false, "memory limit"));
+}
+
 static void idle__sleeps(void **state)
 {
 	struct bp_evidence e = busy_cpu(3);
@@ -657,6 +773,9 @@ int main(void)
 		cmocka_unit_test(io__device_saturated),
 		cmocka_unit_test(lock__threads_wait_on_one_mutex),
 		cmocka_unit_test(starved__pinned_spinners),
+		cmocka_unit_test(throttled__quota_explains_the_wait),
+		cmocka_unit_test(throttled__contention_dominates_starved),
+		cmocka_unit_test(io__memory_limit_named),
 		cmocka_unit_test(idle__sleeps),
 		cmocka_unit_test(unknown__too_short),
 		cmocka_unit_test(mixed__no_single_limit),

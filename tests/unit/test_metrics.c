@@ -711,6 +711,19 @@ static struct bp_profile *window(void)
 		/* a busy kernel thread doing writeback for others, among the top */
 		sp->kthread = i == 3;
 		add_proc(p, sp, stack);
+		/* three users; the even processes in one service, the odd in containers */
+		{
+			struct bp_proc *pr = bp_profile__proc(p, sp->pid, false);
+			char unit[64];
+
+			pr->have_ids = true;
+			pr->uid = 1000 + i % 3;
+			pr->user = bp_profile__intern(p, (const char *[]){ "alice", "bob", NULL }[i % 3]);
+			snprintf(unit, sizeof(unit), i % 2 ? "docker:%012u" : "web.service", i);
+			pr->unit = bp_profile__intern(p, unit);
+			snprintf(unit, sizeof(unit), "/system.slice/%s", pr->unit);
+			pr->cgroup = bp_profile__intern(p, unit);
+		}
 		if (sp->kthread)
 			sp->io_ops = sp->io_bytes = 0;
 	}
@@ -1357,6 +1370,69 @@ static void no_window__self_and_devices_still_written(void **state)
 
 /* ----------------------------------------------------------------- promtool */
 
+/* the value of the group series {by, group} */
+static double group_val(const struct expo *e, const char *fam, const char *by, const char *g)
+{
+	const struct series *s = find(e, fam, "by", by, "group", g, NULL);
+
+	if (!s)
+		fail_msg("no series %s{by=%s,group=%s}", fam, by, g);
+	return s->v;
+}
+
+static void groups__top_n_and_folded__bounded_sums_kept(void **state)
+{
+	struct bp_profile *p = window();
+	struct bp_agent_self self;
+	struct bp_summary s;
+	double all = 0, sum = 0;
+	uint32_t i, units;
+	struct expo e;
+	char *text;
+
+	summarize(p, &s);
+	self_fill(&self);
+	for (i = 0; i < NPROC; i++)
+		all += spec[i].samples * PERIOD / 1e9;
+
+	/* two groups of each grouping get series; the rest are summed in group="" */
+	text = write_metrics(p, &s, 2, NULL, 0, &self);
+	parse(&e, text);
+	/* users alice, bob, the one without a name (1002) and the sleeper's "?" */
+	assert_int_equal(count_series(&e, "boundprof_group_cpu_seconds"), 3 * 3);
+	assert_int_equal(VAL(&e, "boundprof_groups_folded", "by", "user"), 2);
+	units = NPROC / 2 + 1 + 1;	/* the containers, web.service, the sleeper's "?" */
+	assert_int_equal(VAL(&e, "boundprof_groups_folded", "by", "unit"), units - 2);
+	for (i = 0; i < e.nser; i++)
+		if (!strcmp(e.ser[i].name, "boundprof_group_cpu_seconds") &&
+		    !strcmp(label(&e.ser[i], "by"), "user"))
+			sum += e.ser[i].v;
+	assert_near(sum, all, 1e-9);
+	/* every process's own series says who it is, once */
+	assert_int_equal(count_series(&e, "boundprof_process_info"), 2);
+	assert_non_null(find(&e, "boundprof_process_info", "pid", pid_str(spec[0].pid), "comm",
+			     weird_comm, "uid", "1000", "user", "alice", "cgroup",
+			     "/system.slice/web.service", "unit", "web.service", NULL));
+	assert_int_equal(count_series(&e, "boundprof_group_verdict"), 3 * 2);
+	/* the HELP line says the series are bounded */
+	assert_non_null(strstr(text, "# HELP boundprof_groups_folded"));
+	assert_non_null(strstr(text, "only the --top most active groups"));
+	expo_free(&e);
+	free(text);
+
+	/* room for all: nothing folded, no group="" series */
+	text = write_metrics(p, &s, 10000, NULL, 0, &self);
+	parse(&e, text);
+	assert_int_equal(VAL(&e, "boundprof_groups_folded", "by", "user"), 0);
+	assert_null(find(&e, "boundprof_group_cpu_seconds", "by", "user", "group", "", NULL));
+	assert_near(group_val(&e, "boundprof_group_processes", "unit", "web.service"),
+		    NPROC / 2, 0);
+	expo_free(&e);
+	free(text);
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
 static bool have_promtool(void)
 {
 	return !system("command -v promtool >/dev/null 2>&1");
@@ -1416,6 +1492,7 @@ int main(void)
 		cmocka_unit_test(devices__two_windows__counters_and_histogram_accumulate),
 		cmocka_unit_test(self__losses_drains_symbolizer__as_given),
 		cmocka_unit_test(no_window__self_and_devices_still_written),
+		cmocka_unit_test(groups__top_n_and_folded__bounded_sums_kept),
 		cmocka_unit_test(full__promtool_agrees),
 	};
 

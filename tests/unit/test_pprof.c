@@ -849,6 +849,11 @@ static void bounds__state__refused_past_each(void **state)
 	assert_too_big(raw.data, raw.len, what);
 	bp_buf_reset(&raw);
 
+	state_array(&raw, "{\"cgroups\":[", "{}", BP_PPROF_MAX_CGROUPS + 1, "]}");
+	snprintf(what, sizeof(what), "more than %u cgroups", BP_PPROF_MAX_CGROUPS);
+	assert_too_big(raw.data, raw.len, what);
+	bp_buf_reset(&raw);
+
 	state_array(&raw, "{\"stacks\":[[", "0", BP_PPROF_MAX_DEPTH + 1, "]]}");
 	snprintf(what, sizeof(what), "more than %u frames in a stack", BP_PPROF_MAX_DEPTH);
 	assert_too_big(raw.data, raw.len, what);
