@@ -14,6 +14,7 @@
 #define BP_DEFINE
 #include "common.bpf.h"
 #include "stacks.bpf.h"
+#include "unwind.bpf.h"
 
 volatile __u32 buf_idx = 0;
 const volatile __u8 filter_targets = 0;
@@ -55,6 +56,8 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		*state = BP_SEEN_EARLIER;
 		flags |= BP_EVF_WAS_SAMPLED;
 	}
+	/* the old image's unwind mappings would walk the new one into garbage */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	emit_event(BP_EV_EXEC, tgid, BPF_CORE_READ(p, real_parent, tgid), flags);
 	return 0;
 }
@@ -68,6 +71,7 @@ int BPF_PROG(bp_exit, struct task_struct *p)
 	/* signal->live drops to zero when the last thread of the group exits */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
 	if (filter_targets) {
 		if (bpf_map_delete_elem(&targets, &tgid) != 0)
