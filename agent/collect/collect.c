@@ -328,7 +328,8 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 				break;
 			}
 		}
-		if (depth < us->nr) {
+		/* or the unwinder stopped before the outermost frame */
+		if (depth < us->nr || (us->flags & BP_STACK_CUT)) {
 			struct bp_frame t = { .name = "[truncated]", .module = "[unknown]" };
 
 			c->st.user_stacks_cut++;

@@ -19,6 +19,7 @@
 #include "proc/procinfo.h"
 #include "model/profile.h"
 #include "collect/session.h"
+#include "collect/unwind.h"
 #include "symbolize/symbols.h"
 
 static bool meta_eq(const void *ctx, uint32_t idx, const void *key)
@@ -172,6 +173,8 @@ uint32_t bp_session__retire(struct bp_session *s)
 	}
 	meta_compact(s);
 	bp_syms__retire(s->syms);
+	if (s->unwind)
+		bp_unwind__sweep(s->unwind, NULL);
 	return dropped;
 }
 
@@ -243,11 +246,62 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
 	}
 }
 
+/*
+ * Read the process's maps now, while it lives, and give the unwinder the
+ * tables of the files it maps.
+ */
+static void snapshot(struct bp_session *s, pid_t pid)
+{
+	if (bp_syms__snapshot(s->syms, pid))
+		return;
+	if (s->unwind)
+		bp_unwind__update(s->unwind, pid);
+}
+
+/* an unwind miss: new code mapped (dlopen) or garbage; refresh at most every 250 ms */
+#define UW_REFRESH_NS	(250ULL * 1000 * 1000)
+
+static void unwind_miss(struct bp_session *s, pid_t pid)
+{
+	uint32_t i;
+	pid_t *n;
+
+	if (!s->unwind)
+		return;
+	if (bp_now_ns() - bp_unwind__updated_ns(s->unwind, pid) >= UW_REFRESH_NS) {
+		snapshot(s, pid);
+		return;
+	}
+	for (i = 0; i < s->nr_uw_pending; i++)
+		if (s->uw_pending[i] == pid)
+			return;
+	if (s->nr_uw_pending == s->cap_uw_pending) {
+		uint32_t ncap = s->cap_uw_pending ? 2 * s->cap_uw_pending : 16;
+
+		n = reallocarray(s->uw_pending, ncap, sizeof(*n));
+		if (!n)
+			return;
+		s->uw_pending = n;
+		s->cap_uw_pending = ncap;
+	}
+	s->uw_pending[s->nr_uw_pending++] = pid;
+}
+
+static void unwind_refresh_pending(struct bp_session *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_uw_pending; i++)
+		snapshot(s, s->uw_pending[i]);
+	s->nr_uw_pending = 0;
+}
+
 static int drain(struct bp_session *s, bool full)
 {
 	int err;
 
 	ensure_ksyms(s);
+	unwind_refresh_pending(s);
 	err = bp_collect__drain(s->collect, full);
 	if (!err && full)
 		feed_memprobe(s, bp_now_ns());
@@ -271,6 +325,10 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	struct bp_proc *proc;
 
 	s->events++;
+	if (ev->kind == BP_EV_UNWIND_MISS) {
+		unwind_miss(s, ev->tgid);
+		return;
+	}
 	/*
 	 * Samples of the old image must resolve against the old maps, so
 	 * they are drained now, while we hold those maps. When the maps we
@@ -302,12 +360,15 @@ static void on_event(void *ctx, const struct bp_event *ev)
 			proc->start_ns = ev->ts_ns;
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
 		fill_meta(s, proc);
+		/* BPF dropped the old image's unwind mappings */
+		if (s->unwind)
+			bp_unwind__forget(s->unwind, ev->tgid);
 		/*
 		 * In a targeted run, take the new image's maps now: a short
 		 * command may be gone before its first sample reaches us.
 		 */
 		if (s->opts.filter)
-			bp_syms__snapshot(s->syms, ev->tgid);
+			snapshot(s, ev->tgid);
 		break;
 	case BP_EV_FORK:
 		proc->start_ns = ev->ts_ns;
@@ -316,7 +377,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		break;
 	case BP_EV_FIRST_SAMPLE:
 		fill_meta(s, proc);
-		bp_syms__snapshot(s->syms, ev->tgid);
+		snapshot(s, ev->tgid);
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);
@@ -329,6 +390,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		proc->exited = true;
 		proc->end_ns = ev->ts_ns;
 		bp_syms__exited(s->syms, ev->tgid);
+		if (s->unwind)
+			bp_unwind__forget(s->unwind, ev->tgid);
 		if (s->memprobe)
 			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
@@ -363,9 +426,17 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.offcpu = opts->offcpu;
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	lo.no_preempt_stacks = opts->no_preempt_stacks;
+	if (!opts->no_unwind)
+		lo.unwind_rows = (opts->unwind_mem ? opts->unwind_mem : BP_UNWIND_MEM_DEFAULT) /
+				 sizeof(struct bp_uw_row);
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
+	if (lo.unwind_rows) {
+		err = bp_unwind__new(s->loader, s->syms, &s->unwind);
+		if (err)
+			goto fail;
+	}
 	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
 	if (!s->collect) {
 		err = -ENOMEM;
@@ -440,7 +511,7 @@ int bp_session__start(struct bp_session *s)
 	/* targets that already run: take their maps before they can exit */
 	for (i = 0; i < s->prof->nr_procs; i++) {
 		fill_meta(s, s->prof->procs[i]);
-		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
+		snapshot(s, s->prof->procs[i]->pid);
 	}
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
 	if (bp_cpu_times(NULL, &s->cpu_busy0, &s->cpu_total0))
@@ -614,6 +685,19 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 	cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	p->user_stacks_cut = cut - s->cut0;
 	s->cut0 = cut;
+	if (s->unwind) {
+		struct bp_unwind_stats us;
+
+		bp_unwind__stats(s->unwind, &us);
+		p->uw_tables_over_budget = us.over_budget - s->uw_over0;
+		s->uw_over0 = us.over_budget;
+		p->unwind.enabled = true;
+		p->unwind.budget_bytes = us.budget_bytes;
+		p->unwind.used_bytes = us.used_bytes;
+		p->unwind.procs_bytes = us.procs_bytes;
+		p->unwind.files = us.files;
+		p->unwind.rows = us.rows;
+	}
 	return err;
 }
 
@@ -671,6 +755,8 @@ void bp_session__free(struct bp_session *s)
 	bp_pmu__free(s->pmu);
 	free(s->pmu_pids);
 	bp_collect__free(s->collect);
+	bp_unwind__free(s->unwind);
+	free(s->uw_pending);
 	bp_loader__free(s->loader);
 	bp_syms__free(s->syms);
 	bp_profile__free(s->prof);

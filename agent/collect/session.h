@@ -20,6 +20,7 @@ struct bp_profile;
 struct bp_collect;
 struct bp_memprobe;
 struct bp_pmu;
+struct bp_unwind;
 
 struct bp_session_opts {
 	int hz;
@@ -29,6 +30,8 @@ struct bp_session_opts {
 	bool offcpu;			/* off-CPU and wall-clock accounting */
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
+	bool no_unwind;			/* user stacks by frame pointers only */
+	uint64_t unwind_mem;		/* unwind table budget in bytes; 0: the default */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
@@ -51,6 +54,10 @@ struct bp_session {
 	struct bp_collect *collect;
 	struct bp_memprobe *memprobe;	/* working set and faults of busy processes */
 	struct bp_pmu *pmu;		/* hardware counters per target, NULL without a PMU */
+	struct bp_unwind *unwind;	/* unwind tables, NULL with no_unwind */
+	pid_t *uw_pending;		/* processes whose unwind maps missed, to refresh */
+	uint32_t nr_uw_pending, cap_uw_pending;
+	uint64_t uw_over0;		/* unwind tables over budget at the start of the profile */
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;

@@ -28,6 +28,7 @@ struct elf_load {
 	uint64_t vaddr;
 	uint64_t filesz;
 	uint64_t memsz;
+	uint32_t flags;
 };
 
 struct bp_elf {
@@ -315,6 +316,7 @@ static int read_headers(struct bp_elf *e)
 			.vaddr = ph.p_vaddr,
 			.filesz = ph.p_filesz,
 			.memsz = ph.p_memsz,
+			.flags = ph.p_flags,
 		};
 	}
 	read_build_id(e->elf, e->size, e->build_id);
@@ -467,6 +469,44 @@ int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr)
 		}
 	}
 	return -ENOENT;
+}
+
+int bp_elf__map_bias(const struct bp_elf *e, uint64_t start, uint64_t end, uint64_t pgoff,
+		     uint64_t *bias)
+{
+	uint64_t len = end - start;
+	size_t i;
+
+	int pass;
+
+	/*
+	 * The kernel maps from the page below p_offset, so the mapping
+	 * overlaps its segment rather than lies in it, and may overlap the
+	 * tail of the segment before: the executable one is the mapping's.
+	 */
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < e->nr_loads; i++) {
+			const struct elf_load *l = &e->loads[i];
+
+			if (!pass && !(l->flags & PF_X))
+				continue;
+			if (l->filesz && pgoff < l->off + l->filesz && l->off < pgoff + len) {
+				*bias = start - pgoff + l->off - l->vaddr;
+				return 0;
+			}
+		}
+	}
+	return -ENOENT;
+}
+
+Elf *bp_elf__elf(const struct bp_elf *e)
+{
+	return e->elf;
+}
+
+uint64_t bp_elf__size(const struct bp_elf *e)
+{
+	return e->size;
 }
 
 /* --- symbols ----------------------------------------------------------- */

@@ -21,6 +21,7 @@
 #ifndef BP_ELFSYM_H
 #define BP_ELFSYM_H
 
+#include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -83,6 +84,17 @@ const char *bp_elf__debuglink(const struct bp_elf *e, uint32_t *crc);
  * vaddr = off - p_offset + p_vaddr. 0 or -ENOENT.
  */
 int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr);
+
+/*
+ * The bias of a mapping [start, end) at file offset pgoff: ELF vaddr =
+ * address - bias, through the PT_LOAD the mapping covers. 0 or -ENOENT.
+ */
+int bp_elf__map_bias(const struct bp_elf *e, uint64_t start, uint64_t end, uint64_t pgoff,
+		     uint64_t *bias);
+
+/* the open file (NULL once the symbols are loaded) and its size */
+Elf *bp_elf__elf(const struct bp_elf *e);
+uint64_t bp_elf__size(const struct bp_elf *e);
 
 /*
  * Load the symbols now (idempotent), then close the file: 0, or -errno /

@@ -137,6 +137,8 @@ struct bp_syms {
 	int vdso_err;
 	uint64_t vdso_size;
 	const char *vdso_build_id;
+	void *vdso_image;	/* a copy, for its CFI */
+	size_t vdso_image_size;
 
 	struct sym_file *idle_head, *idle_tail;
 	size_t nr_idle;
@@ -984,6 +986,11 @@ static int vdso_load(struct bp_syms *s)
 	err = bp_elf__open_mem((const void *)base, size, &s->vdso);
 	if (err)
 		return err;
+	s->vdso_image = malloc(size);
+	if (s->vdso_image) {
+		memcpy(s->vdso_image, (const void *)base, size);
+		s->vdso_image_size = size;
+	}
 	s->vdso_size = map_size ? map_size : size;
 	s->vdso_build_id = intern(s, bp_elf__build_id(s->vdso));
 	count_parse(s, s->vdso);
@@ -1282,6 +1289,7 @@ void bp_syms__free(struct bp_syms *s)
 		bp_kallsyms__free(s->old_ksyms[i]);
 	free(s->old_ksyms);
 	bp_elf__free(s->vdso);
+	free(s->vdso_image);
 	vec_free(&s->procs);
 	vec_free(&s->files);
 	vec_free(&s->strs);
@@ -1302,4 +1310,105 @@ void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out)
 	out->string_bytes = 0;
 	for (c = s->chunks; c; c = c->next)
 		out->string_bytes += c->cap;
+}
+
+/* --- for the unwinder --------------------------------------------------- */
+
+const void *bp_syms__vdso_image(struct bp_syms *s, size_t *size)
+{
+	if (!vdso_get(s) || !s->vdso_image)
+		return NULL;
+	*size = s->vdso_image_size;
+	return s->vdso_image;
+}
+
+int bp_syms__exec_maps(struct bp_syms *s, pid_t pid, struct bp_syms_xmap **out, size_t *nr)
+{
+	struct sym_proc *p = proc_find(s, pid);
+	struct bp_syms_xmap *v;
+	size_t i, n = 0;
+	int err;
+
+	*out = NULL;
+	*nr = 0;
+	if (!p || !p->nr_maps) {
+		err = bp_syms__snapshot(s, pid);
+		if (err)
+			return err;
+		p = proc_find(s, pid);
+		if (!p)
+			return -ESRCH;
+	}
+	for (i = 0; i < p->nr_maps; i++)
+		n += p->maps[i].exec;
+	v = calloc(n ? n : 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	for (i = 0, n = 0; i < p->nr_maps; i++) {
+		const struct sym_map *m = &p->maps[i];
+		struct bp_syms_xmap *x = &v[n];
+		struct bp_elf *vdso;
+
+		if (!m->exec)
+			continue;
+		n++;
+		x->start = m->start;
+		x->end = m->end;
+		if (m->kind == MAP_FILE && m->file && m->file->elf) {
+			const struct sym_file *f = m->file;
+
+			x->path = m->path;
+			x->build_id = f->build_id;
+			x->dev = f->dev;
+			x->ino = f->ino;
+			x->size = f->size;
+			x->mtime_ns = (int64_t)f->mtime.tv_sec * 1000000000LL + f->mtime.tv_nsec;
+			x->elf = !bp_elf__map_bias(f->elf, m->start, m->end, m->pgoff, &x->bias);
+		} else if (m->kind == MAP_VDSO) {
+			vdso = vdso_get(s);
+			x->vdso = true;
+			x->build_id = s->vdso_build_id;
+			/* a different size is another image (a 32-bit process) */
+			x->elf = vdso && s->vdso_image && m->end - m->start == s->vdso_size &&
+				 !bp_elf__map_bias(vdso, m->start, m->end, m->pgoff, &x->bias);
+		}
+	}
+	*out = v;
+	*nr = n;
+	return 0;
+}
+
+int bp_syms__open_exec(struct bp_syms *s, pid_t pid, const struct bp_syms_xmap *m)
+{
+	struct sym_proc *p = proc_find(s, pid);
+	char path[4096];
+	struct stat st;
+	int fd, root_fd;
+
+	if (!m->path || !m->elf)
+		return -EINVAL;
+	if (!p || p->exited)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "%s/%d/map_files/%llx-%llx", s->proc_root, pid,
+		 (unsigned long long)m->start, (unsigned long long)m->end);
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+	if (fd < 0) {
+		/* no map_files: by path, inside the process's root, then in ours */
+		root_fd = open_root(s, pid);
+		fd = -ENOENT;
+		if (root_fd >= 0) {
+			fd = bp_open_untrusted(root_fd, m->path, NULL, &st);
+			close(root_fd);
+		}
+		if (fd < 0 && p->same_root)
+			fd = bp_open_untrusted(AT_FDCWD, m->path, NULL, &st);
+		if (fd < 0)
+			return fd;
+	}
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) || (uint64_t)st.st_dev != m->dev ||
+	    (uint64_t)st.st_ino != m->ino || (uint64_t)st.st_size != m->size) {
+		close(fd);
+		return -ESTALE;
+	}
+	return fd;
 }
