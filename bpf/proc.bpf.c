@@ -18,6 +18,7 @@
 
 volatile __u32 buf_idx = 0;
 const volatile __u8 filter_targets = 0;
+const volatile __u8 unwind_on = 0;
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)

@@ -154,8 +154,11 @@ static long bp_uw_frame(__u32 i, void *data)
 	st->ips[n] = w->r.exact && n ? w->r.pc + 1 : w->r.pc;
 	st->nr = n + 1;
 
-	m = bp_uw_find_map(w->proc, pc);
-	if (!m) {
+	/* no list yet (userspace has not seen the process): frame pointers */
+	m = w->proc ? bp_uw_find_map(w->proc, pc) : NULL;
+	if (!w->proc) {
+		;
+	} else if (!m) {
 		if (!(w->proc->flags & BP_UWP_PARTIAL)) {
 			/* new code (dlopen, JIT) or garbage: ask for fresh maps, once */
 			if (!(__sync_fetch_and_or(&w->proc->flags, BP_UWP_MISSED) & BP_UWP_MISSED))
@@ -192,19 +195,24 @@ static long bp_uw_frame(__u32 i, void *data)
 	}
 }
 
+/* set by userspace when it loads unwind tables (--unwind-mem is not 0) */
+BP_EXTERN const volatile __u8 unwind_on;
+
 /*
  * Unwind the user stack of process tgid from regs into st (nr, ips,
- * flags). -ENOENT when the process has no mappings loaded (the caller
- * falls back to bpf_get_stack), else the number of frames.
+ * flags): with its mappings' tables once userspace has loaded them, by
+ * frame pointers before (so that a stack cut there is marked and counted
+ * too). -ENOENT when unwinding is off (the caller falls back to
+ * bpf_get_stack), else the number of frames.
  */
 static __always_inline long bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 sp,
 					   __u64 bp)
 {
 	struct bp_uw_walk w = {};
 
-	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
-	if (!w.proc)
+	if (!unwind_on)
 		return -ENOENT;
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	w.st = st;
 	w.tgid = tgid;
 	w.r.pc = ip;
@@ -215,7 +223,8 @@ static __always_inline long bp_unwind_user(struct bp_stack *st, __u32 tgid, __u6
 	st->flags = 0;
 	if (!ip)
 		return 0;
-	stat_inc(BP_STAT_UW_STACKS);
+	if (w.proc)
+		stat_inc(BP_STAT_UW_STACKS);
 	bpf_loop(BP_MAX_STACK_DEPTH, bp_uw_frame, &w, 0);
 	if (!w.done)
 		w.stop = BP_UWS_DEPTH;

@@ -201,6 +201,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
 	/* preallocated: the budget is what the kernel holds */
 	l->uw_rows = o->unwind_rows ? o->unwind_rows : 1;
+	l->skel->rodata->unwind_on = o->unwind_rows != 0;
 	bpf_map__set_max_entries(l->skel->maps.unwind_rows, l->uw_rows);
 	bpf_map__set_max_entries(l->skel->maps.unwind_procs,
 				 o->unwind_rows ? BP_UNWIND_PROCS : 1);

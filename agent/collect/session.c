@@ -248,32 +248,43 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
 
 /*
  * Read the process's maps now, while it lives, and give the unwinder the
- * tables of the files it maps.
+ * tables of the files it maps. 0 when its unwind list was written, 1 when
+ * it had not changed (and force was not set), <0 on failure.
  */
-static void snapshot(struct bp_session *s, pid_t pid)
+static int snapshot_force(struct bp_session *s, pid_t pid, bool force)
 {
-	if (bp_syms__snapshot(s->syms, pid))
-		return;
-	if (s->unwind)
-		bp_unwind__update(s->unwind, pid);
+	int err = bp_syms__snapshot(s->syms, pid);
+
+	if (err)
+		return err;
+	return s->unwind ? bp_unwind__update(s->unwind, pid, force) : 0;
 }
 
-/* an unwind miss: new code mapped (dlopen) or garbage; refresh at most every 250 ms */
-#define UW_REFRESH_NS	(250ULL * 1000 * 1000)
+static void snapshot(struct bp_session *s, pid_t pid)
+{
+	snapshot_force(s, pid, true);
+}
+
+/*
+ * BPF met a user address outside the process's unwind list, and marked
+ * the list so that it reports no other until the list is written again.
+ * New code (the libraries ld.so maps right after exec, a dlopen) makes
+ * the maps differ: the new list is written at once. Unchanged maps mean
+ * garbage from a frame-pointer walk: the list (and the permission to
+ * report) is rewritten after a second, so that such a process costs one
+ * maps read per second at most.
+ */
+#define UW_RECHECK_NS	(1000ULL * 1000 * 1000)
 
 static void unwind_miss(struct bp_session *s, pid_t pid)
 {
+	struct bp_uw_pending *n;
 	uint32_t i;
-	pid_t *n;
 
-	if (!s->unwind)
+	if (!s->unwind || snapshot_force(s, pid, false) != 1)
 		return;
-	if (bp_now_ns() - bp_unwind__updated_ns(s->unwind, pid) >= UW_REFRESH_NS) {
-		snapshot(s, pid);
-		return;
-	}
 	for (i = 0; i < s->nr_uw_pending; i++)
-		if (s->uw_pending[i] == pid)
+		if (s->uw_pending[i].pid == pid)
 			return;
 	if (s->nr_uw_pending == s->cap_uw_pending) {
 		uint32_t ncap = s->cap_uw_pending ? 2 * s->cap_uw_pending : 16;
@@ -284,16 +295,25 @@ static void unwind_miss(struct bp_session *s, pid_t pid)
 		s->uw_pending = n;
 		s->cap_uw_pending = ncap;
 	}
-	s->uw_pending[s->nr_uw_pending++] = pid;
+	s->uw_pending[s->nr_uw_pending++] = (struct bp_uw_pending){
+		.pid = pid,
+		.due_ns = bp_now_ns() + UW_RECHECK_NS,
+	};
 }
 
+/* the pending rewrites that are due */
 static void unwind_refresh_pending(struct bp_session *s)
 {
-	uint32_t i;
+	uint64_t now = bp_now_ns();
+	uint32_t i, n = 0;
 
-	for (i = 0; i < s->nr_uw_pending; i++)
-		snapshot(s, s->uw_pending[i]);
-	s->nr_uw_pending = 0;
+	for (i = 0; i < s->nr_uw_pending; i++) {
+		if (now >= s->uw_pending[i].due_ns)
+			snapshot(s, s->uw_pending[i].pid);
+		else
+			s->uw_pending[n++] = s->uw_pending[i];
+	}
+	s->nr_uw_pending = n;
 }
 
 static int drain(struct bp_session *s, bool full)
@@ -547,6 +567,8 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		}
 		now = bp_now_ns();
 	}
+	if (s->nr_uw_pending)
+		unwind_refresh_pending(s);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, now);
 	if (now >= s->next_drain_ns) {
@@ -570,6 +592,8 @@ int bp_session__tick(struct bp_session *s)
 		return n;
 	}
 	ensure_ksyms(s);
+	if (s->nr_uw_pending)
+		unwind_refresh_pending(s);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, bp_now_ns());
 	err = s->err;

@@ -46,6 +46,12 @@ struct bp_meta {
 	bool retiring;		/* gone: dropped at the next bp_session__retire() */
 };
 
+/* a process whose unwind list missed with no change in its maps: rewritten later */
+struct bp_uw_pending {
+	pid_t pid;
+	uint64_t due_ns;
+};
+
 struct bp_session {
 	struct bp_session_opts opts;
 	struct bp_loader *loader;
@@ -55,7 +61,7 @@ struct bp_session {
 	struct bp_memprobe *memprobe;	/* working set and faults of busy processes */
 	struct bp_pmu *pmu;		/* hardware counters per target, NULL without a PMU */
 	struct bp_unwind *unwind;	/* unwind tables, NULL with no_unwind */
-	pid_t *uw_pending;		/* processes whose unwind maps missed, to refresh */
+	struct bp_uw_pending *uw_pending;	/* unwind lists to write again, when due */
 	uint32_t nr_uw_pending, cap_uw_pending;
 	uint64_t uw_over0;		/* unwind tables over budget at the start of the profile */
 	pid_t *pmu_pids;

@@ -4,6 +4,7 @@
  * docs/symbols.md ("Unwinding").
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +52,7 @@ struct uw_proc {
 	struct uw_file **files;	/* one reference each */
 	uint32_t nr_files;
 	uint64_t updated_ns;
+	uint64_t val_hash;	/* of the list last written */
 };
 
 struct extent {
@@ -472,7 +474,7 @@ static void proc_destroy(struct bp_unwind *u, struct uw_proc *p)
 	free(p);
 }
 
-int bp_unwind__update(struct bp_unwind *u, pid_t pid)
+int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
 {
 	struct uw_proc *p = proc_find(u, pid);
 	struct bp_uw_proc *v = u->val;
@@ -481,6 +483,7 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid)
 	uint32_t key = (uint32_t)pid;
 	size_t nr = 0, i;
 	uint32_t nf = 0;
+	uint64_t h;
 	int err;
 
 	err = bp_syms__exec_maps(u->syms, pid, &xm, &nr);
@@ -520,6 +523,13 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid)
 		}
 	}
 	free(xm);
+	h = bp_hash_bytes(v, offsetof(struct bp_uw_proc, maps) + v->nr * sizeof(v->maps[0]), 3);
+	if (p && !force && h == p->val_hash) {
+		for (i = 0; i < nf; i++)
+			file_put(u, files[i]);
+		free(files);
+		return 1;
+	}
 	err = bpf_map_update_elem(u->procs_fd, &key, v, BPF_ANY);
 	if (err) {
 		if (err == -E2BIG || err == -ENOMEM)
@@ -552,6 +562,7 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid)
 	p->files = files;
 	p->nr_files = nf;
 	p->updated_ns = mono_ns();
+	p->val_hash = h;
 	return 0;
 }
 

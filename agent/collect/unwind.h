@@ -53,9 +53,12 @@ void bp_unwind__free(struct bp_unwind *u);
 /*
  * The process's mappings changed, or are new (call after
  * bp_syms__snapshot(), while it lives): build the tables its files need,
- * then write its list. 0, -ESRCH, or another -errno (logged once).
+ * then write its list. A list the same as the one written last is written
+ * again only with force: writing clears the BPF side's "missed" mark, and
+ * with it the permission to report the next miss. 0 written, 1 the same
+ * and not written, -ESRCH, or another -errno (logged once).
  */
-int bp_unwind__update(struct bp_unwind *u, pid_t pid);
+int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force);
 
 /* when its list was last written (CLOCK_MONOTONIC ns), 0 if never */
 uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid);

@@ -45,6 +45,8 @@ struct bp_elf_sym {
 #define BP_ELF_SYMTAB_MAX	(64ULL * 1024 * 1024)	/* .symtab, .dynsym */
 #define BP_ELF_STRTAB_MAX	(128ULL * 1024 * 1024)	/* their strings */
 #define BP_ELF_CRC_MAX		(256ULL * 1024 * 1024)	/* a debug file checked by CRC */
+#define BP_ELF_DEBUGDATA_MAX	(16ULL * 1024 * 1024)	/* .gnu_debugdata, compressed */
+#define BP_ELF_DEBUGDATA_OUT_MAX (64ULL * 1024 * 1024)	/* ... and inflated */
 
 struct bp_elf_opts {
 	/* the file's path as its process sees it (for debuglink); may be NULL */
@@ -58,6 +60,8 @@ struct bp_elf_opts {
 	 * is uid's, or readable by everyone (util/safeopen.h BP_OPEN_READABLE) */
 	bool uid_known;
 	uid_t uid;
+	/* read the DWARF (the file's or its debug file's) for lines and inlines */
+	bool want_dwarf;
 };
 
 /*
@@ -108,10 +112,19 @@ struct bp_elf_sym *bp_elf__find(struct bp_elf *e, uint64_t vaddr);
 
 size_t bp_elf__nr_syms(struct bp_elf *e);
 
+/* lines and inlines (valid once symbols are loaded), or NULL */
+struct bp_dwarf *bp_elf__dwarf(const struct bp_elf *e);
+
+/*
+ * The function holding vaddr by the CFI's FDEs, for an address no symbol
+ * covers (a stripped binary): 0 and its [start, end), or -ENOENT.
+ */
+int bp_elf__fde_func(const struct bp_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end);
+
 /* the separate debug file the symbols came from, or NULL */
 const char *bp_elf__debug_path(const struct bp_elf *e);
 
-/* "symtab", "dynsym", "debug" or "none"; valid once symbols are loaded */
+/* "symtab", "dynsym", "debug", "minidebuginfo" or "none"; valid once symbols are loaded */
 const char *bp_elf__sym_source(const struct bp_elf *e);
 
 #endif /* BP_ELFSYM_H */
