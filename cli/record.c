@@ -41,6 +41,8 @@ struct record_opts {
 	int nr_outputs;
 	bool json;
 	bool no_offcpu;
+	bool no_unwind;
+	uint64_t unwind_mem;
 	char **cmd;
 };
 
@@ -64,7 +66,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...]] [-d SECONDS] [-F HZ] [-o FILE]...\n"
-		"                        [--json] [-v] [-- COMMAND [ARG...]]\n"
+		"                        [--json] [--no-offcpu] [--unwind-mem SIZE] [-v]\n"
+		"                        [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
@@ -76,6 +79,8 @@ static void usage(FILE *f)
 		"      --json         print the JSON report on stdout instead of the human report\n"
 		"      --no-offcpu    on-CPU sampling only: no context-switch tracing (off-CPU,\n"
 		"                     wall-clock and wakeup accounting)\n"
+		"      --unwind-mem SIZE  kernel memory for the tables that unwind code without\n"
+		"                     frame pointers (default 16M; 0: frame pointers only)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -120,6 +125,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -159,6 +165,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'N':
 			o->no_offcpu = true;
+			break;
+		case 'U':
+			if (cli_opt_unwind_mem("--unwind-mem", optarg, &o->no_unwind, &o->unwind_mem))
+				return -EINVAL;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -355,6 +365,8 @@ int cmd_record(int argc, char **argv)
 	so.verbose_libbpf = cli_env.verbose >= 3;
 	so.offcpu = !o.no_offcpu;
 	so.offcpu_ustacks = 2;
+	so.no_unwind = o.no_unwind;
+	so.unwind_mem = o.unwind_mem;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;

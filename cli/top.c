@@ -100,12 +100,15 @@ static bool quit_pressed(void)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [--no-offcpu] [-v]\n"
+		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [--no-offcpu] [--unwind-mem SIZE]\n"
+		"                     [-v]\n"
 		"\n"
 		"  -i, --interval S   refresh every S seconds (default 1)\n"
 		"  -n, --count N      stop after N refreshes (default: until q, Ctrl-C or SIGTERM)\n"
 		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
 		"      --no-offcpu    on-CPU sampling only (no wait classes or verdicts from them)\n"
+		"      --unwind-mem SIZE  kernel memory for the tables that unwind code without\n"
+		"                     frame pointers (default 16M; 0: frame pointers only)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"On a terminal the view redraws in place and q quits; otherwise one snapshot\n"
@@ -251,6 +254,7 @@ int cmd_top(int argc, char **argv)
 		{ "count", required_argument, NULL, 'n' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -279,6 +283,10 @@ int cmd_top(int argc, char **argv)
 			break;
 		case 'N':
 			so.offcpu = false;
+			break;
+		case 'U':
+			if (cli_opt_unwind_mem("--unwind-mem", optarg, &so.no_unwind, &so.unwind_mem))
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			cli_env.verbose++;

@@ -204,11 +204,15 @@ static void set_lock_ranges(struct bp_session *s)
 }
 
 /*
- * Kernel symbols are read at the first poll, after the command (if any) was
- * let go: parsing kallsyms (~120k lines) would otherwise delay the moment it
- * starts running under the profiler. They name kernel frames at each drain
- * and tell the off-CPU programs where the kernel's lock slow paths are.
+ * Kernel symbols are read at the first poll 100 ms into the recording (or
+ * the first drain), after the command (if any) was let go and has mapped
+ * its libraries: parsing kallsyms (~120k lines) would otherwise delay its
+ * start under the profiler, and the unwind tables its first samples ask
+ * for. They name kernel frames at each drain and tell the off-CPU programs
+ * where the kernel's lock slow paths are.
  */
+#define KSYMS_DELAY_NS	(100ULL * 1000 * 1000)
+
 static void ensure_ksyms(struct bp_session *s)
 {
 	int err;
@@ -553,7 +557,20 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 			return n;
 		}
 	}
-	ensure_ksyms(s);
+	now = bp_now_ns();
+	/*
+	 * A command just started maps its libraries, and its first samples
+	 * ask for their unwind tables: kallsyms (~50 ms to parse) waits
+	 * until those are served, or for the first drain.
+	 */
+	if (!s->ksyms_tried && now - s->live_ns < KSYMS_DELAY_NS) {
+		uint64_t left_ms = (KSYMS_DELAY_NS - (now - s->live_ns)) / 1000000 + 1;
+
+		if ((uint64_t)timeout_ms > left_ms)
+			timeout_ms = left_ms;
+	} else {
+		ensure_ksyms(s);
+	}
 	now = bp_now_ns();
 	if (now < s->next_drain_ns) {
 		uint64_t left_ms = (s->next_drain_ns - now) / 1000000 + 1;

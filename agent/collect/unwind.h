@@ -24,9 +24,9 @@ struct bp_unwind;
 
 /* the default budget: 2 Mi rows, a few dozen large programs' files */
 #define BP_UNWIND_MEM_DEFAULT	(16ULL * 1024 * 1024)
-/* what --unwind-mem takes: 0 (frame pointers only) or 64 KiB to 4 GiB */
+/* what --unwind-mem takes: 0 (frame pointers only) or 64 KiB to 2 GiB */
 #define BP_UNWIND_MEM_MIN	(64ULL * 1024)
-#define BP_UNWIND_MEM_MAX	(4ULL * 1024 * 1024 * 1024)
+#define BP_UNWIND_MEM_MAX	(2ULL * 1024 * 1024 * 1024)
 /* processes with tables in the kernel at once */
 #define BP_UNWIND_PROCS		4096
 
