@@ -273,6 +273,20 @@ static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_r
 		err = bp_syms__resolve_kernel(c->syms, addr, &fi[0]);
 	} else {
 		n = bp_syms__resolve_user_inline(c->syms, pid, addr, fi, ADDR_FRAMES);
+		/*
+		 * A signal frame's return address is the trampoline's first
+		 * byte (the kernel pushed it; nothing called): one byte back
+		 * is the nop libc puts before __restore_rt, in no function.
+		 */
+		if (!fi[n - 1].name && is_ret && ip) {
+			struct bp_frame_info at[ADDR_FRAMES];
+			int k = bp_syms__resolve_user_inline(c->syms, pid, ip, at, ADDR_FRAMES);
+
+			if (at[k - 1].name && !at[k - 1].sym_offset) {
+				memcpy(fi, at, k * sizeof(*at));
+				n = k;
+			}
+		}
 		err = fi[n - 1].name ? 0 : -ENOENT;
 	}
 	if (err) {

@@ -4,11 +4,13 @@
  * docs/symbols.md ("Unwinding").
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <bpf/bpf.h>
@@ -306,7 +308,7 @@ static int open_mapped(struct bp_unwind *u, pid_t pid, const struct bp_syms_xmap
 
 /* build and load the table of file f, mapped by pid at m */
 static void file_load(struct bp_unwind *u, struct uw_file *f, pid_t pid,
-		      const struct bp_syms_xmap *m)
+		      const struct bp_syms_xmap *m, struct bp_elf *open)
 {
 	struct bp_cfi_table t;
 	struct bp_elf *e = NULL;
@@ -332,15 +334,20 @@ static void file_load(struct bp_unwind *u, struct uw_file *f, pid_t pid,
 				return;
 		}
 	}
-	err = open_mapped(u, pid, m, &e);
-	if (err) {
-		/* gone or replaced under us: the next process mapping it may do better */
-		bp_dbg("pid %d: cannot open %s for its unwind table: %s", pid,
-		       m->path ? m->path : "[vdso]", strerror(-err));
-		return;
+	if (open) {
+		e = open;
+	} else {
+		err = open_mapped(u, pid, m, &e);
+		if (err) {
+			/* gone or replaced under us: the next process mapping it may do better */
+			bp_dbg("pid %d: cannot open %s for its unwind table: %s", pid,
+			       m->path ? m->path : "[vdso]", strerror(-err));
+			return;
+		}
 	}
 	err = bp_cfi__build(bp_elf__elf(e), bp_elf__size(e), &t);
-	bp_elf__free(e);
+	if (!open)
+		bp_elf__free(e);
 	u->st.build_ns += mono_ns() - t0;
 	if (err) {
 		bp_dbg("pid %d: no unwind table for %s: %s", pid, m->path ? m->path : "[vdso]",
@@ -386,7 +393,8 @@ static void file_load(struct bp_unwind *u, struct uw_file *f, pid_t pid,
 	bp_cfi__free(&t);
 }
 
-static struct uw_file *file_get(struct bp_unwind *u, pid_t pid, const struct bp_syms_xmap *m)
+static struct uw_file *file_get(struct bp_unwind *u, pid_t pid, const struct bp_syms_xmap *m,
+				struct bp_elf *open)
 {
 	struct file_key k = { m->build_id, m->dev, m->ino, m->size, m->mtime_ns };
 	uint64_t h = key_hash(&k);
@@ -413,7 +421,7 @@ static struct uw_file *file_get(struct bp_unwind *u, pid_t pid, const struct bp_
 	}
 	f->used = ++u->tick;
 	if (f->state == UWF_NONE || f->state == UWF_BUDGET)
-		file_load(u, f, pid, m);
+		file_load(u, f, pid, m, open);
 	f->refs++;
 	return f;
 }
@@ -501,7 +509,7 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
 		struct uw_file *f = NULL;
 
 		if (m->elf) {
-			f = file_get(u, pid, m);
+			f = file_get(u, pid, m, NULL);
 			if (f)
 				files[nf++] = f;
 		}
@@ -609,6 +617,64 @@ void bp_unwind__stats(const struct bp_unwind *u, struct bp_unwind_stats *out)
 	out->procs_bytes = u->st.procs * sizeof(struct bp_uw_proc);
 }
 
+/*
+ * The C runtime every process maps, as we map it too: its tables are built
+ * before any process needs them, so that a command's first samples (which
+ * reach libc before its first maps read can have listed it) are one maps
+ * read, not one table build, from whole stacks. They stay evictable.
+ */
+static void preload(struct bp_unwind *u)
+{
+	static const char *const names[] = { "libc.so.6", "libm.so.6", "ld-linux-x86-64.so.2" };
+	unsigned long long start, end, pgoff;
+	char line[4352], path[4096], perms[8];
+	struct bp_syms_xmap m;
+	struct stat st;
+	struct bp_elf *e;
+	FILE *f;
+	size_t i;
+
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		const char *base;
+		struct uw_file *uf;
+		int fd;
+
+		if (sscanf(line, "%llx-%llx %7s %llx %*s %*s %4095s", &start, &end, perms, &pgoff,
+			   path) != 5 || perms[2] != 'x')
+			continue;
+		base = strrchr(path, '/');
+		base = base ? base + 1 : path;
+		for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+			if (!strcmp(base, names[i]))
+				break;
+		if (i == sizeof(names) / sizeof(names[0]))
+			continue;
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st) || bp_elf__open_fd(fd, NULL, &e)) {
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		memset(&m, 0, sizeof(m));
+		m.start = start;
+		m.end = end;
+		m.build_id = bp_elf__build_id(e);
+		m.dev = st.st_dev;
+		m.ino = st.st_ino;
+		m.size = st.st_size;
+		m.mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000LL + st.st_mtim.tv_nsec;
+		m.elf = !bp_elf__map_bias(e, start, end, pgoff, &m.bias);
+		m.path = path;
+		uf = m.elf && m.build_id ? file_get(u, getpid(), &m, e) : NULL;
+		file_put(u, uf);
+		bp_elf__free(e);
+	}
+	fclose(f);
+}
+
 int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind **out)
 {
 	struct bp_unwind *u;
@@ -631,6 +697,7 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 		bp_unwind__free(u);
 		return -ENOMEM;
 	}
+	preload(u);
 	*out = u;
 	return 0;
 }
