@@ -228,6 +228,13 @@ static __always_inline long bp_unwind_user(struct bp_stack *st, __u32 tgid, __u6
 	bpf_loop(BP_MAX_STACK_DEPTH, bp_uw_frame, &w, 0);
 	if (!w.done)
 		w.stop = BP_UWS_DEPTH;
+	/*
+	 * Frame pointers alone, in code not known to have them: a chain
+	 * that ends (rbp 0) may as well have ended in a register that
+	 * happened to hold 0. Whole only once the tables say so.
+	 */
+	if (!w.proc && w.stop == BP_UWS_WHOLE)
+		w.stop = BP_UWS_NO_TABLE;
 	switch (w.stop) {
 	case BP_UWS_WHOLE:
 		return st->nr;

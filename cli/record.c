@@ -44,6 +44,7 @@ struct record_opts {
 	bool no_unwind;
 	uint64_t unwind_mem;
 	char **cmd;
+	char cmd_path[PATH_MAX];	/* where execvp will find cmd[0] */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -88,8 +89,11 @@ static void usage(FILE *f)
 		output_extensions());
 }
 
-/* find COMMAND the way execvp would, so "no such command" fails before we load anything */
-static int check_command(const char *cmd)
+/*
+ * find COMMAND the way execvp would, so "no such command" fails before we
+ * load anything; its path in found (PATH_MAX bytes)
+ */
+static int check_command(const char *cmd, char *found_path)
 {
 	const char *path = getenv("PATH");
 	char *copy, *dir, *save = NULL, full[PATH_MAX];
@@ -101,6 +105,7 @@ static int check_command(const char *cmd)
 			return -errno;
 		if (S_ISDIR(st.st_mode))
 			return -EISDIR;
+		snprintf(found_path, PATH_MAX, "%s", cmd);
 		return access(cmd, X_OK) ? -errno : 0;
 	}
 	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -108,8 +113,10 @@ static int check_command(const char *cmd)
 		return -ENOMEM;
 	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
 		snprintf(full, sizeof(full), "%s/%s", *dir ? dir : ".", cmd);
-		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK))
+		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK)) {
 			found = 1;
+			snprintf(found_path, PATH_MAX, "%s", full);
+		}
 	}
 	free(copy);
 	return found ? 0 : -ENOENT;
@@ -205,7 +212,7 @@ static int check_inputs(struct record_opts *o)
 		}
 	}
 	if (o->cmd) {
-		err = check_command(o->cmd[0]);
+		err = check_command(o->cmd[0], o->cmd_path);
 		if (err) {
 			cli_error("cannot run '%s': %s", o->cmd[0],
 				  err == -ENOENT && !strchr(o->cmd[0], '/') ? "command not found"
@@ -387,6 +394,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (o.cmd) {
+		/* its unwind table before it runs: its first samples need it */
+		bp_session__expect_exec(s, o.cmd_path);
 		err = release(&child);
 		if (err) {
 			cli_error("cannot run '%s': %s", o.cmd[0], strerror(-err));

@@ -174,7 +174,7 @@ uint32_t bp_session__retire(struct bp_session *s)
 	meta_compact(s);
 	bp_syms__retire(s->syms);
 	if (s->unwind)
-		bp_unwind__sweep(s->unwind, NULL);
+		bp_unwind__sweep(s->unwind);
 	return dropped;
 }
 
@@ -257,11 +257,15 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
  */
 static int snapshot_force(struct bp_session *s, pid_t pid, bool force)
 {
-	int err = bp_syms__snapshot(s->syms, pid);
+	int err = 0;
 
-	if (err)
-		return err;
-	return s->unwind ? bp_unwind__update(s->unwind, pid, force) : 0;
+	/* the unwind list first: it is what the next samples wait for */
+	if (s->unwind)
+		err = bp_unwind__update(s->unwind, pid, force);
+	/* unchanged maps after a miss: nothing new to name either */
+	if (err == 1)
+		return 1;
+	return bp_syms__snapshot(s->syms, pid);
 }
 
 static void snapshot(struct bp_session *s, pid_t pid)
@@ -544,6 +548,17 @@ int bp_session__start(struct bp_session *s)
 	return bp_collect__track(s->collect);
 }
 
+void bp_session__expect_exec(struct bp_session *s, const char *path)
+{
+	int err;
+
+	if (!s->unwind || !path || !*path)
+		return;
+	err = bp_unwind__preload(s->unwind, path);
+	if (err)
+		bp_dbg("no unwind table prepared for %s: %s", path, strerror(-err));
+}
+
 int bp_session__poll(struct bp_session *s, int timeout_ms)
 {
 	uint64_t now;
@@ -734,8 +749,8 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 		s->uw_over0 = us.over_budget;
 		p->unwind.enabled = true;
 		p->unwind.budget_bytes = us.budget_bytes;
-		p->unwind.used_bytes = us.used_bytes;
-		p->unwind.procs_bytes = us.procs_bytes;
+		p->unwind.used_bytes = us.used_peak_bytes;
+		p->unwind.procs_bytes = us.procs_peak_bytes;
 		p->unwind.files = us.files;
 		p->unwind.rows = us.rows;
 	}

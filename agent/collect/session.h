@@ -93,6 +93,12 @@ int bp_session__add_target(struct bp_session *s, pid_t pid);
 /* attach and start sampling; the recording window starts now */
 int bp_session__start(struct bp_session *s);
 
+/*
+ * A command at path is about to be run (exec'd by a target): what its
+ * first samples need is prepared now (its unwind table). Best effort.
+ */
+void bp_session__expect_exec(struct bp_session *s, const char *path);
+
 /* handle events and drain on schedule; waits at most timeout_ms */
 int bp_session__poll(struct bp_session *s, int timeout_ms);
 

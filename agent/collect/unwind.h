@@ -33,7 +33,9 @@ struct bp_unwind;
 struct bp_unwind_stats {
 	uint64_t budget_bytes;		/* the rows array */
 	uint64_t used_bytes;		/* rows loaded */
+	uint64_t used_peak_bytes;	/* ... at most, so far */
 	uint64_t procs_bytes;		/* per-process mapping lists, as the kernel holds them */
+	uint64_t procs_peak_bytes;	/* ... at most, so far */
 	uint64_t rows;			/* rows loaded */
 	uint64_t files;			/* files with a table loaded */
 	uint64_t files_nocfi;		/* files without CFI (frame pointers) */
@@ -41,6 +43,7 @@ struct bp_unwind_stats {
 	uint64_t over_budget;		/* tables that did not fit, cumulative */
 	uint64_t evicted;		/* tables dropped to make room */
 	uint64_t procs;			/* processes with mappings loaded */
+	uint64_t procs_peak;
 	uint64_t procs_full;		/* processes refused: unwind_procs full */
 	uint64_t updates;		/* mapping lists written */
 	uint64_t build_ns;		/* time spent building tables */
@@ -51,9 +54,8 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 void bp_unwind__free(struct bp_unwind *u);
 
 /*
- * The process's mappings changed, or are new (call after
- * bp_syms__snapshot(), while it lives): build the tables its files need,
- * then write its list. A list the same as the one written last is written
+ * The process's mappings changed, or are new (call while it lives): read
+ * its maps, build the tables its files need, then write its list. A list the same as the one written last is written
  * again only with force: writing clears the BPF side's "missed" mark, and
  * with it the permission to report the next miss. 0 written, 1 the same
  * and not written, -ESRCH, or another -errno (logged once).
@@ -67,7 +69,13 @@ uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid);
 void bp_unwind__forget(struct bp_unwind *u, pid_t pid);
 
 /* forget processes that are gone (an exit event can be lost); how many */
-uint32_t bp_unwind__sweep(struct bp_unwind *u, const char *proc_root);
+uint32_t bp_unwind__sweep(struct bp_unwind *u);
+
+/*
+ * Build the table of a file of ours, or of a command about to run, before
+ * any process maps it (kept until evicted). 0 or -errno.
+ */
+int bp_unwind__preload(struct bp_unwind *u, const char *path);
 
 void bp_unwind__stats(const struct bp_unwind *u, struct bp_unwind_stats *out);
 

@@ -483,32 +483,18 @@ int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr)
 	return -ENOENT;
 }
 
-int bp_elf__map_bias(const struct bp_elf *e, uint64_t start, uint64_t end, uint64_t pgoff,
-		     uint64_t *bias)
+size_t bp_elf__segments(const struct bp_elf *e, struct bp_elf_segment *out, size_t max)
 {
-	uint64_t len = end - start;
 	size_t i;
 
-	int pass;
-
-	/*
-	 * The kernel maps from the page below p_offset, so the mapping
-	 * overlaps its segment rather than lies in it, and may overlap the
-	 * tail of the segment before: the executable one is the mapping's.
-	 */
-	for (pass = 0; pass < 2; pass++) {
-		for (i = 0; i < e->nr_loads; i++) {
-			const struct elf_load *l = &e->loads[i];
-
-			if (!pass && !(l->flags & PF_X))
-				continue;
-			if (l->filesz && pgoff < l->off + l->filesz && l->off < pgoff + len) {
-				*bias = start - pgoff + l->off - l->vaddr;
-				return 0;
-			}
-		}
-	}
-	return -ENOENT;
+	for (i = 0; i < e->nr_loads && i < max; i++)
+		out[i] = (struct bp_elf_segment){
+			.off = e->loads[i].off,
+			.vaddr = e->loads[i].vaddr,
+			.filesz = e->loads[i].filesz,
+			.exec = e->loads[i].flags & PF_X,
+		};
+	return e->nr_loads;
 }
 
 Elf *bp_elf__elf(const struct bp_elf *e)

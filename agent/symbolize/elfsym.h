@@ -89,12 +89,14 @@ const char *bp_elf__debuglink(const struct bp_elf *e, uint32_t *crc);
  */
 int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr);
 
-/*
- * The bias of a mapping [start, end) at file offset pgoff: ELF vaddr =
- * address - bias, through the PT_LOAD the mapping covers. 0 or -ENOENT.
- */
-int bp_elf__map_bias(const struct bp_elf *e, uint64_t start, uint64_t end, uint64_t pgoff,
-		     uint64_t *bias);
+/* a PT_LOAD segment */
+struct bp_elf_segment {
+	uint64_t off, vaddr, filesz;
+	bool exec;		/* PF_X */
+};
+
+/* its PT_LOAD segments, at most max of them; returns how many it has */
+size_t bp_elf__segments(const struct bp_elf *e, struct bp_elf_segment *out, size_t max);
 
 /* the open file (NULL once the symbols are loaded) and its size */
 Elf *bp_elf__elf(const struct bp_elf *e);

@@ -126,35 +126,6 @@ int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
 
 void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out);
 
-/*
- * An executable mapping of a snapshot, with what an unwinder needs of its
- * file: its identity, to share one unwind table among every process
- * mapping it, and the ELF virtual address of each mapped address.
- */
-struct bp_syms_xmap {
-	uint64_t start, end;
-	uint64_t bias;		/* ELF vaddr = address - bias (when elf) */
-	const char *path;	/* interned; NULL for anonymous memory and the vdso */
-	const char *build_id;	/* interned, or NULL */
-	uint64_t dev, ino, size;
-	int64_t mtime_ns;
-	bool elf;		/* an ELF file (or the vdso) whose headers were read */
-	bool vdso;
-};
-
-/*
- * The executable mappings of pid's snapshot (taken if there is none yet),
- * sorted by start, into a malloc()ed array. 0, -ESRCH, -ENOMEM.
- */
-int bp_syms__exec_maps(struct bp_syms *s, pid_t pid, struct bp_syms_xmap **out, size_t *nr);
-
-/*
- * Open the file of one of those mappings again, while the process lives,
- * the way snapshots do (/proc/PID/map_files, else by path inside its root,
- * checked by inode) and only if it is still the same file. fd or -errno.
- */
-int bp_syms__open_exec(struct bp_syms *s, pid_t pid, const struct bp_syms_xmap *m);
-
 /* our vdso image, which is every 64-bit process's: NULL when unreadable */
 const void *bp_syms__vdso_image(struct bp_syms *s, size_t *size);
 
