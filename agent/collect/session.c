@@ -358,6 +358,17 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		return;
 	}
 	/*
+	 * BPF dropped the old image's unwind list at the exec: until the new
+	 * one is in, its stacks are cut. It goes first, before the drain
+	 * below (tens of ms), for a target or a process that was being
+	 * sampled; any other waits for its first sample, like its symbols.
+	 */
+	if (ev->kind == BP_EV_EXEC && s->unwind) {
+		bp_unwind__forget(s->unwind, ev->tgid);
+		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED))
+			bp_unwind__update(s->unwind, ev->tgid, true);
+	}
+	/*
 	 * Samples of the old image must resolve against the old maps, so
 	 * they are drained now, while we hold those maps. When the maps we
 	 * hold were read after the exec (a forked child sampled inside
@@ -388,15 +399,12 @@ static void on_event(void *ctx, const struct bp_event *ev)
 			proc->start_ns = ev->ts_ns;
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
 		fill_meta(s, proc);
-		/* BPF dropped the old image's unwind mappings */
-		if (s->unwind)
-			bp_unwind__forget(s->unwind, ev->tgid);
 		/*
 		 * In a targeted run, take the new image's maps now: a short
 		 * command may be gone before its first sample reaches us.
 		 */
 		if (s->opts.filter)
-			snapshot(s, ev->tgid);
+			bp_syms__snapshot(s->syms, ev->tgid);
 		break;
 	case BP_EV_FORK:
 		proc->start_ns = ev->ts_ns;
