@@ -10,8 +10,9 @@
 #   make install    PREFIX=/usr/local (binary, man page, bash completion, systemd unit)
 #   make uninstall  remove what make install installed
 #   V=1             show full commands; O=DIR puts objects in DIR (default .output)
-#   CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS are honoured; libbpf, libelf and zlib
-#   come from pkg-config (PKG_CONFIG_PATH for a libbpf of your own)
+#   CFLAGS, CPPFLAGS, LDFLAGS, LDLIBS are honoured; libbpf, libelf, libdw,
+#   zlib and liblzma come from pkg-config (PKG_CONFIG_PATH for a libbpf of
+#   your own), libiberty (-liberty) from the compiler's default paths
 
 O		?= .output
 OUT		:= $(abspath $(O))
@@ -35,9 +36,12 @@ endif
 # a library's flags from pkg-config; without its .pc (or pkg-config), the fallback
 pc_cflags	= $(shell $(PKG_CONFIG) --cflags $(1) 2>/dev/null)
 pc_libs		= $(or $(shell $(PKG_CONFIG) --libs $(1) 2>/dev/null),$(2))
-LIB_CFLAGS	:= $(call pc_cflags,libbpf) $(call pc_cflags,libelf) $(call pc_cflags,zlib)
-LIB_LDLIBS	:= $(call pc_libs,libbpf,-lbpf) $(call pc_libs,libelf,-lelf) \
-		   $(call pc_libs,zlib,-lz)
+LIB_CFLAGS	:= $(call pc_cflags,libbpf) $(call pc_cflags,libelf) $(call pc_cflags,zlib) \
+		   $(call pc_cflags,libdw) $(call pc_cflags,liblzma)
+# libiberty (the demangler) has no .pc: Debian ships it as a static library
+LIB_LDLIBS	:= $(call pc_libs,libbpf,-lbpf) $(call pc_libs,libdw,-ldw) \
+		   $(call pc_libs,libelf,-lelf) $(call pc_libs,zlib,-lz) \
+		   $(call pc_libs,liblzma,-llzma) -liberty
 
 WARNINGS	:= -Wall -Wextra -Wshadow -Wmissing-prototypes -Wno-unused-parameter
 CFLAGS		?= -g -O2
@@ -84,7 +88,8 @@ NEED		:= NEED_CPP="$(CC) $(CPPFLAGS) $(LIB_CFLAGS) -E" sh scripts/need.sh
 BUILD_NEEDS	:= $(CLANG)=clang $(LLVM_STRIP)=llvm $(PKG_CONFIG)=pkg-config \
 		   'bpftool|/usr/sbin/bpftool=bpftool' '<bpf/libbpf.h>=libbpf-dev' \
 		   '<gelf.h>=libelf-dev' '<zlib.h>=zlib1g-dev' '<cmocka.h>=libcmocka-dev' \
-		   gcc=gcc make=make
+		   '<elfutils/libdw.h>=libdw-dev' '<libiberty/demangle.h>=libiberty-dev' \
+		   '<lzma.h>=liblzma-dev' gcc=gcc make=make
 
 $(DEPS_STAMP):
 	$(Q)mkdir -p $(OUT)

@@ -32,9 +32,15 @@
  */
 struct bp_stack {
 	__u32 nr;		/* frames used in ips[] */
-	__u32 pad;
+	__u32 flags;		/* BP_STACK_*; hashed with the frames */
 	__u64 ips[BP_MAX_STACK_DEPTH];	/* innermost first */
 };
+
+/*
+ * The unwinder stopped before the outermost frame (a cut counted in the
+ * unwind_* stats): the stack is shown under [truncated], never as whole.
+ */
+#define BP_STACK_CUT	1
 
 /* on-CPU aggregation key: one row per (process, thread, kernel, user stack) */
 struct bp_oncpu_key {
@@ -76,6 +82,7 @@ enum bp_event_kind {
 	BP_EV_FIRST_SAMPLE = 2,	/* first on-CPU sample of a process in this session */
 	BP_EV_EXIT = 3,		/* the last thread of a process exited */
 	BP_EV_FORK = 4,		/* a targeted process forked a new process */
+	BP_EV_UNWIND_MISS = 5,	/* a user address outside the process's unwind mappings */
 };
 
 /* bp_event.flags */
@@ -286,6 +293,68 @@ struct bp_dev_val {
 	__u64 busy_start;	/* when inflight last went from 0 to 1 */
 	__u64 busy_ns;		/* total time with at least one request in flight */
 	__u64 max_inflight;
+};
+
+/* ------------------------------------------------------------ unwinding */
+
+/*
+ * User stacks of code without frame pointers are unwound in BPF from tables
+ * that userspace builds from each file's .eh_frame (or .debug_frame) and
+ * loads into the unwind_rows array (docs/symbols.md). One file's rows are a
+ * contiguous run sorted by pc; a row says how to find the caller's frame
+ * from any address between its pc and the next row's (x86-64 registers).
+ */
+enum bp_uw_kind {
+	BP_UW_FP = 0,		/* no CFI covers this: a frame-pointer step */
+	BP_UW_CFA_SP,		/* CFA = rsp + 8 * cfa */
+	BP_UW_CFA_BP,		/* CFA = rbp + 8 * cfa */
+	BP_UW_CFA_DEREF_BP,	/* CFA = *(rbp + 8 * cfa): a frame that realigned its stack */
+	BP_UW_PLT,		/* CFA = rsp + 8, plus 8 when (pc & 15) >= cfa: a PLT stub */
+	BP_UW_SIGNAL,		/* a signal trampoline: registers from the sigcontext */
+	BP_UW_STOP,		/* return address undefined: the outermost frame */
+	BP_UW_INVALID,		/* a rule the walker cannot apply: the walk stops, counted */
+};
+
+/* bp_uw_row.bp: how to get the caller's rbp */
+#define BP_UW_BP_SAME	0	/* unchanged */
+#define BP_UW_BP_AT_BP	(-128)	/* saved at [rbp] (a realigned frame's frame pointer) */
+				/* else: saved at CFA + 8 * bp */
+
+struct bp_uw_row {
+	__u32 pc;		/* first address, counted from the table's base */
+	__u8 kind;		/* enum bp_uw_kind */
+	__s8 bp;		/* BP_UW_BP_* or a slot relative to the CFA */
+	__s16 cfa;		/* CFA offset in 8-byte slots (frames of up to 256 KiB);
+				 * the PLT threshold in bytes for BP_UW_PLT */
+};
+
+/* why a mapping has no rows: bp_uw_map.first when count is 0 */
+enum bp_uw_none {
+	BP_UW_NONE_NOCFI = 0,	/* no unwind table in the file (or not ELF, or JIT code) */
+	BP_UW_NONE_BUDGET = 1,	/* its table did not fit the unwind memory budget */
+};
+
+/* one executable mapping of a process */
+struct bp_uw_map {
+	__u64 start, end;	/* [start, end) in the process */
+	__u64 bias;		/* row pc = address - bias */
+	__u32 first;		/* first row in unwind_rows */
+	__u32 count;		/* rows; 0: frame pointers only, first says why */
+};
+
+/*
+ * 248 mappings keep a value within 8 KiB with the hash element around it;
+ * a process with more executable mappings is marked partial.
+ */
+#define BP_UW_MAPS	248
+#define BP_UWP_PARTIAL	1	/* not every executable mapping is listed */
+#define BP_UWP_MISSED	2	/* BPF asked for a refresh (BP_EV_UNWIND_MISS) */
+
+/* the executable mappings of one process, sorted by start, in unwind_procs */
+struct bp_uw_proc {
+	__u32 nr;
+	__u32 flags;		/* BP_UWP_* */
+	struct bp_uw_map maps[BP_UW_MAPS];
 };
 
 #endif /* BOUNDPROF_H */

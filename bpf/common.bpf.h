@@ -15,6 +15,7 @@
 #define BP_EXTERN
 #endif
 
+#define ENOENT	2
 #define EFAULT	14
 #define EEXIST	17
 

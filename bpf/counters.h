@@ -60,9 +60,21 @@
 	    "block IO completions whose start was missed (started before recording)")		\
 	BPF(WAKE_MAP_FULL, 20, "wakers_map_full", LOST, "wakers lost: waker map full")		\
 	BPF(NET_MAP_FULL, 21, "net_map_full", LOST, "network waits lost: peer map full")	\
+	BPF(UW_STACKS, 22, "user_stacks_unwound", SEEN,						\
+	    "user stacks walked with unwind tables")						\
+	BPF(UW_NO_TABLE, 23, "unwind_no_table", LOST,						\
+	    "user stacks cut: code without unwind tables whose frame pointers ended")	\
+	BPF(UW_BUDGET, 24, "unwind_over_budget", LOST,						\
+	    "user stacks cut: code whose unwind table is over the memory budget")		\
+	BPF(UW_BAD_READ, 25, "unwind_bad_read", LOST,						\
+	    "user stacks cut: a stack read failed (page not resident)")			\
+	BPF(UW_INVALID, 26, "unwind_invalid_row", LOST,						\
+	    "user stacks cut: an unwind rule the walker cannot apply")			\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
-	     "user stacks end at [truncated]: code without frame pointers")			\
+	     "user stacks end at [truncated]: the unwind stopped early")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\
-	     "block IO completions the kernel never reported (no latency)")
+	     "block IO completions the kernel never reported (no latency)")			\
+	USER(uw_tables_over_budget, "unwind_tables_over_budget", LOST,				\
+	     "files without unwind tables in the kernel: over the unwind memory budget")
 
 #endif /* BP_COUNTERS_TABLE_H */

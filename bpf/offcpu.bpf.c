@@ -645,7 +645,7 @@ static __always_inline __u64 hash_into(struct bp_stack *st, long n)
 	if (n <= 0)
 		return 0;
 	st->nr = n / sizeof(__u64);
-	st->pad = 0;
+	st->flags = 0;
 	return hash_stack(st);
 }
 
@@ -696,10 +696,9 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 		st->ustack = 0;
 		return;
 	}
-	n = bpf_get_stack(ctx, st->ust.ips, sizeof(st->ust.ips), BPF_F_USER_STACK);
-	if (n < 0 && n != -EFAULT)
-		stat_inc(BP_STAT_USTACK_ERR);
-	st->ustack = hash_into(&st->ust, n);
+	/* unwound from the registers the thread entered the kernel with */
+	n = capture_ustack(ctx, &st->ust, prev->tgid, regs->ip, regs->sp, regs->bp);
+	st->ustack = n > 0 ? hash_stack(&st->ust) : 0;
 }
 
 static __always_inline struct bp_tls *tls_get(struct task_struct *t, __u64 now)

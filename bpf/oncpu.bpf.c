@@ -36,6 +36,38 @@ struct {
 /* sample_period is in ns for cpu-clock; for cycles the ns column stays 0 */
 const volatile __u8 period_is_ns;
 
+/*
+ * The sampled thread's user stack: from the sample's registers when it was
+ * taken in user mode, else (a sample in a syscall or an interrupt) from the
+ * user registers the kernel saved when the thread entered it.
+ */
+static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, struct bp_stack *st,
+					   __u32 idx, __u32 tgid, struct task_struct *task)
+{
+	__u64 ip = ctx->regs.ip, sp = ctx->regs.sp, bp = ctx->regs.bp;
+	struct pt_regs *regs;
+
+	/*
+	 * Loaded here, each at its own offset: left to clang, a load may sink
+	 * below the branch from a precomputed ctx + off, which the verifier
+	 * rejects ("dereference of modified ctx ptr").
+	 */
+	barrier_var(ip);
+	barrier_var(sp);
+	barrier_var(bp);
+	/* kernel addresses have the top bit set on x86-64 */
+	if (ip >> 63) {
+		regs = (struct pt_regs *)bpf_task_pt_regs(task);
+		if (!regs)
+			return 0;
+		ip = regs->ip;
+		sp = regs->sp;
+		bp = regs->bp;
+	}
+	capture_ustack(ctx, st, tgid, ip, sp, bp);
+	return put_stack(st, idx, true);
+}
+
 SEC("perf_event")
 int bp_oncpu(struct bpf_perf_event_data *ctx)
 {
@@ -67,7 +99,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 
 	key.tgid = tgid;
 	key.tid = tid;
-	key.kstack = store_stack(ctx, scratch, idx, 0);
+	key.kstack = store_kstack(ctx, scratch, idx);
 	/*
 	 * Inside execve the user stack belongs to an image about to vanish
 	 * (or to one just born); such a sample marking the process sampled
@@ -76,7 +108,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	 */
 	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
 	if (!(task->flags & PF_KTHREAD) && !in_exec)
-		key.ustack = store_stack(ctx, scratch, idx, BPF_F_USER_STACK);
+		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (!val) {

@@ -14,6 +14,7 @@
 #define BP_DEFINE
 #include "common.bpf.h"
 #include "stacks.bpf.h"
+#include "unwind.bpf.h"
 
 volatile __u32 buf_idx = 0;
 const volatile __u8 filter_targets = 0;
@@ -21,6 +22,7 @@ const volatile __u64 filter_cgroup_id = 0;
 const volatile __u32 filter_cgroup_level = 0;
 const volatile __u32 filter_cgroup_tree = 0;
 const volatile __u32 filter_cgroup_ssid = 0;
+const volatile __u8 unwind_on = 0;
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
@@ -59,6 +61,8 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		*state = BP_SEEN_EARLIER;
 		flags |= BP_EVF_WAS_SAMPLED;
 	}
+	/* the old image's unwind mappings would walk the new one into garbage */
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	emit_event(BP_EV_EXEC, tgid, BPF_CORE_READ(p, real_parent, tgid), flags);
 	return 0;
 }
@@ -72,6 +76,7 @@ int BPF_PROG(bp_exit, struct task_struct *p)
 	/* signal->live drops to zero when the last thread of the group exits */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
+	bpf_map_delete_elem(&unwind_procs, &tgid);
 	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
 	if (filter_targets) {
 		if (bpf_map_delete_elem(&targets, &tgid) != 0)

@@ -1,13 +1,15 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Stack storage shared by the sampling programs: a stack is captured into a
- * per-CPU scratch slot, hashed, and stored once in the current buffer's
- * stack map under its hash.
+ * per-CPU scratch slot (capture_ustack(), store_kstack()), hashed, and
+ * stored once in the current buffer's stack map under its hash
+ * (put_stack()).
  */
 #ifndef BP_STACKS_BPF_H
 #define BP_STACKS_BPF_H
 
 #include "common.bpf.h"
+#include "unwind.bpf.h"
 
 struct bp_stacks_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -41,7 +43,7 @@ static __always_inline __u64 mix64(__u64 h)
 
 static __always_inline __u64 hash_stack(const struct bp_stack *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ULL ^ st->nr;
+	__u64 h = 0x9e3779b97f4a7c15ULL ^ st->nr ^ (__u64)st->flags << 32;
 	__u32 i;
 
 	for (i = 0; i < BP_MAX_STACK_DEPTH; i++) {
@@ -53,28 +55,19 @@ static __always_inline __u64 hash_stack(const struct bp_stack *st)
 }
 
 /*
- * Capture the current kernel (flags 0) or user (BPF_F_USER_STACK) stack and
- * store it; returns its hash, or 0 when there is none. -EFAULT is expected (a
- * kernel stack of a sample taken in user mode) and not counted as a loss.
+ * Store a captured stack in the current buffer's kernel or user stack map;
+ * returns its hash, or 0 when there is none (or it was lost, counted).
  */
-static __always_inline __u64 store_stack(void *ctx, struct bp_stack *st, __u32 idx, __u64 flags)
+static __always_inline __u64 put_stack(struct bp_stack *st, __u32 idx, bool user)
 {
 	void *map;
-	long n, err;
+	long err;
 	__u64 h;
 
-	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
-	if (n <= 0) {
-		if (n < 0 && n != -EFAULT)
-			stat_inc(flags ? BP_STAT_USTACK_ERR : BP_STAT_KSTACK_ERR);
+	if (!st->nr)
 		return 0;
-	}
-	st->nr = n / sizeof(__u64);
-	st->pad = 0;
-	if (flags && st->nr >= BP_MAX_STACK_DEPTH)
-		stat_inc(BP_STAT_USTACK_TRUNC);
 	h = hash_stack(st);
-	if (flags)
+	if (user)
 		map = idx ? (void *)&ustacks1 : (void *)&ustacks0;
 	else
 		map = idx ? (void *)&kstacks1 : (void *)&kstacks0;
@@ -84,6 +77,52 @@ static __always_inline __u64 store_stack(void *ctx, struct bp_stack *st, __u32 i
 		return 0;
 	}
 	return h;
+}
+
+/*
+ * bpf_get_stack() into st: flags 0 for the kernel stack, BPF_F_USER_STACK
+ * for the frame-pointer walk of the user stack. -EFAULT is expected (a
+ * kernel stack of a sample taken in user mode) and not counted as a loss.
+ */
+static __always_inline long get_stack(void *ctx, struct bp_stack *st, __u64 flags)
+{
+	long n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), flags);
+
+	st->flags = 0;
+	if (n <= 0) {
+		if (n < 0 && n != -EFAULT)
+			stat_inc(flags ? BP_STAT_USTACK_ERR : BP_STAT_KSTACK_ERR);
+		st->nr = 0;
+		return 0;
+	}
+	st->nr = n / sizeof(__u64);
+	if (flags && st->nr >= BP_MAX_STACK_DEPTH)
+		stat_inc(BP_STAT_USTACK_TRUNC);
+	return st->nr;
+}
+
+/* capture and store the current kernel stack; its hash or 0 */
+static __always_inline __u64 store_kstack(void *ctx, struct bp_stack *st, __u32 idx)
+{
+	get_stack(ctx, st, 0);
+	return put_stack(st, idx, false);
+}
+
+/*
+ * Capture the user stack of the current thread, of process tgid, whose
+ * user registers are ip, sp, bp, into st: unwound with the process's
+ * tables once userspace has loaded them (unwind.bpf.h), by the kernel's
+ * frame-pointer walk before that. Returns the number of frames (0: none).
+ * Callers may add to st before put_stack().
+ */
+static __always_inline long capture_ustack(void *ctx, struct bp_stack *st, __u32 tgid, __u64 ip,
+					   __u64 sp, __u64 bp)
+{
+	long n = bp_unwind_user(st, tgid, ip, sp, bp);
+
+	if (n == -ENOENT)
+		return get_stack(ctx, st, BPF_F_USER_STACK);
+	return n;
 }
 
 #endif /* BP_STACKS_BPF_H */

@@ -61,7 +61,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: boundprof agent [--interval SECONDS] [--dir DIR] [--keep N] [--keep-bytes SIZE]\n"
 		"                       [--listen ADDR:PORT|off] [--token-file FILE] [--top N] [-F HZ]\n"
-		"                       [--no-offcpu] [--no-bpf-stats] [-v]\n"
+		"                       [--no-offcpu] [--unwind-mem SIZE] [--no-bpf-stats] [-v]\n"
 		"\n"
 		"  --interval S      close a window every S seconds (default 10)\n"
 		"  --dir DIR         write each window's .pb.gz and .json here (default %s)\n"
@@ -75,6 +75,8 @@ static void usage(FILE *f)
 		"  --top N           processes with series of their own in /metrics (default 20)\n"
 		"  -F, --freq HZ     on-CPU sampling frequency (default 99)\n"
 		"  --no-offcpu       on-CPU sampling only\n"
+		"  --unwind-mem SIZE kernel memory for the tables that unwind code without frame\n"
+		"                    pointers (default 16M; 0: frame pointers only)\n"
 		"  -v, --verbose     debug detail in the log (-vv: libbpf's too)\n"
 		"  --no-bpf-stats    do not have the kernel time our BPF programs\n"
 		"                    (boundprof_agent_bpf_seconds_total is then absent)\n"
@@ -96,6 +98,7 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 		{ "top", required_argument, NULL, 't' },
 		{ "freq", required_argument, NULL, 'F' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "no-bpf-stats", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -144,6 +147,11 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 			break;
 		case 'S':
 			o->bpf_stats = false;
+			break;
+		case 'U':
+			if (cli_opt_unwind_mem("--unwind-mem", optarg, &o->session.no_unwind,
+					       &o->session.unwind_mem))
+				return -EINVAL;
 			break;
 		case 'v':
 			cli_env.verbose++;

@@ -43,7 +43,7 @@ void cli_child_timing(void)
 	sigaction(SIGCHLD, &sa, NULL);
 }
 
-int cli_check_command(const char *cmd)
+int cli_check_command(const char *cmd, char *found_path)
 {
 	const char *path = getenv("PATH");
 	char *copy, *dir, *save = NULL, full[PATH_MAX];
@@ -55,6 +55,8 @@ int cli_check_command(const char *cmd)
 			return -errno;
 		if (S_ISDIR(st.st_mode))
 			return -EISDIR;
+		if (found_path)
+			snprintf(found_path, PATH_MAX, "%s", cmd);
 		return access(cmd, X_OK) ? -errno : 0;
 	}
 	copy = strdup(path && *path ? path : "/usr/local/bin:/usr/bin:/bin");
@@ -62,8 +64,11 @@ int cli_check_command(const char *cmd)
 		return -ENOMEM;
 	for (dir = strtok_r(copy, ":", &save); dir && !found; dir = strtok_r(NULL, ":", &save)) {
 		snprintf(full, sizeof(full), "%s/%s", *dir ? dir : ".", cmd);
-		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK))
+		if (!stat(full, &st) && S_ISREG(st.st_mode) && !access(full, X_OK)) {
 			found = 1;
+			if (found_path)
+				snprintf(found_path, PATH_MAX, "%s", full);
+		}
 	}
 	free(copy);
 	return found ? 0 : -ENOENT;

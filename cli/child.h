@@ -27,8 +27,11 @@ struct cli_child {
 
 #define CLI_CHILD_INIT { .pid = -1, .go_fd = -1, .err_fd = -1 }
 
-/* find cmd the way execvp would: 0, -ENOENT, or why it cannot run */
-int cli_check_command(const char *cmd);
+/*
+ * find cmd the way execvp would: 0, -ENOENT, or why it cannot run; where it
+ * was found in found_path (PATH_MAX bytes) unless NULL
+ */
+int cli_check_command(const char *cmd, char *found_path);
 
 /* time exits from now on (a SIGCHLD handler); call once before the first spawn */
 void cli_child_timing(void);

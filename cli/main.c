@@ -64,7 +64,7 @@ int cli_check_environment(void)
 	if (uname(&u) == 0 &&
 	    bp_kernel_at_least(u.release, BP_KERNEL_MIN_MAJOR, BP_KERNEL_MIN_MINOR) == 0) {
 		cli_error("kernel %s is too old: boundprof needs Linux %d.%d or later, for the"
-			  " bpf_task_pt_regs() helper (see docs/kernels.md)", u.release,
+			  " bpf_loop() helper (see docs/kernels.md)", u.release,
 			  BP_KERNEL_MIN_MAJOR, BP_KERNEL_MIN_MINOR);
 		return -ENOTSUP;
 	}

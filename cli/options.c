@@ -10,6 +10,7 @@
 #include "analyze/groups.h"
 #include "cli.h"
 #include "collect/loader.h"
+#include "collect/unwind.h"
 #include "options.h"
 #include "proc/cgroup.h"
 #include "serve/httpd.h"
@@ -135,6 +136,19 @@ int cli_opt_size(const char *opt, const char *arg, uint64_t *out)
 	return 0;
 bad:
 	return bad_value("size", opt, arg, "bytes with an optional K, M or G suffix, such as 500M");
+}
+
+int cli_opt_unwind_mem(const char *opt, const char *arg, bool *off, uint64_t *bytes)
+{
+	uint64_t v;
+
+	if (cli_opt_size(opt, arg, &v))
+		return -EINVAL;
+	if (v && (v < BP_UNWIND_MEM_MIN || v > BP_UNWIND_MEM_MAX))
+		return bad_value("size", opt, arg, "0 (frame pointers only) or 64K to 2G");
+	*off = !v;
+	*bytes = v;
+	return 0;
 }
 
 int cli_opt_pids(const char *opt, const char *arg, pid_t **pids, int *nr)

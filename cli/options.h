@@ -11,6 +11,7 @@
 #ifndef BP_CLI_OPTIONS_H
 #define BP_CLI_OPTIONS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -38,6 +39,12 @@ int cli_opt_counts(const char *opt, const char *arg, long min, long max, const c
 
 /* a size in bytes: a number with an optional K, M or G (powers of 1024) and an optional B */
 int cli_opt_size(const char *opt, const char *arg, uint64_t *out);
+
+/*
+ * --unwind-mem SIZE: the native unwind tables' memory budget, a size from
+ * 64K to 2G, or 0 (*off: user stacks by frame pointers only)
+ */
+int cli_opt_unwind_mem(const char *opt, const char *arg, bool *off, uint64_t *bytes);
 
 /* PID[,PID...], appended to *pids (realloc()ed) */
 int cli_opt_pids(const char *opt, const char *arg, pid_t **pids, int *nr);

@@ -47,10 +47,13 @@ struct record_opts {
 	bool json;
 	bool no_offcpu;
 	long repeat;		/* runs of COMMAND */
-	char **cmd;
 	enum bp_group_by group_by;	/* -g: a table of groups in the report */
 	bool have_cgroup;		/* -G: only this cgroup */
 	struct bp_cg_target cgroup;
+	bool no_unwind;
+	uint64_t unwind_mem;
+	char **cmd;
+	char cmd_path[PATH_MAX];	/* where execvp will find cmd[0] */
 };
 
 static volatile sig_atomic_t stop_signal;
@@ -73,7 +76,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...] | -G CGROUP] [-d SECONDS] [-F HZ]\n"
-		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [-v] [-r N]\n"
+		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [--no-offcpu]\n"
+		"                        [--unwind-mem SIZE] [-v] [-r N]\n"
 		"                        [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p, -G or COMMAND)\n"
@@ -93,6 +97,8 @@ static void usage(FILE *f)
 		"                     wall-clock and wakeup accounting)\n"
 		"  -r, --repeat N     run COMMAND N times in a row into one profile, with the\n"
 		"                     median and spread of its wall time (default 1)\n"
+		"      --unwind-mem SIZE  kernel memory for the tables that unwind code without\n"
+		"                     frame pointers (default 16M; 0: frame pointers only)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -114,6 +120,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "repeat", required_argument, NULL, 'r' },
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "group-by", required_argument, NULL, 'g' },
+		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -168,6 +175,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			if (cli_opt_group_by("-g", optarg, &o->group_by))
 				return -EINVAL;
 			break;
+		case 'U':
+			if (cli_opt_unwind_mem("--unwind-mem", optarg, &o->no_unwind, &o->unwind_mem))
+				return -EINVAL;
+			break;
 		case 'v':
 			cli_env.verbose++;
 			break;
@@ -211,7 +222,7 @@ static int check_inputs(struct record_opts *o)
 		}
 	}
 	if (o->cmd) {
-		err = cli_check_command(o->cmd[0]);
+		err = cli_check_command(o->cmd[0], o->cmd_path);
 		if (err) {
 			cli_error("cannot run '%s': %s", o->cmd[0],
 				  err == -ENOENT && !strchr(o->cmd[0], '/') ? "command not found"
@@ -344,6 +355,8 @@ int cmd_record(int argc, char **argv)
 	so.offcpu_ustacks = 2;
 	so.membw = true;
 	so.cgroup = o.have_cgroup ? &o.cgroup : NULL;
+	so.no_unwind = o.no_unwind;
+	so.unwind_mem = o.unwind_mem;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -369,6 +382,8 @@ int cmd_record(int argc, char **argv)
 		goto out;
 	}
 	if (o.cmd) {
+		/* its unwind table before it runs: its first samples need it */
+		bp_session__expect_exec(s, o.cmd_path);
 		err = cli_child_release(&child);
 		if (err) {
 			cli_error("cannot run '%s': %s", o.cmd[0], strerror(-err));

@@ -403,7 +403,7 @@ int cmd_scale(int argc, char **argv)
 
 	if (parse_args(argc, argv, &o))
 		return EXIT_USAGE;
-	err = cli_check_command(o.cmd[0]);
+	err = cli_check_command(o.cmd[0], NULL);
 	if (err) {
 		cli_error("cannot run '%s': %s", o.cmd[0],
 			  err == -ENOENT && !strchr(o.cmd[0], '/') ? "command not found"

@@ -116,7 +116,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof top [-i SECONDS] [-n COUNT] [-F HZ] [-g user|cgroup|unit]\n"
-		"                     [-G CGROUP] [--no-offcpu] [-v]\n"
+		"                     [-G CGROUP] [--no-offcpu] [--unwind-mem SIZE] [-v]\n"
 		"\n"
 		"  -i, --interval S   refresh every S seconds (default 1)\n"
 		"  -g, --group-by BY  one row per user, cgroup or unit (BY), with its busiest\n"
@@ -127,6 +127,8 @@ static void usage(FILE *f)
 		"  -n, --count N      stop after N refreshes (default: until q, Ctrl-C or SIGTERM)\n"
 		"  -F, --freq HZ      on-CPU sampling frequency (default 99)\n"
 		"      --no-offcpu    on-CPU sampling only (no wait classes or verdicts from them)\n"
+		"      --unwind-mem SIZE  kernel memory for the tables that unwind code without\n"
+		"                     frame pointers (default 16M; 0: frame pointers only)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"On a terminal the view redraws in place and q quits; otherwise one snapshot\n"
@@ -421,6 +423,7 @@ int cmd_top(int argc, char **argv)
 		{ "no-offcpu", no_argument, NULL, 'N' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "cgroup", required_argument, NULL, 'G' },
+		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -460,6 +463,10 @@ int cmd_top(int argc, char **argv)
 			if (cli_opt_cgroup("-G", optarg, &cg))
 				return EXIT_USAGE;
 			so.cgroup = &cg;
+			break;
+		case 'U':
+			if (cli_opt_unwind_mem("--unwind-mem", optarg, &so.no_unwind, &so.unwind_mem))
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			cli_env.verbose++;

@@ -69,6 +69,25 @@ $(OUT)/tests/fixtures/%: tests/fixtures/%.c tests/fixtures/fixture.h | $(DEPS_ST
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(FIXTURE_CFLAGS) -o $@ $< -lpthread -lm
 
+# ... except the one that stands for distribution builds: -O2, no frame pointers
+$(OUT)/tests/fixtures/nofp: FIXTURE_CFLAGS := -g -O2 -fomit-frame-pointer -Wall -Wextra \
+					      -D_GNU_SOURCE
+
+# Rust fixtures: release builds as users make them (no frame pointers), with
+# debug info for lines. rustc from PATH, else rustup's default place; without
+# one they are not built and the tests that need them skip, saying so.
+RUSTC		?= $(or $(shell command -v rustc 2>/dev/null),$(wildcard $(HOME)/.cargo/bin/rustc),$(wildcard /root/.cargo/bin/rustc))
+RUST_FIXTURES	:= $(patsubst tests/fixtures/%.rs,$(OUT)/tests/fixtures/%,$(sort $(wildcard tests/fixtures/*.rs)))
+ifneq ($(RUSTC),)
+FIXTURES	+= $(RUST_FIXTURES)
+$(RUST_FIXTURES): $(OUT)/tests/fixtures/%: tests/fixtures/%.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(RUSTC) -O -g -o $@ $<
+else
+$(info   SKIP     Rust fixtures: no rustc on PATH or in ~/.cargo/bin)
+endif
+
 -include $(sort $(wildcard tests/unit/*.mk))
 
 # how each kind of test binary runs
@@ -89,11 +108,14 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
 
 # What the integration tests run besides boundprof: real programs for the
 # verdicts (stress-ng, fio), Go's pprof, Chromium for the flame graphs,
-# Prometheus for the agent; and playwright-core from npm to drive Chromium.
+# Prometheus for the agent, perf as the unwinder's peer and Debian's
+# python3.11 and sqlite3 as programs without frame pointers (xz packs the
+# unit tests' MiniDebugInfo); and playwright-core from npm to drive Chromium.
 # Node.js and npm often come from elsewhere (nodesource): then they are
 # there, and never asked of apt-get (scripts/need.sh).
 TEST_NEEDS := stress-ng=stress-ng fio=fio go=golang-go chromium=chromium \
-	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm
+	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm \
+	      perf=linux-perf sqlite3=sqlite3 /usr/bin/python3.11=python3.11 xz=xz-utils
 
 test-deps: | $(DEPS_STAMP)
 	$(Q)$(NEED) -l $(OUT)/apt-test.log $(TEST_NEEDS)

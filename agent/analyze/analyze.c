@@ -242,7 +242,7 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 			  struct bp_proc_summary *ps)
 {
 	uint64_t samples = 0, ns = 0, io_path = 0, fault = 0, kernel = 0;
-	uint32_t i, j, nr, hint = 0;
+	uint32_t i, j, nr, leaf, hint = 0;
 	bool exact = p->offcpu_enabled;
 	int k, err;
 
@@ -286,9 +286,19 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 			continue;
 		fr = bp_profile__stack_frames(p, s->stack, &nr);
 		a->stamp++;
+		/*
+		 * Hotspots are functions at a line of their own code: a function
+		 * inlined into one (an iterator's next) is charged to the line
+		 * of the function it was inlined into, where the call is.
+		 */
+		leaf = nr;
+		while (leaf > 1 && p->frames[fr[leaf - 1]].inlined)
+			leaf--;
 		for (j = 0; j < nr; j++) {
 			uint32_t f = fr[j];
 
+			if (p->frames[f].inlined)
+				continue;
 			if (!a->self[f] && !a->total[f])
 				a->touched[a->nr_touched++] = f;
 			if (a->mark[f] != a->stamp) {
@@ -297,7 +307,7 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 			}
 		}
 		if (nr)
-			a->self[fr[nr - 1]] += s->count;
+			a->self[fr[leaf - 1]] += s->count;
 		/* the innermost kernel frame with a role says what the CPU did */
 		if (nr && p->frames[fr[nr - 1]].kernel) {
 			uint8_t cat = CAT_NONE;

@@ -12,16 +12,28 @@
 #include "collect/mapdrain.h"
 #include "model/profile.h"
 #include "model/waits.h"
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/symbols.h"
 
-/* an address -> frame id cache, kept as parallel arrays behind a bp_htab */
+/*
+ * An address -> frames cache, kept as parallel arrays behind a bp_htab: an
+ * address is one frame, or several where functions were inlined into it
+ * (a run of ids in pool, innermost first).
+ */
 struct addr_cache {
 	struct bp_htab h;
 	uint64_t *keys;		/* ip, or pid << 48 ^ ip for user addresses */
 	uint32_t *pids;
-	uint32_t *frames;
+	uint32_t *frames;	/* offset in pool */
+	uint8_t *counts;	/* frames; NOT_CODE_BIT: not executable memory */
 	uint32_t len, cap;
+	uint32_t *pool;
+	uint32_t pool_len, pool_cap;
 };
+
+/* frames one address may expand to (inlined functions, then the function) */
+#define ADDR_FRAMES	BP_DWARF_INLINE_MAX
+#define NOT_CODE_BIT	0x80
 
 struct stack_table {
 	struct bp_htab h;
@@ -71,7 +83,7 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 
 	if (!c)
 		return NULL;
-	c->frames = calloc(2 * BP_MAX_STACK_DEPTH + 1, sizeof(*c->frames));
+	c->frames = calloc((ADDR_FRAMES + 1) * BP_MAX_STACK_DEPTH + 1, sizeof(*c->frames));
 	if (!c->frames) {
 		free(c);
 		return NULL;
@@ -90,6 +102,8 @@ static void cache_free(struct addr_cache *a)
 	free(a->keys);
 	free(a->pids);
 	free(a->frames);
+	free(a->counts);
+	free(a->pool);
 	memset(a, 0, sizeof(*a));
 }
 
@@ -133,24 +147,49 @@ static bool addr_eq(const void *ctx, uint32_t idx, const void *key)
 	return a->keys[idx] == k->ip && a->pids[idx] == k->pid;
 }
 
-static int cache_get(struct addr_cache *a, uint32_t pid, uint64_t ip, uint32_t *frame)
+/* the cached frames of an address: 0 and ids (*n of them, flags), or -ENOENT */
+static int cache_get(struct addr_cache *a, uint32_t pid, uint64_t ip, const uint32_t **ids,
+		     uint8_t *count)
 {
 	struct addr_key k = { pid, ip };
 	uint32_t idx;
 	int err;
 
 	err = bp_htab_find(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), addr_eq, a, &k, &idx);
-	if (!err)
-		*frame = a->frames[idx];
+	if (!err) {
+		*ids = a->pool + a->frames[idx];
+		*count = a->counts[idx];
+	}
 	return err;
 }
 
-static int cache_put(struct addr_cache *a, uint32_t pid, uint64_t ip, uint32_t frame)
+static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t want)
 {
+	uint32_t ncap = *cap ? *cap : 1024;
+	uint32_t *nv;
+
+	if (want <= *cap)
+		return 0;
+	while (ncap < want)
+		ncap *= 2;
+	nv = reallocarray(*v, ncap, sizeof(*nv));
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+static int cache_put(struct addr_cache *a, uint32_t pid, uint64_t ip, const uint32_t *ids,
+		     uint8_t count)
+{
+	uint32_t n = count & ~NOT_CODE_BIT;
+
 	if (a->len == a->cap) {
 		uint32_t ncap = a->cap ? a->cap * 2 : 1024;
 		uint64_t *k = realloc(a->keys, ncap * sizeof(*k));
 		uint32_t *p, *f;
+		uint8_t *cn;
 
 		if (!k)
 			return -ENOMEM;
@@ -163,13 +202,22 @@ static int cache_put(struct addr_cache *a, uint32_t pid, uint64_t ip, uint32_t f
 		if (!f)
 			return -ENOMEM;
 		a->frames = f;
+		cn = realloc(a->counts, ncap * sizeof(*cn));
+		if (!cn)
+			return -ENOMEM;
+		a->counts = cn;
 		a->cap = ncap;
 	}
+	if (grow_u32(&a->pool, &a->pool_cap, a->pool_len + n))
+		return -ENOMEM;
 	if (bp_htab_insert(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), a->len))
 		return -ENOMEM;
+	memcpy(a->pool + a->pool_len, ids, n * sizeof(*ids));
 	a->keys[a->len] = ip;
 	a->pids[a->len] = pid;
-	a->frames[a->len] = frame;
+	a->frames[a->len] = a->pool_len;
+	a->counts[a->len] = count;
+	a->pool_len += n;
 	a->len++;
 	return 0;
 }
@@ -178,56 +226,100 @@ static void cache_clear(struct addr_cache *a)
 {
 	bp_htab_clear(&a->h);
 	a->len = 0;
+	a->pool_len = 0;
 }
 
-#define NOT_CODE 0x80000000u
+static void fill_frame(struct bp_frame *f, const struct bp_frame_info *fi, bool kernel)
+{
+	memset(f, 0, sizeof(*f));
+	f->name = fi->name;
+	f->module = fi->module;
+	f->path = fi->path;
+	f->build_id = fi->build_id;
+	f->offset = fi->offset;
+	f->kernel = kernel;
+	f->file = fi->file;
+	f->line = fi->line;
+	f->inlined = fi->inlined;
+}
 
 /*
- * The first address of a stack is where the CPU was; the others are return
- * addresses, which point after the call and may already be in the next
- * function, so they are looked up one byte earlier. Returns the frame id,
- * with NOT_CODE set when the address is not in executable memory.
+ * The frames of one address, innermost first (functions inlined there,
+ * then the function): the first address of a stack is where the CPU was;
+ * the others are return addresses, which point after the call and may
+ * already be in the next function (or on the next line), so they are
+ * looked up one byte earlier. Returns how many ids (>= 1), or -ENOMEM;
+ * *not_code when the address is not in executable memory.
  */
-static int64_t frame_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_ret, bool kernel)
+static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_ret, bool kernel,
+		      uint32_t *ids, bool *not_code)
 {
 	struct addr_cache *a = kernel ? &c->kcache : &c->ucache;
 	uint64_t addr = is_ret && ip ? ip - 1 : ip;
-	struct bp_frame_info fi;
-	struct bp_frame f = {};
-	uint32_t id;
+	struct bp_frame_info fi[ADDR_FRAMES];
+	const uint32_t *cached;
+	struct bp_frame f;
+	uint8_t count;
 	int64_t fid;
-	int err;
+	int n = 1, i, err;
 
 	if (kernel)
 		pid = 0;
-	if (cache_get(a, pid, addr, &id) == 0)
-		return id;
-	if (kernel)
-		err = bp_syms__resolve_kernel(c->syms, addr, &fi);
-	else
-		err = bp_syms__resolve_user(c->syms, pid, addr, &fi);
+	if (cache_get(a, pid, addr, &cached, &count) == 0) {
+		n = count & ~NOT_CODE_BIT;
+		memcpy(ids, cached, n * sizeof(*ids));
+		*not_code = count & NOT_CODE_BIT;
+		return n;
+	}
+	if (kernel) {
+		err = bp_syms__resolve_kernel(c->syms, addr, &fi[0]);
+	} else {
+		n = bp_syms__resolve_user_inline(c->syms, pid, addr, fi, ADDR_FRAMES);
+		/*
+		 * A signal frame's return address is the trampoline's first
+		 * byte (the kernel pushed it; nothing called): one byte back
+		 * is the nop libc puts before __restore_rt, in no function.
+		 */
+		if (!fi[n - 1].name && is_ret && ip) {
+			struct bp_frame_info at[ADDR_FRAMES];
+			int k = bp_syms__resolve_user_inline(c->syms, pid, ip, at, ADDR_FRAMES);
+
+			if (at[k - 1].name && !at[k - 1].sym_offset) {
+				memcpy(fi, at, k * sizeof(*at));
+				n = k;
+			}
+		}
+		err = fi[n - 1].name ? 0 : -ENOENT;
+	}
 	if (err) {
 		c->st.frames_unnamed++;
 		bp_dbg("pid %u: %s address %#llx unnamed (%s+%#llx)", pid,
-		       kernel ? "kernel" : "user", (unsigned long long)addr, fi.module,
-		       (unsigned long long)fi.offset);
+		       kernel ? "kernel" : "user", (unsigned long long)addr, fi[n - 1].module,
+		       (unsigned long long)fi[n - 1].offset);
 	} else {
 		c->st.frames_resolved++;
 	}
-	f.name = fi.name;
-	f.module = fi.module;
-	f.path = fi.path;
-	f.build_id = fi.build_id;
-	f.offset = fi.offset;
-	f.kernel = kernel;
-	fid = bp_profile__frame(c->prof, &f);
-	if (fid < 0)
-		return fid;
-	if (!fi.code)
-		fid |= NOT_CODE;
-	if (cache_put(a, pid, addr, fid))
+	for (i = 0; i < n; i++) {
+		fill_frame(&f, &fi[i], kernel);
+		fid = bp_profile__frame(c->prof, &f);
+		if (fid < 0)
+			return (int)fid;
+		ids[i] = (uint32_t)fid;
+	}
+	*not_code = !fi[n - 1].code;
+	if (cache_put(a, pid, addr, ids, (uint8_t)n | (*not_code ? NOT_CODE_BIT : 0)))
 		return -ENOMEM;
-	return fid;
+	return n;
+}
+
+/* the one frame of a kernel address */
+static int64_t kframe_for(struct bp_collect *c, uint64_t ip, bool is_ret)
+{
+	uint32_t id;
+	bool nc;
+	int n = frames_for(c, 0, ip, is_ret, true, &id, &nc);
+
+	return n < 0 ? (int64_t)n : (int64_t)id;
 }
 
 static bool stack_key_eq(const void *ctx, uint32_t idx, const void *key)
@@ -318,19 +410,25 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 	 * ends the real stack, and what lies beyond it is not frames at all.
 	 */
 	if (us) {
-		uint32_t depth = us->nr;
-		int64_t ids[BP_MAX_STACK_DEPTH];
+		uint32_t ids[(ADDR_FRAMES) * BP_MAX_STACK_DEPTH], at[BP_MAX_STACK_DEPTH + 1];
+		uint32_t depth = us->nr, pos = 0, j;
+		bool nc;
+		int k;
 
 		for (i = 0; i < us->nr; i++) {
-			ids[i] = frame_for(c, tgid, us->ips[i], i > 0, false);
-			if (ids[i] < 0)
-				return ids[i];
-			if (i > 0 && (ids[i] & NOT_CODE)) {
+			at[i] = pos;
+			k = frames_for(c, tgid, us->ips[i], i > 0, false, ids + pos, &nc);
+			if (k < 0)
+				return k;
+			if (i > 0 && nc) {
 				depth = i;
 				break;
 			}
+			pos += k;
 		}
-		if (depth < us->nr) {
+		at[depth] = pos;
+		/* or the unwinder stopped before the outermost frame */
+		if (depth < us->nr || (us->flags & BP_STACK_CUT)) {
 			struct bp_frame t = { .name = "[truncated]", .module = "[unknown]" };
 
 			c->st.user_stacks_cut++;
@@ -339,8 +437,10 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 				return id;
 			c->frames[n++] = id;
 		}
+		/* each address's frames were innermost first: outermost first here */
 		for (i = depth; i-- > 0;)
-			c->frames[n++] = ids[i] & ~(int64_t)NOT_CODE;
+			for (j = at[i + 1]; j-- > at[i];)
+				c->frames[n++] = ids[j];
 	}
 	if (ks) {
 		uint32_t skip = 0;
@@ -352,10 +452,10 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 		while (skip < ks->nr && skip < 4) {
 			const struct bp_frame *f;
 
-			id = frame_for(c, tgid, ks->ips[skip], skip > 0, true);
+			id = kframe_for(c, ks->ips[skip], skip > 0);
 			if (id < 0)
 				return id;
-			f = &c->prof->frames[id & ~(int64_t)NOT_CODE];
+			f = &c->prof->frames[id];
 			if (!f->name || (strncmp(f->name, "bpf_prog_", 9) &&
 					 strncmp(f->name, "bpf_trace_run", 13) &&
 					 strncmp(f->name, "__bpf_trace_", 12) &&
@@ -364,10 +464,10 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 			skip++;
 		}
 		for (i = ks->nr; i-- > skip;) {
-			id = frame_for(c, tgid, ks->ips[i], i > 0, true);
+			id = kframe_for(c, ks->ips[i], i > 0);
 			if (id < 0)
 				return id;
-			c->frames[n++] = id & ~(int64_t)NOT_CODE;
+			c->frames[n++] = id;
 		}
 	}
 	if (!n) {

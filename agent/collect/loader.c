@@ -19,6 +19,7 @@
 #include "collect/cpus.h"
 #include "collect/loader.h"
 #include "proc/cgroup.h"
+#include "collect/unwind.h"
 #include "util/log.h"
 
 #define BTF_PATH	"/sys/kernel/btf/vmlinux"
@@ -273,6 +274,12 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
+	/* preallocated: the budget is what the kernel holds */
+	l->uw_rows = o->unwind_rows ? o->unwind_rows : 1;
+	l->skel->rodata->unwind_on = o->unwind_rows != 0;
+	bpf_map__set_max_entries(l->skel->maps.unwind_rows, l->uw_rows);
+	bpf_map__set_max_entries(l->skel->maps.unwind_procs,
+				 o->unwind_rows ? BP_UNWIND_PROCS : 1);
 
 	/*
 	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system
@@ -625,6 +632,16 @@ int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user)
 	if (user)
 		return bpf_map__fd(idx ? l->skel->maps.ustacks1 : l->skel->maps.ustacks0);
 	return bpf_map__fd(idx ? l->skel->maps.kstacks1 : l->skel->maps.kstacks0);
+}
+
+int bp_loader__unwind_rows_fd(struct bp_loader *l)
+{
+	return bpf_map__fd(l->skel->maps.unwind_rows);
+}
+
+int bp_loader__unwind_procs_fd(struct bp_loader *l)
+{
+	return bpf_map__fd(l->skel->maps.unwind_procs);
 }
 
 int64_t bp_loader__run_ns(struct bp_loader *l)

@@ -27,6 +27,7 @@ struct bp_loader_opts {
 	int offcpu_ustacks;	/* user stacks at switch-out: 0 never, 1 targets, 2 always */
 	bool no_preempt_stacks;	/* runqueue waits after preemption carry no stacks */
 	const struct bp_cg_target *cgroup;	/* only tasks in this cgroup or below (-G) */
+	uint32_t unwind_rows;	/* the unwind rows array (its memory budget / 8); 0: none */
 };
 
 /* called for every process event the BPF side reports */
@@ -48,6 +49,7 @@ struct bp_loader {
 	bp_event_fn ev_fn;
 	void *ev_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
+	uint32_t uw_rows;	/* entries of unwind_rows (1 when unwinding is off) */
 	int stats_fd;		/* > 0 while we hold run-time stats on */
 };
 
@@ -104,6 +106,10 @@ int bp_loader__wake_fd(struct bp_loader *l, int idx);
 int bp_loader__net_fd(struct bp_loader *l, int idx);
 int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
 
+/* the unwind maps: rows (an array) and per-process mappings (a hash) */
+int bp_loader__unwind_rows_fd(struct bp_loader *l);
+int bp_loader__unwind_procs_fd(struct bp_loader *l);
+
 /* kernel memory charged for our maps, in bytes */
 uint64_t bp_loader__map_bytes(struct bp_loader *l);
 
@@ -122,12 +128,14 @@ void bp_loader__log_run_stats(struct bp_loader *l);
 void bp_loader__free(struct bp_loader *l);
 
 /*
- * The oldest kernel the BPF programs load on: bpf_task_pt_regs() and
- * request_queue::disk arrived in 5.15. 6.1 is the oldest tested (make
- * test-kernels); docs/kernels.md has the list of features and versions.
+ * The oldest kernel the BPF programs load on: bpf_loop() (the user stack
+ * walker, one iteration per frame) arrived in 5.17, after
+ * bpf_task_pt_regs() and request_queue::disk (5.15). 6.1 is the oldest
+ * tested (make test-kernels); docs/kernels.md has the list of features and
+ * versions.
  */
 #define BP_KERNEL_MIN_MAJOR	5
-#define BP_KERNEL_MIN_MINOR	15
+#define BP_KERNEL_MIN_MINOR	17
 
 /* whether a uname release ("6.1.0-57-cloud-amd64") is major.minor or later: 1, 0 or -EINVAL */
 int bp_kernel_at_least(const char *release, int major, int minor);

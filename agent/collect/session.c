@@ -22,6 +22,7 @@
 #include "proc/procinfo.h"
 #include "model/profile.h"
 #include "collect/session.h"
+#include "collect/unwind.h"
 #include "symbolize/symbols.h"
 
 static bool meta_eq(const void *ctx, uint32_t idx, const void *key)
@@ -203,6 +204,8 @@ uint32_t bp_session__retire(struct bp_session *s)
 	}
 	meta_compact(s);
 	bp_syms__retire(s->syms);
+	if (s->unwind)
+		bp_unwind__sweep(s->unwind);
 	return dropped;
 }
 
@@ -299,11 +302,15 @@ static void set_site_ranges(struct bp_session *s)
 }
 
 /*
- * Kernel symbols are read at the first poll, after the command (if any) was
- * let go: parsing kallsyms (~120k lines) would otherwise delay the moment it
- * starts running under the profiler. They name kernel frames at each drain
- * and tell the off-CPU programs where the kernel's lock slow paths are.
+ * Kernel symbols are read at the first poll 100 ms into the recording (or
+ * the first drain), after the command (if any) was let go and has mapped
+ * its libraries: parsing kallsyms (~120k lines) would otherwise delay its
+ * start under the profiler, and the unwind tables its first samples ask
+ * for. They name kernel frames at each drain and tell the off-CPU programs
+ * where the kernel's lock slow paths are.
  */
+#define KSYMS_DELAY_NS	(100ULL * 1000 * 1000)
+
 static void ensure_ksyms(struct bp_session *s)
 {
 	int err;
@@ -341,11 +348,86 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
 	}
 }
 
+/*
+ * Read the process's maps now, while it lives, and give the unwinder the
+ * tables of the files it maps. 0 when its unwind list was written, 1 when
+ * it had not changed (and force was not set), <0 on failure.
+ */
+static int snapshot_force(struct bp_session *s, pid_t pid, bool force)
+{
+	int err = 0;
+
+	/* the unwind list first: it is what the next samples wait for */
+	if (s->unwind)
+		err = bp_unwind__update(s->unwind, pid, force);
+	/* unchanged maps after a miss: nothing new to name either */
+	if (err == 1)
+		return 1;
+	return bp_syms__snapshot(s->syms, pid);
+}
+
+static void snapshot(struct bp_session *s, pid_t pid)
+{
+	snapshot_force(s, pid, true);
+}
+
+/*
+ * BPF met a user address outside the process's unwind list, and marked
+ * the list so that it reports no other until the list is written again.
+ * New code (the libraries ld.so maps right after exec, a dlopen) makes
+ * the maps differ: the new list is written at once. Unchanged maps mean
+ * garbage from a frame-pointer walk: the list (and the permission to
+ * report) is rewritten after a second, so that such a process costs one
+ * maps read per second at most.
+ */
+#define UW_RECHECK_NS	(1000ULL * 1000 * 1000)
+
+static void unwind_miss(struct bp_session *s, pid_t pid)
+{
+	struct bp_uw_pending *n;
+	uint32_t i;
+
+	if (!s->unwind || snapshot_force(s, pid, false) != 1)
+		return;
+	for (i = 0; i < s->nr_uw_pending; i++)
+		if (s->uw_pending[i].pid == pid)
+			return;
+	if (s->nr_uw_pending == s->cap_uw_pending) {
+		uint32_t ncap = s->cap_uw_pending ? 2 * s->cap_uw_pending : 16;
+
+		n = reallocarray(s->uw_pending, ncap, sizeof(*n));
+		if (!n)
+			return;
+		s->uw_pending = n;
+		s->cap_uw_pending = ncap;
+	}
+	s->uw_pending[s->nr_uw_pending++] = (struct bp_uw_pending){
+		.pid = pid,
+		.due_ns = bp_now_ns() + UW_RECHECK_NS,
+	};
+}
+
+/* the pending rewrites that are due */
+static void unwind_refresh_pending(struct bp_session *s)
+{
+	uint64_t now = bp_now_ns();
+	uint32_t i, n = 0;
+
+	for (i = 0; i < s->nr_uw_pending; i++) {
+		if (now >= s->uw_pending[i].due_ns)
+			snapshot(s, s->uw_pending[i].pid);
+		else
+			s->uw_pending[n++] = s->uw_pending[i];
+	}
+	s->nr_uw_pending = n;
+}
+
 static int drain(struct bp_session *s, bool full)
 {
 	int err;
 
 	ensure_ksyms(s);
+	unwind_refresh_pending(s);
 	err = bp_collect__drain(s->collect, full);
 	if (!err && full)
 		feed_memprobe(s, bp_now_ns());
@@ -369,6 +451,21 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	struct bp_proc *proc;
 
 	s->events++;
+	if (ev->kind == BP_EV_UNWIND_MISS) {
+		unwind_miss(s, ev->tgid);
+		return;
+	}
+	/*
+	 * BPF dropped the old image's unwind list at the exec: until the new
+	 * one is in, its stacks are cut. It goes first, before the drain
+	 * below (tens of ms), for a target or a process that was being
+	 * sampled; any other waits for its first sample, like its symbols.
+	 */
+	if (ev->kind == BP_EV_EXEC && s->unwind) {
+		bp_unwind__forget(s->unwind, ev->tgid);
+		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED))
+			bp_unwind__update(s->unwind, ev->tgid, true);
+	}
 	/*
 	 * Samples of the old image must resolve against the old maps, so
 	 * they are drained now, while we hold those maps. When the maps we
@@ -414,7 +511,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		break;
 	case BP_EV_FIRST_SAMPLE:
 		fill_meta(s, proc);
-		bp_syms__snapshot(s->syms, ev->tgid);
+		snapshot(s, ev->tgid);
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);
@@ -427,6 +524,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		proc->exited = true;
 		proc->end_ns = ev->ts_ns;
 		bp_syms__exited(s->syms, ev->tgid);
+		if (s->unwind)
+			bp_unwind__forget(s->unwind, ev->tgid);
 		if (s->memprobe)
 			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
@@ -462,9 +561,17 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	lo.no_preempt_stacks = opts->no_preempt_stacks;
 	lo.cgroup = opts->cgroup;
+	if (!opts->no_unwind)
+		lo.unwind_rows = (opts->unwind_mem ? opts->unwind_mem : BP_UNWIND_MEM_DEFAULT) /
+				 sizeof(struct bp_uw_row);
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
+	if (lo.unwind_rows) {
+		err = bp_unwind__new(s->loader, s->syms, &s->unwind);
+		if (err)
+			goto fail;
+	}
 	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
 	if (!s->collect) {
 		err = -ENOMEM;
@@ -563,7 +670,7 @@ int bp_session__start(struct bp_session *s)
 	/* targets that already run: take their maps before they can exit */
 	for (i = 0; i < s->prof->nr_procs; i++) {
 		fill_meta(s, s->prof->procs[i]);
-		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
+		snapshot(s, s->prof->procs[i]->pid);
 	}
 	bp_cgwatch__begin(s->cgw, s->live_ns);
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
@@ -571,6 +678,17 @@ int bp_session__start(struct bp_session *s)
 		s->cpu_total0 = 0;
 	/* every thread's state from now on, for the wall-clock accounting */
 	return bp_collect__track(s->collect);
+}
+
+void bp_session__expect_exec(struct bp_session *s, const char *path)
+{
+	int err;
+
+	if (!s->unwind || !path || !*path)
+		return;
+	err = bp_unwind__preload(s->unwind, path);
+	if (err)
+		bp_dbg("no unwind table prepared for %s: %s", path, strerror(-err));
 }
 
 int bp_session__poll(struct bp_session *s, int timeout_ms)
@@ -586,7 +704,20 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 			return n;
 		}
 	}
-	ensure_ksyms(s);
+	now = bp_now_ns();
+	/*
+	 * A command just started maps its libraries, and its first samples
+	 * ask for their unwind tables: kallsyms (~50 ms to parse) waits
+	 * until those are served, or for the first drain.
+	 */
+	if (!s->ksyms_tried && now - s->live_ns < KSYMS_DELAY_NS) {
+		uint64_t left_ms = (KSYMS_DELAY_NS - (now - s->live_ns)) / 1000000 + 1;
+
+		if ((uint64_t)timeout_ms > left_ms)
+			timeout_ms = left_ms;
+	} else {
+		ensure_ksyms(s);
+	}
 	now = bp_now_ns();
 	if (now < s->next_drain_ns) {
 		uint64_t left_ms = (s->next_drain_ns - now) / 1000000 + 1;
@@ -600,6 +731,8 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		}
 		now = bp_now_ns();
 	}
+	if (s->nr_uw_pending)
+		unwind_refresh_pending(s);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, now);
 	if (now >= s->next_drain_ns) {
@@ -623,6 +756,8 @@ int bp_session__tick(struct bp_session *s)
 		return n;
 	}
 	ensure_ksyms(s);
+	if (s->nr_uw_pending)
+		unwind_refresh_pending(s);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, bp_now_ns());
 	err = s->err;
@@ -752,6 +887,19 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 	cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	p->user_stacks_cut = cut - s->cut0;
 	s->cut0 = cut;
+	if (s->unwind) {
+		struct bp_unwind_stats us;
+
+		bp_unwind__stats(s->unwind, &us);
+		p->uw_tables_over_budget = us.over_budget - s->uw_over0;
+		s->uw_over0 = us.over_budget;
+		p->unwind.enabled = true;
+		p->unwind.budget_bytes = us.budget_bytes;
+		p->unwind.used_bytes = us.used_peak_bytes;
+		p->unwind.procs_bytes = us.procs_peak_bytes;
+		p->unwind.files = us.files;
+		p->unwind.rows = us.rows;
+	}
 	return err;
 }
 
@@ -813,6 +961,8 @@ void bp_session__free(struct bp_session *s)
 	bp_pmu__free(s->pmu);
 	free(s->pmu_pids);
 	bp_collect__free(s->collect);
+	bp_unwind__free(s->unwind);
+	free(s->uw_pending);
 	bp_loader__free(s->loader);
 	bp_syms__free(s->syms);
 	bp_profile__free(s->prof);

@@ -24,6 +24,7 @@ struct bp_pmu;
 struct bp_cgwatch;
 struct bp_proc_ids;
 struct bp_cg_target;
+struct bp_unwind;
 
 struct bp_session_opts {
 	int hz;
@@ -36,6 +37,8 @@ struct bp_session_opts {
 	bool membw;			/* this machine's memory bandwidth, for the verdicts */
 	const char *state_dir;		/* where it is kept; NULL: bp_state_dir() */
 	const struct bp_cg_target *cgroup;	/* only this cgroup and its descendants (-G) */
+	bool no_unwind;			/* user stacks by frame pointers only */
+	uint64_t unwind_mem;		/* unwind table budget in bytes; 0: the default */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
@@ -51,6 +54,12 @@ struct bp_meta {
 	struct bp_proc_ids *ids;	/* user and cgroups (collect/cgroups.h); NULL unknown */
 };
 
+/* a process whose unwind list missed with no change in its maps: rewritten later */
+struct bp_uw_pending {
+	pid_t pid;
+	uint64_t due_ns;
+};
+
 struct bp_session {
 	struct bp_session_opts opts;
 	struct bp_loader *loader;
@@ -60,6 +69,10 @@ struct bp_session {
 	struct bp_memprobe *memprobe;	/* working set and faults of busy processes */
 	struct bp_pmu *pmu;		/* hardware counters per target, NULL without a PMU */
 	struct bp_cgwatch *cgw;		/* users, cgroups and their accounting */
+	struct bp_unwind *unwind;	/* unwind tables, NULL with no_unwind */
+	struct bp_uw_pending *uw_pending;	/* unwind lists to write again, when due */
+	uint32_t nr_uw_pending, cap_uw_pending;
+	uint64_t uw_over0;		/* unwind tables over budget at the start of the profile */
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;
@@ -88,6 +101,12 @@ int bp_session__add_target(struct bp_session *s, pid_t pid);
 
 /* attach and start sampling; the recording window starts now */
 int bp_session__start(struct bp_session *s);
+
+/*
+ * A command at path is about to be run (exec'd by a target): what its
+ * first samples need is prepared now (its unwind table). Best effort.
+ */
+void bp_session__expect_exec(struct bp_session *s, const char *path);
 
 /* handle events and drain on schedule; waits at most timeout_ms */
 int bp_session__poll(struct bp_session *s, int timeout_ms);

@@ -418,6 +418,14 @@ int bp_pprof_state_write(const struct bp_profile *p, const struct bp_pprof_map *
 	kv_double(&j, "membw_n_gbs", p->membw_n_gbs);
 	bp_json_w_kv_uint64(&j, "membw_threads", p->membw_threads);
 	kv_str(&j, &hex, "membw_source", p->membw_source);
+	bp_json_w_kv_uint64(&j, "uw_tables_over_budget", p->uw_tables_over_budget);
+	if (p->unwind.enabled) {
+		bp_json_w_kv_uint64(&j, "unwind_budget_bytes", p->unwind.budget_bytes);
+		bp_json_w_kv_uint64(&j, "unwind_used_bytes", p->unwind.used_bytes);
+		bp_json_w_kv_uint64(&j, "unwind_procs_bytes", p->unwind.procs_bytes);
+		bp_json_w_kv_uint64(&j, "unwind_files", p->unwind.files);
+		bp_json_w_kv_uint64(&j, "unwind_rows", p->unwind.rows);
+	}
 
 	/* modules that are not the base name of their mapping's path */
 	bp_json_w_key(&j, "modules");
@@ -1177,6 +1185,15 @@ int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 	p->membw_n_gbs = st_double(&s, o, "membw_n_gbs", 0);
 	p->membw_threads = st_u32(&s, o, "membw_threads");
 	p->membw_source = st_istr(&s, o, "membw_source");
+	p->uw_tables_over_budget = st_u64(&s, o, "uw_tables_over_budget");
+	if (bp_json_get(o, "unwind_budget_bytes")) {
+		p->unwind.enabled = true;
+		p->unwind.budget_bytes = st_u64(&s, o, "unwind_budget_bytes");
+		p->unwind.used_bytes = st_u64(&s, o, "unwind_used_bytes");
+		p->unwind.procs_bytes = st_u64(&s, o, "unwind_procs_bytes");
+		p->unwind.files = st_u64(&s, o, "unwind_files");
+		p->unwind.rows = st_u64(&s, o, "unwind_rows");
+	}
 	if (procs && bp_json_type(procs) != BP_JSON_ARRAY)
 		st_fail(&s, "procs", -EINVAL);
 	for (i = 0; i < bp_json_len(procs) && !s.err; i++)

@@ -717,6 +717,19 @@ int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s
 	bp_json_w_kv_uint64(&w, "stacks_cached", p->stats.v[BP_STAT_STACKS_CACHED]);
 	bp_json_w_end_object(&w);
 
+	if (p->unwind.enabled) {
+		bp_json_w_key(&w, "unwind");
+		bp_json_w_begin_object(&w);
+		bp_json_w_kv_uint64(&w, "budget_bytes", p->unwind.budget_bytes);
+		bp_json_w_kv_uint64(&w, "used_bytes", p->unwind.used_bytes);
+		bp_json_w_kv_uint64(&w, "process_bytes", p->unwind.procs_bytes);
+		bp_json_w_kv_uint64(&w, "files", p->unwind.files);
+		bp_json_w_kv_uint64(&w, "rows", p->unwind.rows);
+		bp_json_w_kv_uint64(&w, "files_over_budget", p->uw_tables_over_budget);
+		bp_json_w_kv_uint64(&w, "stacks_unwound", p->stats.v[BP_STAT_UW_STACKS]);
+		bp_json_w_end_object(&w);
+	}
+
 	bp_export_json_devices(&w, p);
 
 	bp_json_w_key(&w, "drops");

@@ -308,8 +308,12 @@ int bp_profile__merge(struct bp_profile *dst, const struct bp_profile *src)
 		dst->start_unix_ns = src->start_unix_ns;
 		dst->start_ns = src->start_ns;
 	}
-	if (src->end_ns > dst->end_ns)
+	if (src->end_ns > dst->end_ns) {
 		dst->end_ns = src->end_ns;
+		/* the unwinder's memory is a level: the latest part's */
+		if (src->unwind.enabled)
+			dst->unwind = src->unwind;
+	}
 	err = 0;
 out:
 	free(fmap);

@@ -221,6 +221,14 @@ struct bp_profile {
 	uint64_t llc_bytes;		/* last-level cache one core uses, 0 unknown */
 	const char *llc_source;		/* interned: where llc_bytes came from */
 	struct bp_stats stats;		/* BPF-side counters, summed over CPUs */
+	/* the native unwinder's tables in the kernel, at the end of the profile */
+	struct {
+		bool enabled;
+		uint64_t budget_bytes;	/* the rows array (--unwind-mem) */
+		uint64_t used_bytes;	/* rows loaded */
+		uint64_t procs_bytes;	/* per-process mapping lists */
+		uint64_t files, rows;
+	} unwind;
 	BP_UCOUNTER_FIELDS;		/* userspace counters (user_stacks_cut, ...) */
 
 	/* interned data; indices are stable */

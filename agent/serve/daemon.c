@@ -24,6 +24,7 @@
 #include "collect/collect.h"
 #include "collect/loader.h"
 #include "collect/session.h"
+#include "collect/unwind.h"
 #include "export/flame.h"
 #include "export/folded.h"
 #include "export/pprof.h"
@@ -583,6 +584,16 @@ static void update_self(struct bp_daemon *d)
 	d->self.sym_processes = ss.processes;
 	d->self.sym_files = ss.files;
 	d->self.sym_string_bytes = ss.string_bytes;
+	if (d->s->unwind) {
+		struct bp_unwind_stats us;
+
+		bp_unwind__stats(d->s->unwind, &us);
+		d->self.unwind = true;
+		d->self.unwind_budget = us.budget_bytes;
+		d->self.unwind_used = us.used_bytes;
+		d->self.unwind_procs = us.procs_bytes;
+		d->self.unwind_files = us.files;
+	}
 	d->self.drains = bp_collect__stats(d->s->collect)->drains;
 	d->self.exec_drains = bp_collect__stats(d->s->collect)->light_drains;
 }

@@ -472,6 +472,18 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "Memory of the symbolizer's interned function names", a->sym_string_bytes);
 	scalar_u64(m, "boundprof_agent_bpf_map_bytes", BP_PROM_GAUGE,
 	       "Kernel memory charged for the agent's BPF maps", a->map_bytes);
+	if (a->unwind) {
+		bp_prom_family(m, "boundprof_agent_unwind_bytes", BP_PROM_GAUGE,
+			       "Kernel memory of the native unwind tables, by part");
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "budget" } }, 1,
+				   a->unwind_budget);
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "used" } }, 1,
+				   a->unwind_used);
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "processes" } }, 1,
+				   a->unwind_procs);
+		scalar_u64(m, "boundprof_agent_unwind_files", BP_PROM_GAUGE,
+			   "Files whose unwind table is loaded", a->unwind_files);
+	}
 	bp_prom_family(m, "boundprof_agent_drains_total", BP_PROM_COUNTER,
 		       "Drains of the BPF maps: each second, and early when a sampled process execs");
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "interval" } }, 1,

@@ -57,6 +57,11 @@ struct bp_agent_self {
 	uint64_t sym_files;		/* ELF files it holds */
 	uint64_t sym_string_bytes;	/* its interned names */
 	uint64_t map_bytes;		/* kernel memory of the BPF maps */
+	bool unwind;			/* unwind tables loaded (not --unwind-mem 0) */
+	uint64_t unwind_budget;		/* their array, as sized */
+	uint64_t unwind_used;		/* rows loaded */
+	uint64_t unwind_procs;		/* per-process mapping lists */
+	uint64_t unwind_files;		/* files with a table loaded */
 	uint64_t drains;		/* BPF map drains ... */
 	uint64_t exec_drains;		/* ... of them forced by an exec */
 	double map_fill[4];		/* peak use of: on-CPU rows, off-CPU rows, kernel stacks, user stacks */

@@ -9,8 +9,11 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <lzma.h>
 #include <zlib.h>
 
+#include "symbolize/dwarf_cfi.h"
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/elfsym.h"
 #include "util/hex.h"
 #include "util/log.h"
@@ -28,6 +31,7 @@ struct elf_load {
 	uint64_t vaddr;
 	uint64_t filesz;
 	uint64_t memsz;
+	uint32_t flags;
 };
 
 struct bp_elf {
@@ -54,6 +58,11 @@ struct bp_elf {
 	struct bp_elf_sym *syms;
 	size_t nr_syms;
 	char *names;			/* the kept names, @VERSION cut off */
+	char *names_extra;		/* those of a second table (MiniDebugInfo's .dynsym) */
+	bool want_dwarf;
+	struct bp_dwarf *dwarf;		/* lines and inlines, or NULL */
+	struct bp_cfi_range *fdes;	/* function ranges from the CFI */
+	size_t nr_fdes;
 	/* read at load, sorted on the first lookup: a file no sample hits
 	 * costs no sort */
 	struct raw_sym *raw;
@@ -315,6 +324,7 @@ static int read_headers(struct bp_elf *e)
 			.vaddr = ph.p_vaddr,
 			.filesz = ph.p_filesz,
 			.memsz = ph.p_memsz,
+			.flags = ph.p_flags,
 		};
 	}
 	read_build_id(e->elf, e->size, e->build_id);
@@ -346,6 +356,7 @@ int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out)
 		e->debug_root = xstrdup(opts->debug_root);
 		e->uid_known = opts->uid_known;
 		e->uid = opts->uid;
+		e->want_dwarf = opts->want_dwarf;
 		if ((opts->path && !e->path) || (opts->root && !e->root) ||
 		    (opts->debug_root && !e->debug_root)) {
 			err = -ENOMEM;
@@ -428,6 +439,9 @@ void bp_elf__free(struct bp_elf *e)
 	free(e->syms);
 	free(e->raw);
 	free(e->names);
+	free(e->names_extra);
+	bp_dwarf__free(e->dwarf);
+	free(e->fdes);
 	if (e->elf)
 		elf_end(e->elf);
 	if (e->fd >= 0)
@@ -467,6 +481,30 @@ int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr)
 		}
 	}
 	return -ENOENT;
+}
+
+size_t bp_elf__segments(const struct bp_elf *e, struct bp_elf_segment *out, size_t max)
+{
+	size_t i;
+
+	for (i = 0; i < e->nr_loads && i < max; i++)
+		out[i] = (struct bp_elf_segment){
+			.off = e->loads[i].off,
+			.vaddr = e->loads[i].vaddr,
+			.filesz = e->loads[i].filesz,
+			.exec = e->loads[i].flags & PF_X,
+		};
+	return e->nr_loads;
+}
+
+Elf *bp_elf__elf(const struct bp_elf *e)
+{
+	return e->elf;
+}
+
+uint64_t bp_elf__size(const struct bp_elf *e)
+{
+	return e->size;
 }
 
 /* --- symbols ----------------------------------------------------------- */
@@ -569,7 +607,7 @@ static bool want_sym(const GElf_Sym *sym)
  * before libelf reads them; the names are copied out, so that the file and
  * libelf's copy can go once this returns. Sorting waits for a lookup.
  */
-static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
+static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn, bool append)
 {
 	struct raw_sym *raw = NULL;
 	uint64_t *ends = NULL;
@@ -652,8 +690,26 @@ static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn)
 		used += raw[i].len + 1;
 	}
 	free(ends);
+	if (append && e->raw) {
+		/* a second table (.dynsym after MiniDebugInfo's): one list, two name blocks */
+		struct raw_sym *all = reallocarray(e->raw, e->nr_raw + nr_raw, sizeof(*all));
+
+		if (!all) {
+			free(names);
+			free(raw);
+			return -ENOMEM;
+		}
+		memcpy(all + e->nr_raw, raw, nr_raw * sizeof(*raw));
+		free(raw);
+		free(e->names_extra);
+		e->names_extra = names;
+		e->raw = all;
+		e->nr_raw += nr_raw;
+		return 0;
+	}
 	free(e->names);
 	e->names = names;
+	free(e->raw);
 	e->raw = raw;
 	e->nr_raw = nr_raw;
 	return 0;
@@ -861,9 +917,130 @@ static bool try_source(int err)
 	return err && err != -ENOMEM;
 }
 
+/*
+ * MiniDebugInfo (.gnu_debugdata, as Fedora ships it): an xz-compressed ELF
+ * whose .symtab holds the functions .dynsym lacks. Both sizes are bounded
+ * before and while it is inflated.
+ */
+static int load_minidebuginfo(struct bp_elf *e)
+{
+	lzma_stream z = LZMA_STREAM_INIT;
+	unsigned char *out = NULL;
+	size_t cap = 0, len = 0;
+	Elf *mini = NULL;
+	lzma_ret r;
+	GElf_Shdr sh;
+	Elf_Scn *scn;
+	Elf_Data *d;
+	int err;
+
+	scn = find_section(e->elf, e->size, SHT_PROGBITS, ".gnu_debugdata");
+	if (!scn || !gelf_getshdr(scn, &sh))
+		return -ENOENT;
+	if (!section_fits(&sh, e->size, BP_ELF_DEBUGDATA_MAX))
+		return -EFBIG;
+	d = elf_getdata(scn, NULL);
+	if (!d || !d->d_buf || !d->d_size)
+		return -ENOEXEC;
+	if (lzma_stream_decoder(&z, BP_ELF_DEBUGDATA_OUT_MAX, 0) != LZMA_OK)
+		return -ENOMEM;
+	z.next_in = d->d_buf;
+	z.avail_in = d->d_size;
+	do {
+		if (len == cap) {
+			size_t ncap = cap ? 2 * cap : 1024 * 1024;
+			void *np;
+
+			if (cap >= BP_ELF_DEBUGDATA_OUT_MAX) {
+				err = -EFBIG;
+				goto out;
+			}
+			np = realloc(out, ncap);
+			if (!np) {
+				err = -ENOMEM;
+				goto out;
+			}
+			out = np;
+			cap = ncap;
+		}
+		z.next_out = out + len;
+		z.avail_out = cap - len;
+		r = lzma_code(&z, LZMA_FINISH);
+		len = cap - z.avail_out;
+	} while (r == LZMA_OK);
+	if (r != LZMA_STREAM_END) {
+		err = r == LZMA_MEM_ERROR || r == LZMA_MEMLIMIT_ERROR ? -EFBIG : -ENOEXEC;
+		goto out;
+	}
+	err = check_header(out, len, len);
+	if (err)
+		goto out;
+	mini = elf_memory((char *)out, len);
+	if (!mini) {
+		err = -ENOEXEC;
+		goto out;
+	}
+	err = read_syms(e, mini, len, find_section(mini, len, SHT_SYMTAB, NULL), false);
+out:
+	if (mini)
+		elf_end(mini);
+	lzma_end(&z);
+	free(out);
+	if (err)
+		bp_dbg("%s: MiniDebugInfo not used: %s", e->path ? e->path : "ELF image",
+		       strerror(-err));
+	return err;
+}
+
+/*
+ * The DWARF for lines and inlines: the binary's own, else its debug file's
+ * (dbg, when one was found; *tried: it was looked for).
+ */
+static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
+{
+	char path[4096];
+	Elf *de;
+	int err;
+
+	if (!e->want_dwarf || e->fd < 0)
+		return;
+	if (bp_dwarf__has_info(e->elf, e->size)) {
+		de = elf_begin(e->fd, ELF_C_READ, NULL);
+		err = de ? bp_dwarf__open(de, e->size, &e->dwarf) : -ENOEXEC;
+	} else {
+		if (!*tried) {
+			*tried = true;
+			if (!find_debug(e, path, sizeof(path), dbg))
+				return;
+		}
+		if (!dbg->elf || dbg->fd < 0 || !bp_dwarf__has_info(dbg->elf, dbg->size))
+			return;
+		/*
+		 * An Elf of its own: libelf loses the section data it read for
+		 * the symbols when bp_dwarf__open() reads the file into memory.
+		 */
+		de = elf_begin(dbg->fd, ELF_C_READ, NULL);
+		err = de ? bp_dwarf__open(de, dbg->size, &e->dwarf) : -ENOEXEC;
+	}
+	if (err && err != -ENOENT)
+		bp_dbg("%s: no lines from its DWARF: %s", e->path ? e->path : "ELF image",
+		       strerror(-err));
+}
+
+static void debug_close(struct debug_file *dbg)
+{
+	if (dbg->elf)
+		elf_end(dbg->elf);
+	if (dbg->fd >= 0)
+		close(dbg->fd);
+	dbg->elf = NULL;
+	dbg->fd = -1;
+}
+
 static int load_syms(struct bp_elf *e)
 {
-	struct debug_file dbg;
+	struct debug_file dbg = { .fd = -1 };
+	bool tried = false;
 	char path[4096];
 	Elf_Scn *scn;
 	int err = -ENOENT;
@@ -871,29 +1048,46 @@ static int load_syms(struct bp_elf *e)
 	scn = find_section(e->elf, e->size, SHT_SYMTAB, NULL);
 	if (scn) {
 		e->source = "symtab";
-		err = read_syms(e, e->elf, e->size, scn);
+		err = read_syms(e, e->elf, e->size, scn, false);
 		if (!try_source(err))
-			return err;
+			goto out;
 	}
-	if (find_debug(e, path, sizeof(path), &dbg)) {
-		err = read_syms(e, dbg.elf, dbg.size, find_section(dbg.elf, dbg.size, SHT_SYMTAB,
-								     NULL));
-		elf_end(dbg.elf);
-		close(dbg.fd);
-		if (!err) {
-			e->dbg_path = strdup(path);
-			e->source = "debug";
-			bp_dbg("symbols of %s from %s", e->path ? e->path : "?", path);
-			return 0;
+	if (err) {
+		tried = true;
+		if (find_debug(e, path, sizeof(path), &dbg)) {
+			err = read_syms(e, dbg.elf, dbg.size,
+					find_section(dbg.elf, dbg.size, SHT_SYMTAB, NULL), false);
+			if (!err) {
+				e->dbg_path = strdup(path);
+				e->source = "debug";
+				bp_dbg("symbols of %s from %s", e->path ? e->path : "?", path);
+				goto out;
+			}
+			if (!try_source(err))
+				goto out;
 		}
-		if (!try_source(err))
-			return err;
 	}
-	scn = find_section(e->elf, e->size, SHT_DYNSYM, NULL);
-	if (scn) {
-		e->source = "dynsym";
-		err = read_syms(e, e->elf, e->size, scn);
+	if (err) {
+		/* MiniDebugInfo holds what .dynsym lacks: both, as one table */
+		bool mini = !load_minidebuginfo(e);
+
+		scn = find_section(e->elf, e->size, SHT_DYNSYM, NULL);
+		if (scn) {
+			e->source = mini ? "minidebuginfo" : "dynsym";
+			err = read_syms(e, e->elf, e->size, scn, mini);
+		}
+		if (mini) {
+			e->source = "minidebuginfo";
+			err = err == -ENOMEM ? err : 0;
+		}
 	}
+out:
+	/* the functions the FDEs describe, for what no symbol covers */
+	if (err != -ENOMEM && bp_cfi__ranges(e->elf, e->size, &e->fdes, &e->nr_fdes) == -ENOMEM)
+		err = -ENOMEM;
+	if (err != -ENOMEM)
+		load_dwarf(e, &dbg, &tried);
+	debug_close(&dbg);
 	return err;
 }
 
@@ -967,4 +1161,28 @@ const char *bp_elf__debug_path(const struct bp_elf *e)
 const char *bp_elf__sym_source(const struct bp_elf *e)
 {
 	return e->source ? e->source : "none";
+}
+
+struct bp_dwarf *bp_elf__dwarf(const struct bp_elf *e)
+{
+	return e->dwarf;
+}
+
+int bp_elf__fde_func(const struct bp_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end)
+{
+	size_t lo = 0, hi = e->nr_fdes;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (e->fdes[mid].start <= vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || vaddr >= e->fdes[lo - 1].end)
+		return -ENOENT;
+	*start = e->fdes[lo - 1].start;
+	*end = e->fdes[lo - 1].end;
+	return 0;
 }

@@ -21,6 +21,7 @@
 #ifndef BP_ELFSYM_H
 #define BP_ELFSYM_H
 
+#include <gelf.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -44,6 +45,8 @@ struct bp_elf_sym {
 #define BP_ELF_SYMTAB_MAX	(64ULL * 1024 * 1024)	/* .symtab, .dynsym */
 #define BP_ELF_STRTAB_MAX	(128ULL * 1024 * 1024)	/* their strings */
 #define BP_ELF_CRC_MAX		(256ULL * 1024 * 1024)	/* a debug file checked by CRC */
+#define BP_ELF_DEBUGDATA_MAX	(16ULL * 1024 * 1024)	/* .gnu_debugdata, compressed */
+#define BP_ELF_DEBUGDATA_OUT_MAX (64ULL * 1024 * 1024)	/* ... and inflated */
 
 struct bp_elf_opts {
 	/* the file's path as its process sees it (for debuglink); may be NULL */
@@ -57,6 +60,8 @@ struct bp_elf_opts {
 	 * is uid's, or readable by everyone (util/safeopen.h BP_OPEN_READABLE) */
 	bool uid_known;
 	uid_t uid;
+	/* read the DWARF (the file's or its debug file's) for lines and inlines */
+	bool want_dwarf;
 };
 
 /*
@@ -84,6 +89,19 @@ const char *bp_elf__debuglink(const struct bp_elf *e, uint32_t *crc);
  */
 int bp_elf__file_to_vaddr(const struct bp_elf *e, uint64_t off, uint64_t *vaddr);
 
+/* a PT_LOAD segment */
+struct bp_elf_segment {
+	uint64_t off, vaddr, filesz;
+	bool exec;		/* PF_X */
+};
+
+/* its PT_LOAD segments, at most max of them; returns how many it has */
+size_t bp_elf__segments(const struct bp_elf *e, struct bp_elf_segment *out, size_t max);
+
+/* the open file (NULL once the symbols are loaded) and its size */
+Elf *bp_elf__elf(const struct bp_elf *e);
+uint64_t bp_elf__size(const struct bp_elf *e);
+
 /*
  * Load the symbols now (idempotent), then close the file: 0, or -errno /
  * -ENOENT when there are none, -EFBIG when the tables exceed the bounds.
@@ -96,10 +114,19 @@ struct bp_elf_sym *bp_elf__find(struct bp_elf *e, uint64_t vaddr);
 
 size_t bp_elf__nr_syms(struct bp_elf *e);
 
+/* lines and inlines (valid once symbols are loaded), or NULL */
+struct bp_dwarf *bp_elf__dwarf(const struct bp_elf *e);
+
+/*
+ * The function holding vaddr by the CFI's FDEs, for an address no symbol
+ * covers (a stripped binary): 0 and its [start, end), or -ENOENT.
+ */
+int bp_elf__fde_func(const struct bp_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end);
+
 /* the separate debug file the symbols came from, or NULL */
 const char *bp_elf__debug_path(const struct bp_elf *e);
 
-/* "symtab", "dynsym", "debug" or "none"; valid once symbols are loaded */
+/* "symtab", "dynsym", "debug", "minidebuginfo" or "none"; valid once symbols are loaded */
 const char *bp_elf__sym_source(const struct bp_elf *e);
 
 #endif /* BP_ELFSYM_H */

@@ -19,6 +19,8 @@
 
 #include "proc/procinfo.h"
 #include "proc/procmaps.h"
+#include "symbolize/demangle.h"
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/elfsym.h"
 #include "symbolize/kallsyms.h"
 #include "symbolize/perfmap.h"
@@ -137,6 +139,8 @@ struct bp_syms {
 	int vdso_err;
 	uint64_t vdso_size;
 	const char *vdso_build_id;
+	void *vdso_image;	/* a copy, for its CFI */
+	size_t vdso_image_size;
 
 	struct sym_file *idle_head, *idle_tail;
 	size_t nr_idle;
@@ -626,6 +630,7 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		.debug_root = c->s->debug_root,
 		.uid_known = true,
 		.uid = c->euid,
+		.want_dwarf = true,
 	};
 	struct bp_syms *s = c->s;
 	struct sym_proc *p = c->p;
@@ -984,6 +989,11 @@ static int vdso_load(struct bp_syms *s)
 	err = bp_elf__open_mem((const void *)base, size, &s->vdso);
 	if (err)
 		return err;
+	s->vdso_image = malloc(size);
+	if (s->vdso_image) {
+		memcpy(s->vdso_image, (const void *)base, size);
+		s->vdso_image_size = size;
+	}
 	s->vdso_size = map_size ? map_size : size;
 	s->vdso_build_id = intern(s, bp_elf__build_id(s->vdso));
 	count_parse(s, s->vdso);
@@ -1003,29 +1013,95 @@ static struct bp_elf *vdso_get(struct bp_syms *s)
 
 /* --- resolution --------------------------------------------------------- */
 
+/* demangled once per symbol: the interned name is kept in the symbol */
 static const char *sym_name(struct bp_syms *s, struct bp_elf_sym *sym)
 {
-	if (!sym->udata)
-		sym->udata = intern(s, sym->name);
+	char *d;
+
+	if (!sym->udata) {
+		d = bp_demangle(sym->name);
+		sym->udata = intern(s, d ? d : sym->name);
+		free(d);
+	}
 	return sym->udata;
 }
 
+/* inlined frames found on the way, innermost first */
+struct inl_frames {
+	struct bp_frame_info v[BP_DWARF_INLINE_MAX];
+	int n;
+};
+
+/* a DWARF name, demangled when mangled, interned */
+static const char *dwarf_name(struct bp_syms *s, const char *raw)
+{
+	char *d;
+	const char *n;
+
+	if (!raw)
+		return NULL;
+	d = bp_demangle(raw);
+	n = intern(s, d ? d : raw);
+	free(d);
+	return n;
+}
+
+/*
+ * The DWARF's view of vaddr: the line in the function (out), and the
+ * functions inlined there (inl), which the symbol table does not know.
+ */
+static void resolve_dwarf(struct bp_syms *s, struct bp_dwarf *dw, uint64_t vaddr,
+			  struct bp_frame_info *out, struct inl_frames *inl)
+{
+	struct bp_dwarf_frame df[BP_DWARF_INLINE_MAX];
+	int n, i;
+
+	n = bp_dwarf__frames(dw, vaddr, df, BP_DWARF_INLINE_MAX);
+	if (n <= 0)
+		return;
+	/* the outermost is the function the symbol names (or would) */
+	out->file = intern(s, df[n - 1].file);
+	out->line = df[n - 1].line;
+	if (!out->name && !df[n - 1].inlined)
+		out->name = dwarf_name(s, df[n - 1].name);
+	if (!inl)
+		return;
+	for (i = 0; i < n - 1; i++) {
+		struct bp_frame_info *f = &inl->v[inl->n++];
+
+		memset(f, 0, sizeof(*f));
+		f->name = dwarf_name(s, df[i].name);
+		f->file = intern(s, df[i].file);
+		f->line = df[i].line;
+		f->offset = vaddr;
+		f->inlined = true;
+	}
+}
+
 static int resolve_elf(struct bp_syms *s, struct bp_elf *e, uint64_t off,
-		       struct bp_frame_info *out)
+		       struct bp_frame_info *out, struct inl_frames *inl)
 {
 	struct bp_elf_sym *sym;
-	uint64_t vaddr;
+	uint64_t vaddr, start, end;
 
 	if (bp_elf__file_to_vaddr(e, off, &vaddr))
 		return -ENOENT;
 	out->offset = vaddr;
 	count_parse(s, e);
 	sym = bp_elf__find(e, vaddr);
-	if (!sym)
-		return -ENOENT;
-	out->name = sym_name(s, sym);
-	out->sym_offset = vaddr - sym->addr;
-	return out->name ? 0 : -ENOMEM;
+	if (sym) {
+		out->name = sym_name(s, sym);
+		out->sym_offset = vaddr - sym->addr;
+		if (!out->name)
+			return -ENOMEM;
+	} else if (!bp_elf__fde_func(e, vaddr, &start, &end)) {
+		/* stripped: one frame per function its CFI describes, not per address */
+		out->offset = start;
+		out->sym_offset = vaddr - start;
+	}
+	if (bp_elf__dwarf(e))
+		resolve_dwarf(s, bp_elf__dwarf(e), vaddr, out, inl);
+	return out->name ? 0 : -ENOENT;
 }
 
 static int resolve_perfmap(struct bp_syms *s, struct sym_proc *p, uint64_t addr,
@@ -1041,7 +1117,7 @@ static int resolve_perfmap(struct bp_syms *s, struct sym_proc *p, uint64_t addr,
 }
 
 static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_map *m,
-		       uint64_t addr, struct bp_frame_info *out)
+		       uint64_t addr, struct bp_frame_info *out, struct inl_frames *inl)
 {
 	uint64_t off = addr - m->start + m->pgoff;
 	struct sym_file *f = m->file;
@@ -1057,7 +1133,7 @@ static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_m
 		out->offset = off;
 		if (f && f->elf) {
 			out->build_id = f->build_id;
-			return resolve_elf(s, f->elf, off, out);
+			return resolve_elf(s, f->elf, off, out, inl);
 		}
 		/* not ELF: JIT code in a memfd, named by its perf map if at all */
 		if (m->exec)
@@ -1069,7 +1145,7 @@ static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_m
 		if (!vdso || m->end - m->start != s->vdso_size)
 			return -ENOENT;
 		out->build_id = s->vdso_build_id;
-		return resolve_elf(s, vdso, off, out);
+		return resolve_elf(s, vdso, off, out, inl);
 	case MAP_ANON:
 		if (m->exec)
 			err = resolve_perfmap(s, p, addr, out);
@@ -1079,8 +1155,8 @@ static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_m
 	}
 }
 
-int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
-			  struct bp_frame_info *out)
+static int resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr, struct bp_frame_info *out,
+			struct inl_frames *inl)
 {
 	struct sym_proc *p = proc_find(s, pid);
 	const struct sym_map *m = NULL;
@@ -1109,7 +1185,7 @@ int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 	}
 	if (m) {
 		out->code = m->exec;
-		err = resolve_map(s, p, m, addr, out);
+		err = resolve_map(s, p, m, addr, out, inl);
 	} else {
 		err = resolve_perfmap(s, p, addr, out);
 		out->code = !err;
@@ -1123,6 +1199,38 @@ int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 unresolved:
 	s->stats.unresolved++;
 	return -ENOENT;
+}
+
+int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
+			  struct bp_frame_info *out)
+{
+	return resolve_user(s, pid, addr, out, NULL);
+}
+
+int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
+				 struct bp_frame_info *out, int max)
+{
+	struct inl_frames inl;
+	struct bp_frame_info fi;
+	int i, k;
+
+	if (max <= 0)
+		return -EINVAL;
+	inl.n = 0;
+	resolve_user(s, pid, addr, &fi, &inl);
+	/* too many for out: the ones nearest the function are kept */
+	k = inl.n < max - 1 ? inl.n : max - 1;
+	for (i = 0; i < k; i++) {
+		struct bp_frame_info *f = &out[i];
+
+		*f = inl.v[inl.n - k + i];
+		f->module = fi.module;
+		f->path = fi.path;
+		f->build_id = fi.build_id;
+		f->code = fi.code;
+	}
+	out[k] = fi;
+	return k + 1;
 }
 
 size_t bp_syms__kernel_ranges(const struct bp_syms *s, const char *base, uint64_t *start,
@@ -1282,6 +1390,7 @@ void bp_syms__free(struct bp_syms *s)
 		bp_kallsyms__free(s->old_ksyms[i]);
 	free(s->old_ksyms);
 	bp_elf__free(s->vdso);
+	free(s->vdso_image);
 	vec_free(&s->procs);
 	vec_free(&s->files);
 	vec_free(&s->strs);
@@ -1302,4 +1411,14 @@ void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out)
 	out->string_bytes = 0;
 	for (c = s->chunks; c; c = c->next)
 		out->string_bytes += c->cap;
+}
+
+/* --- for the unwinder --------------------------------------------------- */
+
+const void *bp_syms__vdso_image(struct bp_syms *s, size_t *size)
+{
+	if (!vdso_get(s) || !s->vdso_image)
+		return NULL;
+	*size = s->vdso_image_size;
+	return s->vdso_image;
 }

@@ -50,6 +50,9 @@ struct bp_frame_info {
 				 * mapping with 'x', or a JIT perf-map entry); an
 				 * unwinder that reaches anything else has left the
 				 * stack. Kernel: always true. */
+	const char *file;	/* source file, from DWARF, or NULL */
+	uint32_t line;		/* its line; 0: unknown */
+	bool inlined;		/* inlined into the next frame (resolve_user_inline) */
 };
 
 struct bp_syms_stats {
@@ -111,7 +114,20 @@ int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_in
 int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 			  struct bp_frame_info *out);
 
+/*
+ * The frames at a user address, innermost first: the functions inlined
+ * there (from the DWARF, each inlined into the next), then the function
+ * itself, which is what bp_syms__resolve_user() gives. At most max (the
+ * inlined ones nearest the function are kept); returns how many (>= 1),
+ * each filled as bp_syms__resolve_user() fills its frame, or -EINVAL.
+ */
+int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
+				 struct bp_frame_info *out, int max);
+
 void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out);
+
+/* our vdso image, which is every 64-bit process's: NULL when unreadable */
+const void *bp_syms__vdso_image(struct bp_syms *s, size_t *size);
 
 /*
  * Address ranges of core-kernel functions named base (or base.SUFFIX), after

@@ -46,8 +46,15 @@ static void counters__contract_names_and_abi_values(void **state)
 		{ "io_requests_untracked", "BP_STAT_IO_RQ_FULL", 17 },
 		{ "io_map_full", "BP_STAT_IO_MAP_FULL", 18 },
 		{ "io_completions_unmatched", "BP_STAT_IO_NO_START", 19 },
+		{ "wakers_map_full", "BP_STAT_WAKE_MAP_FULL", 20 },
+		{ "net_map_full", "BP_STAT_NET_MAP_FULL", 21 },
+		{ "unwind_no_table", "BP_STAT_UW_NO_TABLE", 23 },
+		{ "unwind_over_budget", "BP_STAT_UW_BUDGET", 24 },
+		{ "unwind_bad_read", "BP_STAT_UW_BAD_READ", 25 },
+		{ "unwind_invalid_row", "BP_STAT_UW_INVALID", 26 },
 		{ "user_stacks_cut", "user_stacks_cut", -1 },
 		{ "io_completions_unseen", "io_done_unseen", -1 },
+		{ "unwind_tables_over_budget", "uw_tables_over_budget", -1 },
 	};
 	static const struct {
 		const char *id;
@@ -55,6 +62,7 @@ static void counters__contract_names_and_abi_values(void **state)
 	} seen[] = {
 		{ "BP_STAT_SAMPLES", 0 }, { "BP_STAT_IDLE", 1 }, { "BP_STAT_FILTERED", 2 },
 		{ "BP_STAT_COUNTED", 3 }, { "BP_STAT_SWITCHES", 12 }, { "BP_STAT_STACKS_CACHED", 16 },
+		{ "BP_STAT_UW_STACKS", 22 },
 	};
 	size_t i;
 	uint32_t j;
@@ -82,7 +90,7 @@ static void counters__contract_names_and_abi_values(void **state)
 	/* the enum is made from the table */
 	assert_int_equal(BP_STAT_MAP_FULL, 4);
 	assert_int_equal(BP_STAT_IO_NO_START, 19);
-	assert_int_equal(BP_UCNT__MAX, 2);
+	assert_int_equal(BP_UCNT__MAX, 3);
 	assert_ptr_equal(&((struct bp_profile *)0)->ucounts[BP_UCNT_io_done_unseen],
 			 &((struct bp_profile *)0)->io_done_unseen);
 }
@@ -251,7 +259,7 @@ static void text__no_losses__no_losses_block(void **state)
 	assert_null(strstr(bp_buf_str(&text), "losses:"));
 	/* a note alone gets a blank line before it, no heading */
 	assert_non_null(strstr(bp_buf_str(&text),
-			       "\n\n4 user stacks end at [truncated]: code without frame pointers\n"));
+			       "\n\n4 user stacks end at [truncated]: the unwind stopped early\n"));
 	bp_summary_free(&s);
 	bp_buf_free(&text);
 	bp_profile__free(p);

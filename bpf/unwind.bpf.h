@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * The user stack walker: from a thread's user registers, frame by frame
+ * with the unwind rows userspace built from each file's .eh_frame
+ * (docs/symbols.md), into a struct bp_stack that is then hashed and stored
+ * like any other. Code without rows is walked by its frame pointers.
+ *
+ * One bpf_loop() iteration per frame (5.17+), the state in the caller's
+ * stack; the searches inside are bounded by the map sizes.
+ */
+#ifndef BP_UNWIND_BPF_H
+#define BP_UNWIND_BPF_H
+
+#include "common.bpf.h"
+
+static __always_inline long bp_uw_read(__u64 addr, __u64 *dst)
+{
+	return bpf_probe_read_user(dst, sizeof(*dst), (const void *)addr);
+}
+#define BP_UW_READ(ctx, addr, dst)	bp_uw_read(addr, dst)
+#include "unwind.h"
+
+/* every file's rows, one contiguous run each; sized from the memory budget */
+struct bp_uw_rows_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);		/* sized from userspace before load */
+	__type(key, __u32);
+	__type(value, struct bp_uw_row);
+};
+BP_EXTERN struct bp_uw_rows_map unwind_rows SEC(".maps");
+
+/* tgid -> its executable mappings; written by userspace, dropped at exec and exit */
+struct bp_uw_procs_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);	/* sized from userspace before load */
+	__type(key, __u32);
+	__type(value, struct bp_uw_proc);
+};
+BP_EXTERN struct bp_uw_procs_map unwind_procs SEC(".maps");
+
+/* enough halvings for BP_UW_MAPS mappings and BP_CFI_ROWS_MAX rows per file */
+#define BP_UW_MAP_STEPS		8
+#define BP_UW_ROW_STEPS		23
+
+/* why a walk stopped */
+enum bp_uw_stop {
+	BP_UWS_WHOLE = 0,
+	BP_UWS_DEPTH,
+	BP_UWS_NO_TABLE,
+	BP_UWS_BUDGET,
+	BP_UWS_READ,
+	BP_UWS_INVALID,
+};
+
+struct bp_uw_walk {
+	struct bp_stack *st;
+	struct bp_uw_proc *proc;
+	struct bp_uw_regs r;
+	__u32 tgid;
+	__u32 stop;		/* enum bp_uw_stop */
+	__u32 done;
+	__u32 pad;
+};
+
+/*
+ * 1 when a <= b (both below 2^63), computed without a branch: a branch per
+ * halving makes the verifier walk every path through the search (2^steps),
+ * arithmetic keeps it one path. The barrier keeps clang from turning it
+ * back into a compare and jump.
+ */
+static __always_inline __u64 bp_uw_le(__u64 a, __u64 b)
+{
+	__u64 d = b - a;
+
+	barrier_var(d);
+	return (d >> 63) ^ 1;
+}
+
+/* the mapping holding pc, or NULL */
+static __always_inline struct bp_uw_map *bp_uw_find_map(struct bp_uw_proc *p, __u64 pc)
+{
+	__u64 base = 0, n = p->nr, half, idx;
+	struct bp_uw_map *m;
+	__u32 i;
+
+	if (n > BP_UW_MAPS)
+		n = BP_UW_MAPS;
+	if (!n)
+		return NULL;
+	for (i = 0; i < BP_UW_MAP_STEPS; i++) {
+		half = n >> 1;
+		idx = base + half;
+		if (idx >= BP_UW_MAPS)
+			return NULL;
+		base += bp_uw_le(p->maps[idx].start, pc) * half;
+		n -= half;
+	}
+	if (base >= BP_UW_MAPS)
+		return NULL;
+	m = &p->maps[base];
+	if (pc < m->start || pc >= m->end)
+		return NULL;
+	return m;
+}
+
+/* the last row at or below rel in [first, first + count), or NULL */
+static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 count, __u32 rel)
+{
+	__u64 base = first, n = count, half;
+	struct bp_uw_row *row;
+	__u32 i, idx;
+
+	if (!n)
+		return NULL;
+	for (i = 0; i < BP_UW_ROW_STEPS; i++) {
+		half = n >> 1;
+		idx = base + half;
+		row = bpf_map_lookup_elem(&unwind_rows, &idx);
+		if (!row)
+			return NULL;
+		base += bp_uw_le(row->pc, rel) * half;
+		n -= half;
+	}
+	idx = base;
+	row = bpf_map_lookup_elem(&unwind_rows, &idx);
+	if (!row || row->pc > rel)
+		return NULL;
+	return row;
+}
+
+static __always_inline void bp_uw_cut(struct bp_uw_walk *w, __u32 why)
+{
+	w->stop = why;
+	w->done = 1;
+}
+
+/* one frame: push pc, then step to the caller */
+static long bp_uw_frame(__u32 i, void *data)
+{
+	struct bp_uw_walk *w = data;
+	struct bp_stack *st = w->st;
+	struct bp_uw_row *row = NULL;
+	struct bp_uw_map *m;
+	__u32 n = st->nr, none = BP_UW_NONE_NOCFI;
+	__u64 pc = bp_uw_lookup_pc(&w->r), rel;
+	int res;
+
+	if (n >= BP_MAX_STACK_DEPTH) {
+		bp_uw_cut(w, BP_UWS_DEPTH);
+		return 1;
+	}
+	/* the symbolizer takes every frame but the first as a return address */
+	st->ips[n] = w->r.exact && n ? w->r.pc + 1 : w->r.pc;
+	st->nr = n + 1;
+
+	/* no list yet (userspace has not seen the process): frame pointers */
+	m = w->proc ? bp_uw_find_map(w->proc, pc) : NULL;
+	if (!w->proc) {
+		;
+	} else if (!m) {
+		if (!(w->proc->flags & BP_UWP_PARTIAL)) {
+			/* new code (dlopen, JIT) or garbage: ask for fresh maps, once */
+			if (!(__sync_fetch_and_or(&w->proc->flags, BP_UWP_MISSED) & BP_UWP_MISSED))
+				emit_event(BP_EV_UNWIND_MISS, w->tgid, 0, 0);
+			bp_uw_cut(w, BP_UWS_NO_TABLE);
+			return 1;
+		}
+	} else if (m->count) {
+		rel = pc - m->bias;
+		if (rel <= 0xffffffffULL)
+			row = bp_uw_find_row(m->first, m->count, (__u32)rel);
+		if (row && row->kind == BP_UW_FP)
+			row = NULL;
+	} else {
+		none = m->first;
+	}
+
+	res = bp_uw_step(NULL, row, &w->r);
+	switch (res) {
+	case BP_UW_NEXT:
+		return 0;
+	case BP_UW_END:
+		w->done = 1;
+		return 1;
+	case BP_UW_CUT_READ:
+		bp_uw_cut(w, BP_UWS_READ);
+		return 1;
+	case BP_UW_CUT_FP:
+		bp_uw_cut(w, none == BP_UW_NONE_BUDGET ? BP_UWS_BUDGET : BP_UWS_NO_TABLE);
+		return 1;
+	default:
+		bp_uw_cut(w, BP_UWS_INVALID);
+		return 1;
+	}
+}
+
+/* set by userspace when it loads unwind tables (--unwind-mem is not 0) */
+BP_EXTERN const volatile __u8 unwind_on;
+
+/*
+ * Unwind the user stack of process tgid from regs into st (nr, ips,
+ * flags): with its mappings' tables once userspace has loaded them, by
+ * frame pointers before (so that a stack cut there is marked and counted
+ * too). -ENOENT when unwinding is off (the caller falls back to
+ * bpf_get_stack), else the number of frames.
+ */
+static __always_inline long bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 sp,
+					   __u64 bp)
+{
+	struct bp_uw_walk w = {};
+
+	if (!unwind_on)
+		return -ENOENT;
+	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	w.st = st;
+	w.tgid = tgid;
+	w.r.pc = ip;
+	w.r.sp = sp;
+	w.r.bp = bp;
+	w.r.exact = 1;
+	st->nr = 0;
+	st->flags = 0;
+	if (!ip)
+		return 0;
+	if (w.proc)
+		stat_inc(BP_STAT_UW_STACKS);
+	bpf_loop(BP_MAX_STACK_DEPTH, bp_uw_frame, &w, 0);
+	if (!w.done)
+		w.stop = BP_UWS_DEPTH;
+	/*
+	 * Frame pointers alone, in code not known to have them: a chain
+	 * that ends (rbp 0) may as well have ended in a register that
+	 * happened to hold 0. Whole only once the tables say so.
+	 */
+	if (!w.proc && w.stop == BP_UWS_WHOLE)
+		w.stop = BP_UWS_NO_TABLE;
+	switch (w.stop) {
+	case BP_UWS_WHOLE:
+		return st->nr;
+	case BP_UWS_DEPTH:
+		stat_inc(BP_STAT_USTACK_TRUNC);
+		break;
+	case BP_UWS_NO_TABLE:
+		stat_inc(BP_STAT_UW_NO_TABLE);
+		break;
+	case BP_UWS_BUDGET:
+		stat_inc(BP_STAT_UW_BUDGET);
+		break;
+	case BP_UWS_READ:
+		stat_inc(BP_STAT_UW_BAD_READ);
+		break;
+	default:
+		stat_inc(BP_STAT_UW_INVALID);
+		break;
+	}
+	st->flags |= BP_STACK_CUT;
+	return st->nr;
+}
+
+#endif /* BP_UNWIND_BPF_H */
