@@ -30,12 +30,13 @@ struct bp_stack {
 	__u64 ips[BP_MAX_STACK_DEPTH];	/* innermost first */
 };
 
-/* on-CPU aggregation key: one row per (process, thread, kernel, user stack) */
+/* on-CPU aggregation key: one row per (process, thread, kernel, user, Python stack) */
 struct bp_oncpu_key {
 	__u32 tgid;
 	__u32 tid;
 	__u64 kstack;		/* stack hash, 0: none */
 	__u64 ustack;
+	__u64 pystack;		/* Python frames (bpf/python.h), 0: none */
 };
 
 struct bp_oncpu_val {

@@ -58,9 +58,18 @@
 	BPF(IO_MAP_FULL, 18, "io_map_full", LOST, "block IO completions lost: IO map full")	\
 	BPF(IO_NO_START, 19, "io_completions_unmatched", LOST,					\
 	    "block IO completions whose start was missed (started before recording)")		\
+	BPF(PY_TSTATE_ERR, 24, "python_thread_state_errors", LOST_STACK,			\
+	    "Python stacks lost: thread state unreadable, or not the sampled thread's")	\
+	BPF(PY_FRAME_ERR, 25, "python_frames_unreadable", LOST,					\
+	    "Python stacks cut at a frame that could not be read")				\
+	BPF(PY_TRUNC, 26, "python_stacks_truncated", LOST, "Python stacks truncated at 127 frames") \
+	BPF(PY_CODE_LOST, 27, "python_code_events_lost", LOST,					\
+	    "Python code objects not copied: event ring full (tried again later)")		\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: code without frame pointers")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\
-	     "block IO completions the kernel never reported (no latency)")
+	     "block IO completions the kernel never reported (no latency)")			\
+	USER(py_code_unread, "python_code_unread", LOST,					\
+	     "Python frames unnamed: their code object could not be read")
 
 #endif /* BP_COUNTERS_TABLE_H */

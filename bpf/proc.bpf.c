@@ -14,9 +14,11 @@
 #define BP_DEFINE
 #include "common.bpf.h"
 #include "stacks.bpf.h"
+#include "python.bpf.h"
 
 volatile __u32 buf_idx = 0;
 const volatile __u8 filter_targets = 0;
+const volatile __u8 py_walk = 0;
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
@@ -55,6 +57,8 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		*state = BP_SEEN_EARLIER;
 		flags |= BP_EVF_WAS_SAMPLED;
 	}
+	/* the new image is found anew: never walk it with the old one's offsets */
+	bpf_map_delete_elem(&py_procs, &tgid);
 	emit_event(BP_EV_EXEC, tgid, BPF_CORE_READ(p, real_parent, tgid), flags);
 	return 0;
 }
@@ -69,6 +73,7 @@ int BPF_PROG(bp_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
+	bpf_map_delete_elem(&py_procs, &tgid);
 	if (filter_targets) {
 		if (bpf_map_delete_elem(&targets, &tgid) != 0)
 			return 0;

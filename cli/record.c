@@ -41,6 +41,7 @@ struct record_opts {
 	int nr_outputs;
 	bool json;
 	bool no_offcpu;
+	bool native;
 	char **cmd;
 };
 
@@ -64,7 +65,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...]] [-d SECONDS] [-F HZ] [-o FILE]...\n"
-		"                        [--json] [-v] [-- COMMAND [ARG...]]\n"
+		"                        [--json] [--native] [-v] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
@@ -76,6 +77,9 @@ static void usage(FILE *f)
 		"      --json         print the JSON report on stdout instead of the human report\n"
 		"      --no-offcpu    on-CPU sampling only: no context-switch tracing (off-CPU,\n"
 		"                     wall-clock and wakeup accounting)\n"
+		"      --native       Python processes: every native frame, with the Python\n"
+		"                     frames in place of the interpreter frames that ran them\n"
+		"                     (default: Python frames and the native code they call)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -120,6 +124,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
+		{ "native", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -159,6 +164,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'N':
 			o->no_offcpu = true;
+			break;
+		case 'n':
+			o->native = true;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -313,6 +321,7 @@ int cmd_record(int argc, char **argv)
 	struct bp_session *s = NULL;
 	struct child child = { .pid = -1, .go_fd = -1, .err_fd = -1 };
 	struct bp_summary sum = {};
+	struct bp_profile *view = NULL;
 	struct sigaction sa = {};
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t last_progress = 0;
@@ -423,13 +432,13 @@ int cmd_record(int argc, char **argv)
 
 	if (bp_session__stop(s))
 		ret = EXIT_RUNTIME;
-	if (render_summarize(s->prof, &sum)) {
+	if (render_view(s->prof, o.native, &view) || render_summarize(view, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (render_outputs(o.outputs, o.nr_outputs, s->prof, &sum))
+	if (render_outputs_saved(o.outputs, o.nr_outputs, s->prof, view, &sum))
 		ret = EXIT_RUNTIME;
-	if (render_report(s->prof, &sum, o.json))
+	if (render_report(view, &sum, o.json))
 		ret = EXIT_RUNTIME;
 
 	if (o.cmd && !child.reaped) {
@@ -456,6 +465,8 @@ out:
 	if (child.err_fd >= 0)
 		close(child.err_fd);
 	bp_summary_free(&sum);
+	if (view && s && view != s->prof)
+		bp_profile__free(view);
 	bp_session__free(s);
 	free(o.pids);
 	return ret;

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -198,6 +199,15 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.pystacks0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.pystacks1, l->stack_entries);
+	{
+		struct utsname u;
+
+		/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067) */
+		l->py_walk = !uname(&u) && bp_kernel_at_least(u.release, 5, 17) > 0;
+		l->skel->rodata->py_walk = l->py_walk;
+	}
 
 	/*
 	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system
@@ -266,6 +276,15 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int on_py_ring(void *ctx, void *data, size_t size)
+{
+	struct bp_loader *l = ctx;
+
+	if (l->py_fn)
+		l->py_fn(l->py_ctx, data, size);
+	return 0;
+}
+
 static int attach_perf_events(struct bp_loader *l)
 {
 	int *cpus = NULL, n, i, err = 0;
@@ -319,6 +338,12 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 	if (!l->rb) {
 		err = -errno;
 		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
+		return err;
+	}
+	if (l->py_fn && ring_buffer__add(l->rb, bpf_map__fd(l->skel->maps.py_events),
+					 on_py_ring, l)) {
+		err = -errno;
+		bp_err("failed to set up the Python ring buffer: %s", strerror(-err));
 		return err;
 	}
 	/* process tracking first, so no process escapes between the two steps */
@@ -505,6 +530,16 @@ int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user)
 	if (user)
 		return bpf_map__fd(idx ? l->skel->maps.ustacks1 : l->skel->maps.ustacks0);
 	return bpf_map__fd(idx ? l->skel->maps.kstacks1 : l->skel->maps.kstacks0);
+}
+
+int bp_loader__pystacks_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.pystacks1 : l->skel->maps.pystacks0);
+}
+
+int bp_loader__py_procs_fd(struct bp_loader *l)
+{
+	return bpf_map__fd(l->skel->maps.py_procs);
 }
 
 int64_t bp_loader__run_ns(struct bp_loader *l)

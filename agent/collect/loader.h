@@ -29,6 +29,8 @@ struct bp_loader_opts {
 
 /* called for every process event the BPF side reports */
 typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev);
+/* called for every record of the Python ring (bpf/python.h) */
+typedef void (*bp_py_event_fn)(void *ctx, const void *rec, size_t len);
 
 struct bp_loader {
 	struct boundprof_bpf *skel;
@@ -47,6 +49,9 @@ struct bp_loader {
 	void *ev_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
 	int stats_fd;		/* > 0 while we hold run-time stats on */
+	bool py_walk;		/* the BPF side walks Python frames (bpf_loop, 5.17+) */
+	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
+	void *py_ctx;
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
@@ -90,6 +95,9 @@ int bp_loader__set_lock_ranges(struct bp_loader *l, const uint64_t *lo, const ui
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
 int bp_loader__off_fd(struct bp_loader *l, int idx);
 int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
+int bp_loader__pystacks_fd(struct bp_loader *l, int idx);
+/* py_procs: the CPython processes the on-CPU program walks (bpf/python.h) */
+int bp_loader__py_procs_fd(struct bp_loader *l);
 
 /* kernel memory charged for our maps, in bytes */
 uint64_t bp_loader__map_bytes(struct bp_loader *l);

@@ -11,6 +11,7 @@
 #include "collect/collect.h"
 #include "collect/cpus.h"
 #include "collect/loader.h"
+#include "collect/python.h"
 #include "util/log.h"
 #include "proc/llc.h"
 #include "proc/memprobe.h"
@@ -172,6 +173,7 @@ uint32_t bp_session__retire(struct bp_session *s)
 	}
 	meta_compact(s);
 	bp_syms__retire(s->syms);
+	bp_python__retire(s->python);
 	return dropped;
 }
 
@@ -248,6 +250,7 @@ static int drain(struct bp_session *s, bool full)
 	int err;
 
 	ensure_ksyms(s);
+	bp_python__tick(s->python);
 	err = bp_collect__drain(s->collect, full);
 	if (!err && full)
 		feed_memprobe(s, bp_now_ns());
@@ -296,6 +299,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	switch (ev->kind) {
 	case BP_EV_EXEC:
 		meta_invalidate(s, ev->tgid);
+		bp_python__exec(s->python, ev->tgid);
 		proc->have_meta = false;
 		proc->exited = false;
 		if (!proc->start_ns)
@@ -317,6 +321,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	case BP_EV_FIRST_SAMPLE:
 		fill_meta(s, proc);
 		bp_syms__snapshot(s->syms, ev->tgid);
+		set_err(s, bp_python__attach(s->python, ev->tgid));
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);
@@ -329,6 +334,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		proc->exited = true;
 		proc->end_ns = ev->ts_ns;
 		bp_syms__exited(s->syms, ev->tgid);
+		bp_python__exited(s->python, ev->tgid);
 		if (s->memprobe)
 			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
@@ -367,10 +373,14 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	if (err)
 		goto fail;
 	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
-	if (!s->collect) {
+	s->python = bp_python__new(s->loader, NULL);
+	if (!s->collect || !s->python) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	s->loader->py_fn = bp_python__on_event;
+	s->loader->py_ctx = s->python;
+	bp_collect__set_python(s->collect, s->python);
 	s->prof->hz = opts->hz;
 	s->prof->ncpus = bp_online_cpus_count();
 	s->prof->pmu = s->loader->hw_cycles;
@@ -441,6 +451,7 @@ int bp_session__start(struct bp_session *s)
 	for (i = 0; i < s->prof->nr_procs; i++) {
 		fill_meta(s, s->prof->procs[i]);
 		bp_syms__snapshot(s->syms, s->prof->procs[i]->pid);
+		bp_python__attach(s->python, s->prof->procs[i]->pid);
 	}
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
 	if (bp_cpu_times(NULL, &s->cpu_busy0, &s->cpu_total0))
@@ -614,6 +625,9 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 	cut = bp_collect__stats(s->collect)->user_stacks_cut;
 	p->user_stacks_cut = cut - s->cut0;
 	s->cut0 = cut;
+	cut = bp_python__stats(s->python)->frames_unread;
+	p->py_code_unread = cut - s->py_unread0;
+	s->py_unread0 = cut;
 	return err;
 }
 
@@ -672,6 +686,7 @@ void bp_session__free(struct bp_session *s)
 	free(s->pmu_pids);
 	bp_collect__free(s->collect);
 	bp_loader__free(s->loader);
+	bp_python__free(s->python);
 	bp_syms__free(s->syms);
 	bp_profile__free(s->prof);
 	free(s);

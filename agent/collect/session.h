@@ -20,6 +20,7 @@ struct bp_profile;
 struct bp_collect;
 struct bp_memprobe;
 struct bp_pmu;
+struct bp_python;
 
 struct bp_session_opts {
 	int hz;
@@ -51,12 +52,14 @@ struct bp_session {
 	struct bp_collect *collect;
 	struct bp_memprobe *memprobe;	/* working set and faults of busy processes */
 	struct bp_pmu *pmu;		/* hardware counters per target, NULL without a PMU */
+	struct bp_python *python;	/* CPython processes: their frames */
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;
 	uint64_t cpu_busy0, cpu_total0;	/* /proc/stat at the start of the profile */
 	struct bp_stats stats0;		/* BPF counters at the start of the profile */
 	uint64_t cut0, unseen0;		/* collect and blockio counters at the start */
+	uint64_t py_unread0;		/* Python frames unnamed, at the start */
 	/* process facts by pid */
 	struct bp_htab meta_h;
 	struct bp_meta *meta;

@@ -88,6 +88,12 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 			dp->ppid = sp->ppid;
 		dp->have_meta = dp->have_meta || sp->have_meta;
 	}
+	if (sp->python) {
+		dp->python = bp_profile__intern(dst, sp->python);
+		dp->python_free_threaded = sp->python_free_threaded;
+		if (!dp->python)
+			return -ENOMEM;
+	}
 	if (sp->start_ns && (!dp->start_ns || sp->start_ns < dp->start_ns))
 		dp->start_ns = sp->start_ns;
 	if (sp->exited) {
