@@ -109,8 +109,11 @@ struct bp_off_key {
 	__u64 kstack;		/* stack hash at switch-out, 0: none */
 	__u64 ustack;
 	__u32 state;		/* enum bp_tstate, never BP_TS_RUNNING */
-	__u32 pad;
+	__u32 flags;		/* BP_OFF_* */
 };
+
+/* bp_off_key.flags */
+#define BP_OFF_GIL	1	/* waiting for a Python interpreter's GIL (a lock wait) */
 
 struct bp_off_val {
 	__u64 ns;		/* time in this state */

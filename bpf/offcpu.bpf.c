@@ -24,6 +24,7 @@
 #include "compat.bpf.h"
 #include "rules.h"
 #include "stacks.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD		0x00200000
 
@@ -56,7 +57,7 @@ struct bp_tls {
 	__u32 known;		/* state is valid and counted */
 	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
 	__u32 tgid;
-	__u32 pad;
+	__u32 gil;		/* the current off-CPU interval waits for a Python GIL */
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -292,10 +293,12 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 	}
 	if (blocked) {
 		k.state = st->off_class;
+		k.flags = st->gil ? BP_OFF_GIL : 0;
 		off_add(map, &k, blocked);
 	}
 	if (runq) {
 		k.state = BP_TS_RUNQUEUE;
+		k.flags = 0;
 		off_add(map, &k, runq);
 	}
 }
@@ -313,6 +316,7 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 
 	if (prev_state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD(prev, in_iowait);
+	f.gil = st->gil = py_gil_wait(prev->tgid, regs);
 	return bp_wait_class(&f);
 }
 
@@ -586,7 +590,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 		.k_lock = st->k_lock,
 		.syscall = ~0ULL,
 	};
-	struct pt_regs *regs;
+	struct pt_regs *regs = NULL;
 
 	if (BPF_CORE_READ(t, on_cpu))
 		return BP_TS_RUNNING;
@@ -600,6 +604,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 	}
 	if (f.state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+	f.gil = st->gil = py_gil_wait(t->tgid, regs);
 	return bp_wait_class(&f);
 }
 

@@ -397,4 +397,24 @@ static __always_inline __u64 py_store_stack(struct task_struct *task, __u32 tgid
 	return h;
 }
 
+/*
+ * A thread blocking in futex on an address inside its interpreter's GIL
+ * state (gil_lo..gil_hi, from userspace) waits for the GIL: take_gil()
+ * waits on the GIL's condition variable and mutex, drop_gil() on its
+ * switch condition, all members of that struct.
+ */
+static __always_inline __u32 py_gil_wait(__u32 tgid, struct pt_regs *regs)
+{
+	struct bp_py_proc *py;
+	__u64 uaddr;
+
+	if (!regs || regs->orig_ax != 202 /* futex, x86-64 */)
+		return 0;
+	py = bpf_map_lookup_elem(&py_procs, &tgid);
+	if (!py || !py->gil_hi)
+		return 0;
+	uaddr = regs->di;
+	return uaddr >= py->gil_lo && uaddr < py->gil_hi;
+}
+
 #endif /* BP_PYTHON_BPF_H */

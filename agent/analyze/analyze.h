@@ -29,6 +29,7 @@ struct bp_thread_summary {
 	double off_s[BP_KIND__MAX];	/* by wait class; [BP_KIND_ONCPU] unused */
 	double wall_s;			/* its lifetime inside the window */
 	double accounted_s;		/* on_cpu_s + every off_s */
+	double gil_s;			/* of off_s[BP_KIND_LOCK], waiting for a Python GIL */
 };
 
 struct bp_proc_summary {
@@ -52,6 +53,7 @@ struct bp_proc_summary {
 	double frac_fault;		/* the kernel handling page faults */
 	double frac_kernel;		/* other kernel work */
 	uint32_t threads;		/* threads seen */
+	double gil_s;			/* thread-seconds waiting for a Python GIL (in off_s lock) */
 	struct bp_thread_summary *thr;	/* by on-CPU time desc */
 	uint32_t nr_thr;
 	struct bp_hotspot *hot;		/* by self desc, then total desc */

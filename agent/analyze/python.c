@@ -133,3 +133,87 @@ out:
 	}
 	return v;
 }
+
+/* the innermost Python frame of a stack (root first), or nr */
+static uint32_t innermost_python(const struct bp_profile *p, const uint32_t *fr, uint32_t nr)
+{
+	uint32_t i;
+
+	for (i = nr; i-- > 0;)
+		if (p->frames[fr[i]].python)
+			return i;
+	return nr;
+}
+
+int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot *out)
+{
+	uint64_t *by_py = calloc(p->nr_frames + 1, sizeof(*by_py));
+	uint64_t *native = calloc(p->nr_frames + 1, sizeof(*native));
+	uint64_t *leaf = calloc(p->nr_frames + 1, sizeof(*leaf));
+	uint64_t total = 0, best = 0, best_leaf = 0;
+	uint32_t i, nr, top = 0;
+	int err = -ENOMEM;
+
+	memset(out, 0, sizeof(*out));
+	if (!by_py || !native || !leaf)
+		goto out;
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct bp_sample *s = &p->samples[i];
+		const uint32_t *fr;
+		uint32_t k;
+
+		if (s->pid != pid || s->kind != BP_KIND_ONCPU)
+			continue;
+		total += s->count;
+		fr = bp_profile__stack_frames(p, s->stack, &nr);
+		k = innermost_python(p, fr, nr);
+		if (k == nr)
+			continue;
+		out->samples += s->count;
+		by_py[fr[k]] += s->count;
+		/* below it a user frame that is not Python: compiled code it called */
+		if (k + 1 < nr && !p->frames[fr[nr - 1]].python && !p->frames[fr[k + 1]].kernel)
+			native[fr[k]] += s->count;
+	}
+	err = -ENOENT;
+	if (!out->samples)
+		goto out;
+	for (i = 0; i < p->nr_frames; i++) {
+		if (by_py[i] > best) {
+			best = by_py[i];
+			top = i;
+		}
+	}
+	out->frame = top;
+	out->frac = total ? (double)best / total : 0;
+	out->native = best ? (double)native[top] / best : 0;
+	/* the compiled code under it: the hottest user leaf of those samples */
+	for (i = 0; out->native > 0 && i < p->nr_samples; i++) {
+		const struct bp_sample *s = &p->samples[i];
+		const uint32_t *fr;
+		uint32_t k, j;
+
+		if (s->pid != pid || s->kind != BP_KIND_ONCPU)
+			continue;
+		fr = bp_profile__stack_frames(p, s->stack, &nr);
+		k = innermost_python(p, fr, nr);
+		if (k == nr || fr[k] != top)
+			continue;
+		for (j = nr; j-- > k + 1 && p->frames[fr[j]].kernel;)
+			;
+		if (j > k)
+			leaf[fr[j]] += s->count;
+	}
+	for (i = 0; i < p->nr_frames; i++) {
+		if (leaf[i] > best_leaf) {
+			best_leaf = leaf[i];
+			out->native_frame = i;
+		}
+	}
+	err = 0;
+out:
+	free(by_py);
+	free(native);
+	free(leaf);
+	return err;
+}

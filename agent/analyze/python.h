@@ -28,4 +28,20 @@ struct bp_profile *bp_python_view(const struct bp_profile *p);
 uint32_t bp_python_view_stack(const struct bp_profile *p, const uint32_t *fr, uint32_t nr,
 			      uint32_t *out);
 
+/*
+ * Where a Python process's on-CPU time is, by Python function: the
+ * innermost Python frame of each sample (in the Python view, the Python
+ * line that ran, or that called the native code that ran).
+ */
+struct bp_python_hot {
+	uint32_t frame;		/* the innermost Python frame most samples have */
+	double frac;		/* its share of the process's on-CPU samples */
+	double native;		/* of those, the share inside compiled code below it */
+	uint32_t native_frame;	/* the compiled code's hottest leaf; valid when native > 0 */
+	uint64_t samples;	/* on-CPU samples with a Python frame */
+};
+
+/* 0, -ENOENT when pid has no on-CPU sample with a Python frame, or -ENOMEM */
+int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot *out);
+
 #endif /* BP_ANALYZE_PYTHON_H */

@@ -422,7 +422,7 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	id = build_stack(c, k->tgid, k->kstack, k->ustack, k->pystack);
 	if (id < 0)
 		return id;
-	if (k->pystack && c->py && !proc->python) {
+	if (c->py && !proc->python) {
 		bool nogil = false;
 		const char *ver = bp_python__version(c->py, k->tgid, &nogil);
 
@@ -454,12 +454,18 @@ static int off_row(void *ctx, const void *key, const void *val)
 	const struct bp_off_key *k = key;
 	const struct bp_off_val *v = val;
 	struct bp_proc *proc;
+	struct bp_thread *t;
 	int64_t id;
 
 	c->st.off_rows++;
 	proc = row_proc(c, k->tgid);
-	if (!proc || !bp_proc__thread(proc, k->tid, NULL))
+	if (!proc)
 		return -ENOMEM;
+	t = bp_proc__thread(proc, k->tid, NULL);
+	if (!t)
+		return -ENOMEM;
+	if (k->flags & BP_OFF_GIL)
+		t->gil_ns += v->ns;
 	id = build_stack(c, k->tgid, k->kstack, k->ustack, 0);
 	if (id < 0)
 		return id;

@@ -603,6 +603,10 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 		return 0;
 	}
 	p->state = PROC_NONE;
+	if (f->free_threaded) {
+		memcpy(p->version, f->version, sizeof(p->version));
+		p->free_threaded = true;
+	}
 	if (f->kind == FILE_UNSUPPORTED) {
 		if (!f->warned) {
 			bp_warn("pid %d (%s): %s: native frames only", pid, base_name(s.path), f->why);
@@ -641,12 +645,12 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 		p->bpf.gil_lo = s.bias + f->gil_lo;
 		p->bpf.gil_hi = s.bias + f->gil_hi;
 	}
+	p->state = find_gil(p, s.bias + f->runtime) == -EAGAIN ? PROC_PENDING : PROC_ATTACHED;
 	err = publish(py, p);
-	if (err)
+	if (err) {
+		p->state = PROC_NONE;
 		return err;
-	p->state = PROC_ATTACHED;
-	if (find_gil(p, s.bias + f->runtime) == -EAGAIN)
-		p->state = PROC_PENDING;
+	}
 	py->st.attached++;
 	bp_dbg("pid %d: Python %s in %s, walking its frames", pid, p->version, p->path);
 	return 0;
@@ -726,7 +730,8 @@ const char *bp_python__version(struct bp_python *py, pid_t pid, bool *free_threa
 {
 	struct py_proc *p = proc_find(py, pid);
 
-	if (!p || (p->state != PROC_ATTACHED && p->state != PROC_PENDING))
+	/* a free-threaded interpreter is named even though its frames are not walked */
+	if (!p || (p->state != PROC_ATTACHED && p->state != PROC_PENDING && !p->free_threaded))
 		return NULL;
 	if (free_threaded)
 		*free_threaded = p->free_threaded;

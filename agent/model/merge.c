@@ -50,6 +50,8 @@ static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
 		return -ENOMEM;
 	if (st->comm[0])
 		memcpy(t->comm, st->comm, sizeof(t->comm));
+	/* from the off-CPU rows: known also without the thread's totals */
+	t->gil_ns += st->gil_ns;
 	if (!st->have_totals)
 		return 0;
 	if (!t->have_totals || (st->start_ns && st->start_ns < t->start_ns))

@@ -72,6 +72,7 @@ struct bp_thread {
 	uint64_t wake_lat_ns;
 	uint64_t wake_lat_max;
 	uint64_t wake_hist[BP_HIST_SLOTS];
+	uint64_t gil_ns;		/* of its lock waits, those for a Python GIL */
 };
 
 struct bp_proc {

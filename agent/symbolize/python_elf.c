@@ -10,8 +10,8 @@
 #include "symbolize/elfsym.h"
 #include "symbolize/python_elf.h"
 
-/* .rodata searched for the version string: libpython's is ~1 MiB */
-#define RODATA_MAX	(64ULL * 1024 * 1024)
+/* files searched for the version string: libpython is ~20 MiB */
+#define SEARCH_MAX	(256ULL * 1024 * 1024)
 #define CHUNK		(1024 * 1024)
 
 struct load {
@@ -223,12 +223,17 @@ int bp_pyelf__off_to_vaddr(const struct bp_pyelf *e, uint64_t off, uint64_t *vad
 	return -ENOENT;
 }
 
-/* "3.MINOR.PATCH" at p, standing alone (NUL before and after, or '+' after) */
+/*
+ * "3.MINOR.PATCH" at i, ending in a NUL, and not the tail of a longer
+ * number. PY_VERSION is not always a string in .rodata: gcc may store it
+ * with immediate moves into Py_GetVersion()'s buffer, so the whole file
+ * is searched (the source directory's name, "Python-3.10.13", also says it).
+ */
 static size_t version_at(const char *buf, size_t len, size_t i, const char *prefix, size_t plen)
 {
 	size_t j = i + plen, digits = 0;
 
-	if (i && buf[i - 1])
+	if (i && ((buf[i - 1] >= '0' && buf[i - 1] <= '9') || buf[i - 1] == '.'))
 		return 0;
 	if (len - i < plen || memcmp(buf + i, prefix, plen))
 		return 0;
@@ -236,10 +241,11 @@ static size_t version_at(const char *buf, size_t len, size_t i, const char *pref
 		j++;
 		digits++;
 	}
-	if (!digits || j >= len)
+	if (!digits)
 		return 0;
-	while (j < len && j - i < 16 && buf[j] && (buf[j] == '+' || (buf[j] >= 'a' && buf[j] <= 'z') ||
-						   (buf[j] >= '0' && buf[j] <= '9')))
+	/* a pre-release: 3.13.0rc1, 3.12.0b4, or a distribution's "+" */
+	while (j < len && j - i < 16 && (buf[j] == '+' || (buf[j] >= 'a' && buf[j] <= 'z') ||
+					 (buf[j] >= '0' && buf[j] <= '9')))
 		j++;
 	return j < len && !buf[j] ? j - i : 0;
 }
@@ -247,32 +253,19 @@ static size_t version_at(const char *buf, size_t len, size_t i, const char *pref
 int bp_pyelf__version_string(struct bp_pyelf *e, unsigned int minor, char *out, size_t len)
 {
 	char prefix[16], *buf;
-	size_t plen, shstrndx;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
+	size_t plen;
 	int err = -ENOENT;
 
 	plen = (size_t)snprintf(prefix, sizeof(prefix), "3.%u.", minor);
-	if (elf_getshdrstrndx(e->elf, &shstrndx))
-		return -ENOENT;
-	while ((scn = elf_nextscn(e->elf, scn))) {
-		const char *n;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS)
-			continue;
-		n = elf_strptr(e->elf, shstrndx, sh.sh_name);
-		if (n && !strcmp(n, ".rodata"))
-			break;
-	}
-	if (!scn || !fits(sh.sh_offset, sh.sh_size, e->size, RODATA_MAX))
+	if (e->size > SEARCH_MAX)
 		return -ENOENT;
 	buf = malloc(CHUNK + 64);
 	if (!buf)
 		return -ENOMEM;
 	/* chunks overlap by 64 bytes, so a string across a boundary is seen whole */
-	for (uint64_t at = 0; at < sh.sh_size && err; at += CHUNK) {
-		size_t want = sh.sh_size - at < CHUNK + 64 ? sh.sh_size - at : CHUNK + 64;
-		ssize_t got = pread(e->fd, buf, want, (off_t)(sh.sh_offset + at));
+	for (uint64_t at = 0; at < e->size && err; at += CHUNK) {
+		size_t want = e->size - at < CHUNK + 64 ? e->size - at : CHUNK + 64;
+		ssize_t got = pread(e->fd, buf, want, (off_t)at);
 		size_t i, vl;
 
 		if (got <= 0)

@@ -38,7 +38,7 @@ int bp_pyelf__off_to_vaddr(const struct bp_pyelf *e, uint64_t off, uint64_t *vad
 size_t bp_pyelf__loads(const struct bp_pyelf *e, uint64_t *off, uint64_t *vaddr,
 		       uint64_t *filesz, size_t max);
 
-/* the first "3.MINOR.PATCH" string of the read-only data into out: 0, or -ENOENT */
+/* the first "3.MINOR.PATCH" string of the file into out: 0, or -ENOENT */
 int bp_pyelf__version_string(struct bp_pyelf *e, unsigned int minor, char *out, size_t len);
 
 #endif /* BP_PYTHON_ELF_H */
