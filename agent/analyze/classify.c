@@ -236,7 +236,21 @@ static void classify_lock(const struct bp_evidence *e, struct bp_verdict *v)
 	      "by %u threads)", v->parallelism, e->threads);
 }
 
-static void classify_gil(const struct bp_evidence *e, struct bp_verdict *v)
+/*
+ * The GIL's share of the threads' busy time, leaving out their waits for a
+ * CPU: on a busy machine the holder waits for a CPU and everyone queues
+ * longer, but one thread at a time still runs Python. That limit is the
+ * program's own; the queueing is the machine's, and said as well.
+ */
+static double gil_share(const struct bp_evidence *e)
+{
+	double busy = e->on_s + e->io_s + e->lock_s + e->other_s;
+
+	return busy > 0 ? e->gil_s / busy : 0;
+}
+
+static void classify_gil(const struct bp_evidence *e, const struct bp_thresholds *t,
+			 struct bp_verdict *v)
 {
 	char hot[BP_VERDICT_LEN];
 
@@ -249,6 +263,9 @@ static void classify_gil(const struct bp_evidence *e, struct bp_verdict *v)
 		EVIDENCE("waiting for the GIL, of each thread's time: %s", e->gil_threads);
 	EVIDENCE("achieved parallelism %.2f of %u CPUs with %u threads: the GIL lets one thread "
 		 "run Python at a time", v->parallelism, e->ncpus, e->threads);
+	if (v->share_rq >= t->runqueue)
+		EVIDENCE("it also waited %.2f s for a CPU (%.0f%% of busy thread-time): the machine "
+			 "is busy too", e->rq_s, pct(v->share_rq));
 	v->wait_class = BP_CLASS_GIL;
 	v->wait_share = v->share_gil;
 	hot[0] = '\0';
@@ -538,10 +555,10 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		classify_io(e, t, v);
 		if (near(v->share_io, t->io, t))
 			v->conf = drop(v->conf);
-	} else if (v->share_gil >= t->gil && e->threads > 1 && !e->python_free_threaded) {
+	} else if (gil_share(e) >= t->gil && e->threads > 1 && !e->python_free_threaded) {
 		timeline_unless(e, v, BP_TS_LOCK);
-		classify_gil(e, v);
-		if (near(v->share_gil, t->gil, t))
+		classify_gil(e, t, v);
+		if (near(gil_share(e), t->gil, t))
 			v->conf = drop(v->conf);
 	} else if (v->share_lock >= t->lock) {
 		timeline_evidence(e, v);
