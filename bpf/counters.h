@@ -58,7 +58,7 @@
 	BPF(IO_MAP_FULL, 18, "io_map_full", LOST, "block IO completions lost: IO map full")	\
 	BPF(IO_NO_START, 19, "io_completions_unmatched", LOST,					\
 	    "block IO completions whose start was missed (started before recording)")		\
-	BPF(PY_TSTATE_ERR, 24, "python_thread_state_errors", LOST_STACK,			\
+	BPF(PY_TSTATE_ERR, 24, "python_thread_state_errors", LOST,			\
 	    "Python stacks lost: thread state unreadable, or not the sampled thread's")	\
 	BPF(PY_FRAME_ERR, 25, "python_frames_unreadable", LOST,					\
 	    "Python stacks cut at a frame that could not be read")				\

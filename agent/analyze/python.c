@@ -22,20 +22,28 @@ static bool has_prefix(const char *s, const char *prefix)
 }
 
 /*
- * The interpreter and the C runtime under it: native frames of these run a
- * Python frame's own bytecode (allocation, integer arithmetic, dict
- * lookups), so their time is the Python frame's.
+ * The interpreter's own frames run a Python frame's bytecode (allocation,
+ * integer arithmetic, dict lookups): their time is the Python frame's.
  */
-static bool runtime_frame(const struct bp_frame *f, const char *interp)
+static bool interp_frame(const struct bp_frame *f, const char *interp)
+{
+	return !strcmp(f->module, interp) || has_prefix(f->module, "libpython");
+}
+
+/*
+ * The C runtime: under the interpreter it is the interpreter's work too;
+ * under an extension it is the extension's (a memcpy of NumPy's).
+ */
+static bool runtime_frame(const struct bp_frame *f)
 {
 	const char *m = f->module;
 
 	if (!f->name && (!strcmp(m, "[unknown]") || !strcmp(m, "[heap]") ||
 			 !strcmp(m, "[stack]")))
 		return true;
-	return !strcmp(m, interp) || has_prefix(m, "libpython") || has_prefix(m, "libc.so") ||
-	       has_prefix(m, "libc-2.") || has_prefix(m, "libm.so") || has_prefix(m, "libm-2.") ||
-	       has_prefix(m, "libpthread") || has_prefix(m, "ld-linux") || !strcmp(m, "[vdso]");
+	return has_prefix(m, "libc.so") || has_prefix(m, "libc-2.") || has_prefix(m, "libm.so") ||
+	       has_prefix(m, "libm-2.") || has_prefix(m, "libpthread") ||
+	       has_prefix(m, "ld-linux") || !strcmp(m, "[vdso]");
 }
 
 /* markers the native walk leaves ([truncated], [no stack]): not code */
@@ -71,10 +79,10 @@ uint32_t bp_python_view_stack(const struct bp_profile *p, const uint32_t *fr, ui
 			native = false;
 		} else if (f->kernel) {
 			/* what the kernel did for it says why it waited or faulted */
-		} else if (marker(f)) {
+		} else if (marker(f) || interp_frame(f, interp)) {
 			continue;
 		} else if (!native) {
-			if (runtime_frame(f, interp))
+			if (runtime_frame(f))
 				continue;
 			/* the Python frame called into native code: that code from here on */
 			native = true;

@@ -391,49 +391,14 @@ static void look_python(struct py_file *f, struct bp_pyelf *e, const char *base,
 	f->kind = FILE_PYTHON;
 }
 
-/*
- * glibc x86-64 __pthread_getspecific, for keys below 32:
- *   add $A,%rax; shl $S,%rax; add %fs:0x10,%rax; mov D(%rax),%rdx
- * so a key's value is at thread pointer + (A << S) + D + key * (1 << S).
- * Anything else is a libc we do not know.
- */
 static void look_libc(struct py_file *f, struct bp_pyelf *e)
 {
-	static const uint8_t fs10[] = { 0x64, 0x48, 0x03, 0x04, 0x25, 0x10, 0, 0, 0 };
-	uint8_t code[48];
-	uint64_t a, sz;
-	size_t i;
-
-	f->kind = FILE_LIBC_UNKNOWN;
-	snprintf(f->why, sizeof(f->why), "a libc whose thread-specific data we do not know");
-	if ((bp_pyelf__sym(e, "__pthread_getspecific", &a, &sz) &&
-	     bp_pyelf__sym(e, "pthread_getspecific", &a, &sz)) ||
-	    bp_pyelf__read(e, a, code, sizeof(code)))
-		return;
-	if (code[0] != 0x83 || code[1] != 0xff || code[2] != 0x1f)
-		return;
-	for (i = 3; i + 4 + 4 + sizeof(fs10) + 4 <= sizeof(code); i++) {
-		const uint8_t *c = code + i;
-		uint32_t add, shift, disp;
-
-		if (c[0] != 0x48 || c[1] != 0x83 || c[2] != 0xc0 || c[4] != 0x48 || c[5] != 0xc1 ||
-		    c[6] != 0xe0 || memcmp(c + 8, fs10, sizeof(fs10)))
-			continue;
-		c += 8 + sizeof(fs10);
-		/* mov disp8(%rax), %reg */
-		if (c[0] != 0x48 || c[1] != 0x8b || (c[2] & 0xc7) != 0x40)
-			return;
-		add = code[i + 3];
-		shift = code[i + 7];
-		disp = c[3];
-		if (shift > 6 || add > 0x100)
-			return;
-		f->tsd_off = (add << shift) + disp;
-		f->tsd_size = 1U << shift;
-		f->kind = FILE_LIBC;
-		f->why[0] = '\0';
+	if (bp_pyelf__glibc_tsd(e, &f->tsd_off, &f->tsd_size)) {
+		f->kind = FILE_LIBC_UNKNOWN;
+		snprintf(f->why, sizeof(f->why), "a libc whose thread-specific data we do not know");
 		return;
 	}
+	f->kind = FILE_LIBC;
 }
 
 static bool is_libc(const char *base)
@@ -968,64 +933,25 @@ static int64_t python_frame(struct bp_python *py, struct py_proc *p, uint64_t wo
 	return id;
 }
 
-static bool is_eval(const struct bp_frame *f, const char *module)
-{
-	return f->name && !f->kernel && !f->python && !strcmp(f->module, module) &&
-	       (!strcmp(f->name, "_PyEval_EvalFrameDefault") ||
-		!strcmp(f->name, "_PyEval_EvalFrameDefault.cold"));
-}
-
 int bp_python__merge(struct bp_python *py, uint32_t pid, const struct bp_stack *ps,
 		     const uint32_t *nat, uint32_t nn, uint32_t *out, uint32_t max)
 {
 	struct py_proc *p = proc_find(py, pid);
-	uint32_t run_start[BP_MAX_STACK_DEPTH + 1], nruns = 0, nr, i, j, n = 0, evals = 0;
-	uint32_t ids[BP_MAX_STACK_DEPTH], matched, r;
+	uint32_t ids[BP_MAX_STACK_DEPTH], nr, i;
+	bool ends[BP_MAX_STACK_DEPTH];
 	int64_t id;
 
 	nr = ps->nr < BP_MAX_STACK_DEPTH ? ps->nr : BP_MAX_STACK_DEPTH;
-	if (!p || !p->module || !nr) {
-		if (nn > max)
-			nn = max;
-		memcpy(out, nat, nn * sizeof(*out));
-		return (int)nn;
-	}
-	/* runs, innermost first: run r is words [run_start[r], run_start[r + 1]) */
+	if (!p || !p->module)
+		nr = 0;
 	for (i = 0; i < nr; i++) {
 		id = python_frame(py, p, ps->ips[i]);
 		if (id < 0)
 			return (int)id;
 		ids[i] = (uint32_t)id;
-		if (i == 0 || (ps->ips[i - 1] & BP_PY_RUN_END))
-			run_start[nruns++] = i;
+		ends[i] = ps->ips[i] & BP_PY_RUN_END;
 	}
-	run_start[nruns] = nr;
-	for (i = 0; i < nn; i++)
-		evals += is_eval(&py->prof->frames[nat[i]], p->module);
-	matched = evals < nruns ? evals : nruns;
-
-/* a run's frames, outermost first */
-#define PUT_RUN(r)								\
-	do {									\
-		for (j = run_start[(r) + 1]; j-- > run_start[r] && n < max;)	\
-			out[n++] = ids[j];					\
-	} while (0)
-
-	/* runs the native walk did not reach (no frame pointers below them) at the root */
-	for (r = nruns; r-- > matched;)
-		PUT_RUN(r);
-	/* native eval frames, outermost first, take the runs from the outermost matched one */
-	r = matched;
-	for (i = 0; i < nn && n < max; i++) {
-		if (is_eval(&py->prof->frames[nat[i]], p->module) && evals-- <= matched && r) {
-			r--;
-			PUT_RUN(r);
-			continue;
-		}
-		out[n++] = nat[i];
-	}
-#undef PUT_RUN
-	return (int)n;
+	return (int)bp_py_merge(py->prof, p ? p->module : NULL, nat, nn, ids, ends, nr, out, max);
 }
 
 /* --- life cycle ------------------------------------------------------------- */

@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "model/profile.h"
 #include "symbolize/python_code.h"
 
 /* 3.6 - 3.9: (address increment, signed line increment) pairs */
@@ -212,4 +213,55 @@ int bp_py_text(const struct bp_py_str *s, const uint8_t *raw, size_t raw_len, ch
 	}
 	out[o] = '\0';
 	return n / s->kind < s->len || i < n ? -E2BIG : (int)o;
+}
+
+static bool is_eval(const struct bp_frame *f, const char *module)
+{
+	return f->name && !f->kernel && !f->python && !strcmp(f->module, module) &&
+	       (!strcmp(f->name, "_PyEval_EvalFrameDefault") ||
+		!strcmp(f->name, "_PyEval_EvalFrameDefault.cold"));
+}
+
+uint32_t bp_py_merge(const struct bp_profile *prof, const char *module, const uint32_t *nat,
+		     uint32_t nn, const uint32_t *ids, const bool *ends, uint32_t nr,
+		     uint32_t *out, uint32_t max)
+{
+	uint32_t run_start[BP_MAX_STACK_DEPTH + 1], nruns = 0, i, j, n = 0, evals = 0, matched, r;
+
+	if (nr > BP_MAX_STACK_DEPTH)
+		nr = BP_MAX_STACK_DEPTH;
+	if (!module || !nr) {
+		if (nn > max)
+			nn = max;
+		memcpy(out, nat, nn * sizeof(*out));
+		return nn;
+	}
+	/* run r is ids[run_start[r] .. run_start[r + 1]), innermost first */
+	for (i = 0; i < nr; i++)
+		if (i == 0 || ends[i - 1])
+			run_start[nruns++] = i;
+	run_start[nruns] = nr;
+	for (i = 0; i < nn; i++)
+		evals += is_eval(&prof->frames[nat[i]], module);
+	matched = evals < nruns ? evals : nruns;
+
+	/* runs the native walk did not reach (no frame pointers under them): at the root */
+	for (r = nruns; r-- > matched;)
+		for (j = run_start[r + 1]; j-- > run_start[r] && n < max;)
+			out[n++] = ids[j];
+	/*
+	 * The loop frames, outermost first: the outer ones beyond the runs stay
+	 * native, each inner one takes its run, outermost run first.
+	 */
+	r = matched;
+	for (i = 0; i < nn && n < max; i++) {
+		if (is_eval(&prof->frames[nat[i]], module) && evals-- <= matched && r) {
+			r--;
+			for (j = run_start[r + 1]; j-- > run_start[r] && n < max;)
+				out[n++] = ids[j];
+			continue;
+		}
+		out[n++] = nat[i];
+	}
+	return n;
 }

@@ -34,4 +34,19 @@ uint32_t bp_py_line(unsigned int minor, const uint8_t *table, size_t len, int32_
 int bp_py_text(const struct bp_py_str *s, const uint8_t *raw, size_t raw_len, char *out,
 	       size_t out_len);
 
+struct bp_profile;
+
+/*
+ * Merge a Python stack into the native user frames of its sample, root
+ * first: nat[0..nn) the native frame ids, ids[0..nr) the Python frames'
+ * innermost first, ends[i] set on the outermost frame of each run (what
+ * one call of the interpreter loop executes). Each run takes the place of
+ * an interpreter-loop frame of module (_PyEval_EvalFrameDefault), the
+ * innermost run the innermost loop frame; runs the native walk did not
+ * reach go at the root. The count written to out (at most max).
+ */
+uint32_t bp_py_merge(const struct bp_profile *prof, const char *module, const uint32_t *nat,
+		     uint32_t nn, const uint32_t *ids, const bool *ends, uint32_t nr,
+		     uint32_t *out, uint32_t max);
+
 #endif /* BP_PYTHON_CODE_H */

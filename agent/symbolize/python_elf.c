@@ -224,6 +224,49 @@ int bp_pyelf__off_to_vaddr(const struct bp_pyelf *e, uint64_t off, uint64_t *vad
 }
 
 /*
+ * glibc x86-64 __pthread_getspecific, for keys below 32:
+ *   cmp $0x1f,%edi; ...; add $A,%rax; shl $S,%rax; add %fs:0x10,%rax;
+ *   mov D(%rax),%reg
+ * so a key's value is at thread pointer + (A << S) + D + key * (1 << S).
+ * Anything else is a libc we do not know (glibc 2.36 gives 0x318 and 16).
+ */
+int bp_pyelf__glibc_tsd(struct bp_pyelf *e, uint32_t *off, uint32_t *size)
+{
+	static const uint8_t fs10[] = { 0x64, 0x48, 0x03, 0x04, 0x25, 0x10, 0, 0, 0 };
+	uint8_t code[48];
+	uint64_t a, sz;
+	size_t i;
+
+	if ((bp_pyelf__sym(e, "__pthread_getspecific", &a, &sz) &&
+	     bp_pyelf__sym(e, "pthread_getspecific", &a, &sz)) ||
+	    bp_pyelf__read(e, a, code, sizeof(code)))
+		return -ENOENT;
+	if (code[0] != 0x83 || code[1] != 0xff || code[2] != 0x1f)
+		return -ENOENT;
+	for (i = 3; i + 8 + sizeof(fs10) + 4 <= sizeof(code); i++) {
+		const uint8_t *c = code + i;
+		uint32_t add, shift, disp;
+
+		if (c[0] != 0x48 || c[1] != 0x83 || c[2] != 0xc0 || c[4] != 0x48 || c[5] != 0xc1 ||
+		    c[6] != 0xe0 || memcmp(c + 8, fs10, sizeof(fs10)))
+			continue;
+		add = c[3];
+		shift = c[7];
+		c += 8 + sizeof(fs10);
+		/* mov disp8(%rax), %reg */
+		if (c[0] != 0x48 || c[1] != 0x8b || (c[2] & 0xc7) != 0x40)
+			return -ENOENT;
+		disp = c[3];
+		if (shift > 6 || add > 0x7f)
+			return -ENOENT;
+		*off = (add << shift) + disp;
+		*size = 1U << shift;
+		return 0;
+	}
+	return -ENOENT;
+}
+
+/*
  * "3.MINOR.PATCH" at i, ending in a NUL, and not the tail of a longer
  * number. PY_VERSION is not always a string in .rodata: gcc may store it
  * with immediate moves into Py_GetVersion()'s buffer, so the whole file

@@ -38,6 +38,13 @@ int bp_pyelf__off_to_vaddr(const struct bp_pyelf *e, uint64_t off, uint64_t *vad
 size_t bp_pyelf__loads(const struct bp_pyelf *e, uint64_t *off, uint64_t *vaddr,
 		       uint64_t *filesz, size_t max);
 
+/*
+ * Where glibc's pthread_getspecific() finds a key's value (x86-64, keys
+ * below 32), read from the function's own instructions: at thread pointer
+ * + *off + key * *size. 0, or -ENOENT for a libc that does it otherwise.
+ */
+int bp_pyelf__glibc_tsd(struct bp_pyelf *e, uint32_t *off, uint32_t *size);
+
 /* the first "3.MINOR.PATCH" string of the file into out: 0, or -ENOENT */
 int bp_pyelf__version_string(struct bp_pyelf *e, unsigned int minor, char *out, size_t len);
 

@@ -82,7 +82,7 @@ static void counters__contract_names_and_abi_values(void **state)
 	/* the enum is made from the table */
 	assert_int_equal(BP_STAT_MAP_FULL, 4);
 	assert_int_equal(BP_STAT_IO_NO_START, 19);
-	assert_int_equal(BP_UCNT__MAX, 2);
+	assert_int_equal(BP_UCNT__MAX, 3);
 	assert_ptr_equal(&((struct bp_profile *)0)->ucounts[BP_UCNT_io_done_unseen],
 			 &((struct bp_profile *)0)->io_done_unseen);
 }
