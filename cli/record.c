@@ -27,6 +27,7 @@
 #include "model/profile.h"
 #include "render.h"
 #include "collect/session.h"
+#include "util/log.h"
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)
@@ -42,6 +43,7 @@ struct record_opts {
 	bool json;
 	bool no_offcpu;
 	bool native;
+	bool no_python;
 	char **cmd;
 };
 
@@ -65,7 +67,8 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...]] [-d SECONDS] [-F HZ] [-o FILE]...\n"
-		"                        [--json] [--native] [-v] [-- COMMAND [ARG...]]\n"
+		"                        [--json] [--native] [--no-python] [-v]\n"
+		"                        [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
@@ -80,6 +83,7 @@ static void usage(FILE *f)
 		"      --native       Python processes: every native frame, with the Python\n"
 		"                     frames in place of the interpreter frames that ran them\n"
 		"                     (default: Python frames and the native code they call)\n"
+		"      --no-python    no Python frames: the native stacks alone\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -125,6 +129,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "json", no_argument, NULL, 'J' },
 		{ "no-offcpu", no_argument, NULL, 'N' },
 		{ "native", no_argument, NULL, 'n' },
+		{ "no-python", no_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -167,6 +172,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'n':
 			o->native = true;
+			break;
+		case 'P':
+			o->no_python = true;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -364,6 +372,7 @@ int cmd_record(int argc, char **argv)
 	so.verbose_libbpf = cli_env.verbose >= 3;
 	so.offcpu = !o.no_offcpu;
 	so.offcpu_ustacks = 2;
+	so.no_python = o.no_python;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -379,6 +388,9 @@ int cmd_record(int argc, char **argv)
 	}
 	for (i = 0; i < o.nr_pids; i++)
 		bp_profile__proc(s->prof, o.pids[i], true);
+	/* with -v, what the sampling program cost: the kernel counts while we ask it to */
+	if (cli_env.verbose && bp_loader__count_run_time(s->loader))
+		bp_info("BPF run times not counted (kernel.bpf_stats)");
 	if (bp_session__start(s)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -432,6 +444,13 @@ int cmd_record(int argc, char **argv)
 
 	if (bp_session__stop(s))
 		ret = EXIT_RUNTIME;
+	if (cli_env.verbose) {
+		uint64_t ns, runs;
+
+		if (!bp_loader__prog_run(s->loader, "bp_oncpu", &ns, &runs))
+			bp_info("BPF bp_oncpu: %llu samples, %.2f us each", (unsigned long long)runs,
+				ns / 1e3 / runs);
+	}
 	if (render_view(s->prof, o.native, &view) || render_summarize(view, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;

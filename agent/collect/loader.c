@@ -205,7 +205,8 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		struct utsname u;
 
 		/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067) */
-		l->py_walk = !uname(&u) && bp_kernel_at_least(u.release, 5, 17) > 0;
+		l->py_walk = !o->no_python && !uname(&u) &&
+			     bp_kernel_at_least(u.release, 5, 17) > 0;
 		l->skel->rodata->py_walk = l->py_walk;
 	}
 
@@ -568,6 +569,24 @@ int64_t bp_loader__run_ns(struct bp_loader *l)
 			total += info.run_time_ns;
 	}
 	return total;
+}
+
+int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(l->skel->obj, name);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	if (!prog || (fd = bpf_program__fd(prog)) < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (!info.run_cnt)
+		return -ENODATA;
+	*ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
 }
 
 uint64_t bp_loader__map_bytes(struct bp_loader *l)

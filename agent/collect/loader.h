@@ -25,6 +25,7 @@ struct bp_loader_opts {
 	bool offcpu;		/* trace context switches: off-CPU and wall-clock time */
 	int offcpu_ustacks;	/* user stacks at switch-out: 0 never, 1 targets, 2 always */
 	bool no_preempt_stacks;	/* runqueue waits after preemption carry no stacks */
+	bool no_python;		/* no Python frames: the native walk alone */
 };
 
 /* called for every process event the BPF side reports */
@@ -110,6 +111,8 @@ int bp_loader__count_run_time(struct bp_loader *l);
 
 /* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
 int64_t bp_loader__run_ns(struct bp_loader *l);
+/* one program's run time and runs, as counted: 0, or -errno (-ENODATA when not counted) */
+int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs);
 
 void bp_loader__free(struct bp_loader *l);
 

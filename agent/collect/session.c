@@ -369,6 +369,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.offcpu = opts->offcpu;
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	lo.no_preempt_stacks = opts->no_preempt_stacks;
+	lo.no_python = opts->no_python;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;

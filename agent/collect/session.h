@@ -30,6 +30,7 @@ struct bp_session_opts {
 	bool offcpu;			/* off-CPU and wall-clock accounting */
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
+	bool no_python;			/* no Python frames (costs measured against) */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
