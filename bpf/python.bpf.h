@@ -18,7 +18,7 @@
 #include "python.h"
 
 /* code objects copied per sample at most: the rest follow in later samples */
-#define BP_PY_NEW_MAX		4
+#define BP_PY_NEW_MAX		16
 /* glibc's first block of thread-specific data holds keys 0..31 */
 #define BP_PY_KEYS_MAX		32
 

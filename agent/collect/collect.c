@@ -638,6 +638,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 		c->st.light_drains++;
 	}
 	idx = bp_loader__flip(c->l);
+	/* the code objects of the Python stacks in the buffer: sent before the flip */
+	bp_loader__consume_py(c->l);
 	c->st.drains++;
 	rows = c->st.rows;
 	off_rows = c->st.off_rows;

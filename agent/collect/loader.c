@@ -341,11 +341,13 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
 		return err;
 	}
-	if (l->py_fn && ring_buffer__add(l->rb, bpf_map__fd(l->skel->maps.py_events),
-					 on_py_ring, l)) {
-		err = -errno;
-		bp_err("failed to set up the Python ring buffer: %s", strerror(-err));
-		return err;
+	if (l->py_fn) {
+		l->py_rb = ring_buffer__new(bpf_map__fd(l->skel->maps.py_events), on_py_ring, l, NULL);
+		if (!l->py_rb) {
+			err = -errno;
+			bp_err("failed to set up the Python ring buffer: %s", strerror(-err));
+			return err;
+		}
 	}
 	/* process tracking first, so no process escapes between the two steps */
 	err = boundprof_bpf__attach(l->skel);
@@ -368,7 +370,14 @@ int bp_loader__poll(struct bp_loader *l, int timeout_ms)
 {
 	int n = ring_buffer__poll(l->rb, timeout_ms);
 
+	bp_loader__consume_py(l);
 	return n == -EINTR ? 0 : n;
+}
+
+void bp_loader__consume_py(struct bp_loader *l)
+{
+	if (l->py_rb)
+		ring_buffer__consume(l->py_rb);
 }
 
 static void sync_programs(void)
@@ -641,6 +650,7 @@ void bp_loader__free(struct bp_loader *l)
 	free(l->pe_links);
 	free(l->pe_fds);
 	ring_buffer__free(l->rb);
+	ring_buffer__free(l->py_rb);
 	bp_blockio__free(l->blockio);
 	boundprof_bpf__destroy(l->skel);
 	if (l->stats_fd > 0)

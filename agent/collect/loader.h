@@ -53,6 +53,7 @@ struct bp_loader {
 	bool py_walk;		/* the BPF side walks Python frames (bpf_loop, 5.17+) */
 	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
 	void *py_ctx;
+	struct ring_buffer *py_rb;	/* the Python ring, read at every poll and drain */
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
@@ -66,6 +67,12 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx);
 
 /* deliver pending process events; waits up to timeout_ms. >=0 or -errno. */
 int bp_loader__poll(struct bp_loader *l, int timeout_ms);
+
+/*
+ * Deliver what the Python ring holds now. A drain calls it right after the
+ * flip: the code objects its Python stacks name were sent before it.
+ */
+void bp_loader__consume_py(struct bp_loader *l);
 
 /*
  * Switch the programs to the other map buffer and wait until no program can
