@@ -437,6 +437,7 @@ struct scan {
 	ino_t exe_ino;
 	struct py_file *python, *libc;
 	bool musl;
+	bool exe_python;	/* the executable is named python*: libpython may come later */
 	uint64_t bias;
 	char path[4096];
 	uint64_t last_ino;
@@ -458,6 +459,8 @@ static int scan_map(const struct bp_maps_line *l, void *ctx)
 	if (is_musl(base))
 		s->musl = true;
 	want_libc = !s->libc && is_libc(base);
+	if (l->inode == s->exe_ino && has_prefix(base, "python"))
+		s->exe_python = true;
 	/* the executable (a static interpreter) or a libpython */
 	want_py = !s->python && (l->inode == s->exe_ino || has_prefix(base, "libpython"));
 	if (!want_libc && !want_py)
@@ -559,10 +562,11 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	f = s.python;
 	if (!f) {
 		/*
-		 * Not (yet) an interpreter. A command's first sample can come
-		 * before ld.so mapped libpython: look again at a few ticks.
+		 * Not (yet) an interpreter. A python executable's first sample
+		 * can come before ld.so mapped its libpython: look again at a
+		 * few ticks. Anything else is not looked at again until it execs.
 		 */
-		if (p->retries++ < 3)
+		if (s.exe_python && p->retries++ < 3)
 			return 0;
 		p->state = PROC_NONE;
 		return 0;
