@@ -42,12 +42,13 @@ struct bp_stack {
  */
 #define BP_STACK_CUT	1
 
-/* on-CPU aggregation key: one row per (process, thread, kernel, user stack) */
+/* on-CPU aggregation key: one row per (process, thread, kernel, user, Python stack) */
 struct bp_oncpu_key {
 	__u32 tgid;
 	__u32 tid;
 	__u64 kstack;		/* stack hash, 0: none */
 	__u64 ustack;
+	__u64 pystack;		/* Python frames (bpf/python.h), 0: none */
 };
 
 struct bp_oncpu_val {
@@ -170,8 +171,11 @@ struct bp_off_key {
 	__u32 state;		/* enum bp_tstate, never BP_TS_RUNNING */
 	__u8 side;		/* BP_TS_NET: enum bp_side of the socket */
 	__u8 dir;		/* enum bp_dir of the wait */
-	__u16 pad;
+	__u16 flags;		/* BP_OFF_* */
 };
+
+/* bp_off_key.flags */
+#define BP_OFF_GIL	1	/* waiting for a Python interpreter's GIL (a lock wait) */
 
 struct bp_off_val {
 	__u64 ns;		/* time in this state */

@@ -70,11 +70,20 @@
 	    "user stacks cut: a stack read failed (page not resident)")			\
 	BPF(UW_INVALID, 26, "unwind_invalid_row", LOST,						\
 	    "user stacks cut: an unwind rule the walker cannot apply")			\
+	BPF(PY_TSTATE_ERR, 27, "python_thread_state_errors", LOST,			\
+	    "Python stacks lost: thread state unreadable, or not the sampled thread's")	\
+	BPF(PY_FRAME_ERR, 28, "python_frames_unreadable", LOST,					\
+	    "Python stacks cut at a frame that could not be read")				\
+	BPF(PY_TRUNC, 29, "python_stacks_truncated", LOST, "Python stacks truncated at 127 frames") \
+	BPF(PY_CODE_LOST, 30, "python_code_events_lost", LOST,					\
+	    "Python code objects not copied: event ring full (tried again later)")		\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: the unwind stopped early")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\
 	     "block IO completions the kernel never reported (no latency)")			\
 	USER(uw_tables_over_budget, "unwind_tables_over_budget", LOST,				\
-	     "files without unwind tables in the kernel: over the unwind memory budget")
+	     "files without unwind tables in the kernel: over the unwind memory budget")	\
+	USER(py_code_unread, "python_code_unread", LOST,					\
+	     "Python frames unnamed: their code object could not be read")
 
 #endif /* BP_COUNTERS_TABLE_H */

@@ -32,6 +32,7 @@
 #include "compat.bpf.h"
 #include "rules.h"
 #include "stacks.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD		0x00200000
 
@@ -92,6 +93,7 @@ struct bp_tls {
 	struct bp_wake_key wk;
 	__u64 wk_ns, wk_count;
 	char wk_comm[BP_COMM_LEN];
+	__u32 gil;		/* the current off-CPU interval waits for a Python GIL */
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -500,11 +502,13 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 		k.state = st->off_class;
 		k.dir = st->dir;
 		k.side = st->side;
+		k.flags = st->gil ? BP_OFF_GIL : 0;
 		off_add(map, &k, blocked);
 		k.dir = k.side = 0;
 	}
 	if (runq) {
 		k.state = BP_TS_RUNQUEUE;
+		k.flags = 0;
 		off_add(map, &k, runq);
 	}
 }
@@ -629,6 +633,7 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 	     f.site == BP_WS_CONNECT ||
 	     (f.site == BP_WS_NONE && bp_fd_syscall(f.syscall))))
 		f.fd_kind = fd_kind_of(fd_file(prev, regs->di), &sk);
+	f.gil = st->gil = py_gil_wait(prev->tgid, regs);
 	cls = bp_wait_class(&f);
 	st->pending = bp_wait_pending(&f, cls);
 	site = f.site ? f.site : bp_fd_site(f.syscall, f.fd_kind);
@@ -1051,7 +1056,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 		.site = st->wsite,
 		.syscall = ~0ULL,
 	};
-	struct pt_regs *regs;
+	struct pt_regs *regs = NULL;
 
 	if (BPF_CORE_READ(t, on_cpu))
 		return BP_TS_RUNNING;
@@ -1070,6 +1075,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 	}
 	if (f.state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
+	f.gil = st->gil = py_gil_wait(t->tgid, regs);
 	return bp_wait_class(&f);
 }
 

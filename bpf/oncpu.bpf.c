@@ -11,6 +11,7 @@
 
 #include "common.bpf.h"
 #include "stacks.bpf.h"
+#include "python.bpf.h"
 
 #define PF_KTHREAD	0x00200000
 
@@ -109,6 +110,9 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
 	if (!(task->flags & PF_KTHREAD) && !in_exec)
 		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task);
+	/* Python frames apart from the native walk: merged in userspace */
+	if (!(task->flags & PF_KTHREAD) && !in_exec)
+		key.pystack = py_store_stack(task, tgid, tid, idx);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (!val) {

@@ -80,7 +80,7 @@ struct bp_switch_facts {
 	__u64 syscall;		/* orig_ax of the user registers; ~0 without them */
 	__u64 futex_op;		/* second syscall argument when syscall is futex */
 	__u32 fd_kind;		/* enum bp_fd_kind of the fd the syscall names, when looked up */
-	__u32 pad;
+	__u32 gil;		/* the futex is in a Python interpreter's GIL (bpf/python.bpf.h) */
 };
 
 /* the fd-based system calls and which way their data flows */
@@ -184,6 +184,10 @@ static __always_inline __u32 bp_wait_class(const struct bp_switch_facts *f)
 		 */
 		if (f->syscall == BP_NR_FUTEX) {
 			__u64 op = f->futex_op & BP_FUTEX_CMD_MASK;
+
+			/* the GIL's condition variable: waiting for a lock all the same */
+			if (f->gil)
+				return BP_TS_LOCK;
 
 			if (op == BP_FUTEX_WAIT || op == BP_FUTEX_LOCK_PI || op == BP_FUTEX_LOCK_PI2)
 				return BP_TS_LOCK;

@@ -31,6 +31,7 @@
 #include "model/profile.h"
 #include "render.h"
 #include "collect/session.h"
+#include "util/log.h"
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)
@@ -52,6 +53,8 @@ struct record_opts {
 	struct bp_cg_target cgroup;
 	bool no_unwind;
 	uint64_t unwind_mem;
+	bool native;
+	bool no_python;
 	char **cmd;
 	char cmd_path[PATH_MAX];	/* where execvp will find cmd[0] */
 };
@@ -77,7 +80,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...] | -G CGROUP] [-d SECONDS] [-F HZ]\n"
 		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [--no-offcpu]\n"
-		"                        [--unwind-mem SIZE] [-v] [-r N]\n"
+		"                        [--unwind-mem SIZE] [--native] [--no-python] [-v] [-r N]\n"
 		"                        [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p, -G or COMMAND)\n"
@@ -99,6 +102,10 @@ static void usage(FILE *f)
 		"                     median and spread of its wall time (default 1)\n"
 		"      --unwind-mem SIZE  kernel memory for the tables that unwind code without\n"
 		"                     frame pointers (default 16M; 0: frame pointers only)\n"
+		"      --native       Python processes: every native frame, with the Python\n"
+		"                     frames in place of the interpreter frames that ran them\n"
+		"                     (default: Python frames and the native code they call)\n"
+		"      --no-python    no Python frames: the native stacks alone\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -121,6 +128,8 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "cgroup", required_argument, NULL, 'G' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "unwind-mem", required_argument, NULL, 'U' },
+		{ "native", no_argument, NULL, 'n' },
+		{ "no-python", no_argument, NULL, 'P' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -178,6 +187,12 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		case 'U':
 			if (cli_opt_unwind_mem("--unwind-mem", optarg, &o->no_unwind, &o->unwind_mem))
 				return -EINVAL;
+			break;
+		case 'n':
+			o->native = true;
+			break;
+		case 'P':
+			o->no_python = true;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -309,6 +324,7 @@ int cmd_record(int argc, char **argv)
 	struct bp_session *s = NULL;
 	struct cli_child child = CLI_CHILD_INIT;
 	struct bp_summary sum = {};
+	struct bp_profile *view = NULL;
 	struct sigaction sa = {};
 	bool tty = isatty(STDERR_FILENO);
 	uint64_t last_progress = 0;
@@ -357,6 +373,7 @@ int cmd_record(int argc, char **argv)
 	so.cgroup = o.have_cgroup ? &o.cgroup : NULL;
 	so.no_unwind = o.no_unwind;
 	so.unwind_mem = o.unwind_mem;
+	so.no_python = o.no_python;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -372,6 +389,9 @@ int cmd_record(int argc, char **argv)
 	}
 	for (i = 0; i < o.nr_pids; i++)
 		bp_profile__proc(s->prof, o.pids[i], true);
+	/* with -v, what the sampling program cost: the kernel counts while we ask it to */
+	if (cli_env.verbose && bp_loader__count_run_time(s->loader))
+		bp_info("BPF run times not counted (kernel.bpf_stats)");
 	if (bp_session__start(s)) {
 		ret = EXIT_RUNTIME;
 		goto out;
@@ -440,13 +460,20 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 	bp_runs_attribute(s->prof);
 	render_group_by(o.group_by);
-	if (render_summarize(s->prof, &sum)) {
+	if (cli_env.verbose) {
+		uint64_t ns, nruns;
+
+		if (!bp_loader__prog_run(s->loader, "bp_oncpu", &ns, &nruns))
+			bp_info("BPF bp_oncpu: %llu samples, %.2f us each", (unsigned long long)nruns,
+				ns / 1e3 / nruns);
+	}
+	if (render_view(s->prof, o.native, &view) || render_summarize(view, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (render_outputs(o.outputs, o.nr_outputs, s->prof, &sum))
+	if (render_outputs_saved(o.outputs, o.nr_outputs, s->prof, view, &sum))
 		ret = EXIT_RUNTIME;
-	if (render_report(s->prof, &sum, o.json))
+	if (render_report(view, &sum, o.json))
 		ret = EXIT_RUNTIME;
 
 	/* the recording is written; now wait for the command as a shell would */
@@ -460,6 +487,8 @@ out:
 	/* never leave the command orphaned after a failure */
 	cli_child_abandon(&child);
 	bp_summary_free(&sum);
+	if (view && s && view != s->prof)
+		bp_profile__free(view);
 	bp_session__free(s);
 	free(o.pids);
 	return ret;

@@ -11,6 +11,7 @@
 #include "export/pprof.h"
 #include "render.h"
 #include "export/report_text.h"
+#include "analyze/python.h"
 #include "analyze/verdict.h"
 
 static enum bp_group_by group_by;
@@ -30,8 +31,22 @@ int render_summarize(const struct bp_profile *p, struct bp_summary *s)
 	return 0;
 }
 
-static int render_one(const struct output *out, const struct bp_profile *p,
-		      const struct bp_summary *s, const struct bp_groups *g, struct bp_buf *b)
+int render_view(const struct bp_profile *full, bool native, struct bp_profile **out)
+{
+	*out = (struct bp_profile *)full;
+	if (native || !bp_python_has_frames(full))
+		return 0;
+	*out = bp_python_view(full);
+	if (!*out) {
+		cli_error("out of memory while making the Python view");
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static int render_one(const struct output *out, const struct bp_profile *full,
+		      const struct bp_profile *p, const struct bp_summary *s,
+		      const struct bp_groups *g, struct bp_buf *b)
 {
 	struct bp_flame_opts fo = { .initial_view = BP_VIEW_WALL };
 
@@ -45,7 +60,8 @@ static int render_one(const struct output *out, const struct bp_profile *p,
 	case OUT_JSON:
 		return bp_export_json_groups(p, s, g, true, b);
 	case OUT_PPROF:
-		return bp_pprof_write(p, b);
+		/* the saved profile keeps every frame: report picks the view again */
+		return bp_pprof_write(full, b);
 	case OUT_SVG:
 		fo.format = BP_FLAME_SVG;
 		return bp_export_flame(p, s, &fo, b);
@@ -74,6 +90,12 @@ static int groups(const struct bp_profile *p, const struct bp_summary *s, struct
 int render_outputs(struct output *outs, int n, const struct bp_profile *p,
 		   const struct bp_summary *s)
 {
+	return render_outputs_saved(outs, n, p, p, s);
+}
+
+int render_outputs_saved(struct output *outs, int n, const struct bp_profile *full,
+			 const struct bp_profile *p, const struct bp_summary *s)
+{
 	struct bp_buf b = BP_BUF_INIT;
 	struct bp_groups gs = {};
 	const struct bp_groups *g;
@@ -83,7 +105,7 @@ int render_outputs(struct output *outs, int n, const struct bp_profile *p,
 		return -ENOMEM;
 	for (i = 0; i < n; i++) {
 		bp_buf_reset(&b);
-		err = render_one(&outs[i], p, s, g, &b);
+		err = render_one(&outs[i], full, p, s, g, &b);
 		if (err) {
 			cli_error("cannot write %s: %s", outs[i].path, strerror(-err));
 			output_abort(&outs[i]);

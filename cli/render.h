@@ -13,6 +13,16 @@
 /* write every output (prepared with output_prepare); 0 or the first -errno (printed) */
 int render_outputs(struct output *outs, int n, const struct bp_profile *p,
 		   const struct bp_summary *s);
+/* the same, with the saved profile (.pb.gz) written from full: every frame kept */
+int render_outputs_saved(struct output *outs, int n, const struct bp_profile *full,
+			 const struct bp_profile *p, const struct bp_summary *s);
+
+/*
+ * The profile the reports show: the Python view of full (analyze/python.h),
+ * or full itself with native set or without Python frames. *out is full or
+ * a new profile (free it when it is not full); 0 or -errno (printed).
+ */
+int render_view(const struct bp_profile *full, bool native, struct bp_profile **out);
 
 /* the human report, or the JSON one, on stdout; 0 or -errno (printed) */
 int render_report(const struct bp_profile *p, const struct bp_summary *s, bool json);

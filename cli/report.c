@@ -84,13 +84,16 @@ int cli_load_profile(const char *path, struct bp_profile **out)
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"usage: boundprof report FILE.pb.gz [-o FILE]... [-g user|cgroup|unit] [--json] [-v]\n"
+		"usage: boundprof report FILE.pb.gz [-o FILE]... [-g user|cgroup|unit] [--json]\n"
+		"                        [--native] [-v]\n"
 		"\n"
 		"Re-render a profile saved with `boundprof record -o FILE.pb.gz`.\n"
 		"  -o, --output FILE  write it again; the format follows the extension:\n"
 		"                     %s\n"
 		"  -g, --group-by BY  also report per user, cgroup or unit (BY), as record -g does\n"
 		"      --json         print the JSON report instead of the human report\n"
+		"      --native       Python processes: every native frame, with the Python\n"
+		"                     frames in place of the interpreter frames that ran them\n"
 		"  -v, --verbose      more detail on stderr\n",
 		output_extensions());
 }
@@ -101,15 +104,16 @@ int cmd_report(int argc, char **argv)
 		{ "output", required_argument, NULL, 'o' },
 		{ "json", no_argument, NULL, 'J' },
 		{ "group-by", required_argument, NULL, 'g' },
+		{ "native", no_argument, NULL, 'n' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct output outs[MAX_OUTPUTS] = {};
-	struct bp_profile *p = NULL;
+	struct bp_profile *p = NULL, *view = NULL;
 	struct bp_summary sum = {};
 	enum bp_group_by by = BP_GROUP_NONE;
-	bool json = false;
+	bool json = false, native = false;
 	int c, i, n = 0, ret = 0;
 
 	opterr = 0;
@@ -125,6 +129,9 @@ int cmd_report(int argc, char **argv)
 		case 'g':
 			if (cli_opt_group_by("-g", optarg, &by))
 				return EXIT_USAGE;
+			break;
+		case 'n':
+			native = true;
 			break;
 		case 'v':
 			cli_env.verbose++;
@@ -150,16 +157,18 @@ int cmd_report(int argc, char **argv)
 			goto out;
 		}
 	render_group_by(by);
-	if (render_summarize(p, &sum)) {
+	if (render_view(p, native, &view) || render_summarize(view, &sum)) {
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	if (render_outputs(outs, n, p, &sum) || render_report(p, &sum, json))
+	if (render_outputs_saved(outs, n, p, view, &sum) || render_report(view, &sum, json))
 		ret = EXIT_RUNTIME;
 out:
 	for (i = 0; i < n; i++)
 		output_abort(&outs[i]);
 	bp_summary_free(&sum);
+	if (view != p)
+		bp_profile__free(view);
 	bp_profile__free(p);
 	return ret;
 }

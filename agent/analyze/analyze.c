@@ -347,6 +347,8 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 		ts->accounted_s = ts->on_cpu_s;
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
 			ts->accounted_s += ts->off_s[k];
+		ts->gil_s = t->gil_ns / 1e9;
+		ps->gil_s += ts->gil_s;
 		if (t->have_totals) {
 			ps->wakeups += t->wakeups;
 			ps->wake_lat_s += t->wake_lat_ns / 1e9;

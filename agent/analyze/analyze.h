@@ -29,6 +29,7 @@ struct bp_thread_summary {
 	double off_s[BP_KIND__MAX];	/* by wait class; [BP_KIND_ONCPU] unused */
 	double wall_s;			/* its lifetime inside the window */
 	double accounted_s;		/* on_cpu_s + every off_s */
+	double gil_s;			/* of off_s[BP_KIND_LOCK], waiting for a Python GIL */
 };
 
 struct bp_proc_summary {
@@ -57,6 +58,7 @@ struct bp_proc_summary {
 	double net_work_s, net_idle_s;
 	double pipe_in_s, pipe_out_s;	/* pipe waits for input and for room for output */
 	uint64_t rchar, wchar;		/* bytes through read and write system calls */
+	double gil_s;			/* thread-seconds waiting for a Python GIL (in off_s lock) */
 	struct bp_thread_summary *thr;	/* by on-CPU time desc */
 	uint32_t nr_thr;
 	struct bp_hotspot *hot;		/* by self desc, then total desc */

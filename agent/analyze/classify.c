@@ -19,6 +19,7 @@ const struct bp_thresholds bp_default_thresholds = {
 	.idle_max_cpu = 0.05,
 	.io = 0.5,
 	.lock = 0.3,
+	.gil = 0.3,
 	.runqueue = 0.2,
 	.compute = 0.6,
 	.fault = 0.3,
@@ -51,6 +52,7 @@ static const char *const class_names[BP_CLASS__MAX] = {
 	[BP_CLASS_MIXED] = "mixed",
 	[BP_CLASS_PEER] = "blocked-on-peer",
 	[BP_CLASS_THROTTLED] = "cpu-throttled",
+	[BP_CLASS_GIL] = "gil-bound",
 };
 
 const char *bp_class_name(enum bp_class c)
@@ -414,6 +416,54 @@ static void classify_lock(const struct bp_evidence *e, struct bp_verdict *v)
 	      "by %u threads)", v->parallelism, e->threads);
 }
 
+/*
+ * The GIL's share of the threads' busy time, leaving out their waits for a
+ * CPU: on a busy machine the holder waits for a CPU and everyone queues
+ * longer, but one thread at a time still runs Python. That limit is the
+ * program's own; the queueing is the machine's, and said as well.
+ */
+static double gil_share(const struct bp_evidence *e)
+{
+	double busy = e->on_s + e->io_s + e->lock_s + e->other_s;
+
+	return busy > 0 ? e->gil_s / busy : 0;
+}
+
+static void classify_gil(const struct bp_evidence *e, const struct bp_thresholds *t,
+			 struct bp_verdict *v)
+{
+	char hot[BP_VERDICT_LEN];
+
+	v->cls = BP_CLASS_GIL;
+	v->conf = BP_CONF_HIGH;
+	EVIDENCE("%u threads of Python %s waited %.2f s for the GIL against %.2f s on-CPU "
+		 "(%.0f%% of busy thread-time)", e->threads, e->python ? e->python : "?", e->gil_s,
+		 e->on_s, pct(v->share_gil));
+	if (e->gil_threads[0])
+		EVIDENCE("waiting for the GIL, of each thread's time: %s", e->gil_threads);
+	EVIDENCE("achieved parallelism %.2f of %u CPUs with %u threads: the GIL lets one thread "
+		 "run Python at a time", v->parallelism, e->ncpus, e->threads);
+	if (v->share_rq >= t->runqueue)
+		EVIDENCE("it also waited %.2f s for a CPU (%.0f%% of busy thread-time): the machine "
+			 "is busy too", e->rq_s, pct(v->share_rq));
+	v->wait_class = BP_CLASS_GIL;
+	v->wait_share = v->share_gil;
+	hot[0] = '\0';
+	if (e->hot_name && e->py_hot)
+		snprintf(hot, sizeof(hot), " (%s)", e->hot_name);
+	LEVER("Run the Python work in processes, not threads: multiprocessing.Pool, "
+	      "concurrent.futures.ProcessPoolExecutor or joblib give each its own interpreter "
+	      "and GIL, up to %ux on %u CPUs", e->ncpus, e->ncpus);
+	LEVER("Or move the hot loop%s into code that releases the GIL: NumPy on whole arrays, "
+	      "Numba @njit(nogil=True), Cython with nogil, Rust via PyO3 (allow_threads)", hot);
+	LEVER("More threads will not help: they only wait longer for the GIL (%.2f CPUs used "
+	      "by %u threads)", v->parallelism, e->threads);
+	if (e->python && !strncmp(e->python, "3.1", 3) && atoi(e->python + 2) >= 13)
+		LEVER("Python 3.%d also comes as a free-threaded build (python3.%dt) without a GIL, "
+		      "where these threads can run in parallel", atoi(e->python + 2),
+		      atoi(e->python + 2));
+}
+
 static void classify_starved(const struct bp_evidence *e, const struct bp_thresholds *t,
 			     struct bp_verdict *v)
 {
@@ -472,6 +522,44 @@ static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 	speedup(smax, sizeof(smax), bp_amdahl(v->hot_wall, 0));
 	EVIDENCE("%s is %.0f%% of wall time: making it 4x faster gives at most %s, removing it %s",
 		 e->hot_name, pct(v->hot_wall), s4, smax);
+	if (e->python && e->py_hot && e->py_native > 0 && e->py_native_name[0])
+		EVIDENCE("%.0f%% of its time is compiled code it calls, mostly %s",
+			 pct(e->py_native), e->py_native_name);
+}
+
+/* at least this share of a Python function's time inside compiled code: already compiled */
+#define PY_NATIVE_SHARE		0.5
+
+/*
+ * The seeds' ladder for a Python hotspot: its time in the interpreter loop
+ * wants the loop out of the interpreter (NumPy/Polars, then Numba, then an
+ * extension in Rust or C); time already inside compiled code wants less
+ * work, a better layout, or processes.
+ */
+static void python_levers(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	bool compiled = e->py_native >= PY_NATIVE_SHARE && e->py_native_name[0];
+	bool threads = e->threads > 1;
+
+	if (!compiled) {
+		LEVER("Take the hot loop out of the interpreter: %s runs as Python bytecode "
+		      "(%.0f%% of its time in the interpreter loop). Vectorize it with NumPy or "
+		      "Polars (whole-array operations instead of a Python loop); 4x faster there "
+		      "gives %.2fx overall", e->hot_name, pct(1 - e->py_native), v->hot_4x);
+		LEVER("If it does not vectorize, compile the function: Numba's @njit, or Cython");
+		LEVER("For the proven hotspot, an extension in Rust (PyO3) or C");
+	} else {
+		LEVER("%s already spends %.0f%% of its time inside compiled code (%s): faster "
+		      "Python will not help. Look at the algorithm: call it less often, on less "
+		      "data, or a cheaper variant", e->hot_name, pct(e->py_native),
+		      e->py_native_name);
+		LEVER("Then the memory layout: contiguous arrays of a narrow dtype, no copies "
+		      "between calls");
+	}
+	if (e->ncpus > 1)
+		LEVER("Then parallelize with processes (multiprocessing, joblib): %s", threads ?
+		      "Python threads share one GIL" : "one interpreter per CPU, and threads "
+		      "would share one GIL");
 }
 
 /* what this machine streams with p CPUs busy (GB/s), between the one- and n-thread runs */
@@ -633,6 +721,10 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		return;
 	}
 	v->cls = BP_CLASS_CPU;
+	if (e->python && e->py_hot && e->hot_frac > 0) {
+		python_levers(e, v);
+		return;
+	}
 	if (e->hot_name && e->hot_frac > 0)
 		LEVER("Tune the hot code first: a better algorithm or data structure in %s "
 		      "(4x faster there gives %.2fx overall)", e->hot_name, v->hot_4x);
@@ -704,6 +796,7 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->share_rq = (e->rq_s - (thr > 0 ? thr : 0)) / busy;
 		v->share_other = e->other_s / busy;
 		v->share_net = e->net_s / busy;
+		v->share_gil = e->gil_s / busy;
 	}
 	on_cpu_wall = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_RUNNING] / tlw(e) :
 							   (v->parallelism > 1 ? 1 : v->parallelism);
@@ -756,6 +849,11 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		}
 		if (near(v->share_io + v->share_net, t->io, t))
 			v->conf = drop(v->conf);
+	} else if (gil_share(e) >= t->gil && e->threads > 1 && !e->python_free_threaded) {
+		timeline_unless(e, v, BP_TS_LOCK);
+		classify_gil(e, t, v);
+		if (near(gil_share(e), t->gil, t))
+			v->conf = drop(v->conf);
 	} else if (v->share_lock >= t->lock) {
 		timeline_evidence(e, v);
 		classify_lock(e, v);
@@ -794,6 +892,9 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->second = runner_up(v, v->cls);
 	if (busy < t->min_busy_s && v->cls != BP_CLASS_IDLE)
 		v->conf = drop(v->conf);
+	if (e->python && e->python_free_threaded)
+		EVIDENCE("Python %s is a free-threaded build: no GIL, its threads run Python in "
+			 "parallel", e->python);
 }
 
 void bp_classify(const struct bp_evidence *e, const struct bp_thresholds *t, struct bp_verdict *v)

@@ -24,6 +24,7 @@ enum bp_class {
 	BP_CLASS_MIXED,
 	BP_CLASS_PEER,		/* mostly waiting on a neighbour through a pipe */
 	BP_CLASS_THROTTLED,	/* waits out its cgroup's CPU quota */
+	BP_CLASS_GIL,		/* threads of one Python interpreter waiting for its GIL */
 	BP_CLASS__MAX,
 };
 
@@ -59,6 +60,7 @@ struct bp_thresholds {
 	double idle_max_cpu;		/* ... while on-CPU below this share of wall time */
 	double io;			/* IO share of busy thread-time: io-bound */
 	double lock;			/* lock share: lock-bound */
+	double gil;			/* Python GIL-wait share: gil-bound (before lock) */
 	double runqueue;		/* run-queue share: cpu-starved */
 	double compute;			/* on-CPU share: compute (cpu or memory) */
 	double fault;			/* page-fault share of on-CPU time: memory */
@@ -173,6 +175,14 @@ struct bp_evidence {
 	uint64_t mem_oom_kill;
 	bool psi_valid;			/* the cgroup's pressure, shares of the time covered */
 	double psi_some[3], psi_full[3];	/* cpu, memory, io */
+	/* Python: set when the process ran CPython and its frames were walked */
+	const char *python;		/* its version, "3.11.2" */
+	bool python_free_threaded;	/* a build without a GIL */
+	double gil_s;			/* thread-seconds waiting for the GIL (part of lock_s) */
+	char gil_threads[160];		/* the threads that waited most, for the sentence */
+	bool py_hot;			/* hot_name is the innermost Python frame (function and line) */
+	double py_native;		/* the share of its time inside compiled code below it */
+	char py_native_name[192];	/* that code's hottest function (module), "" if none */
 };
 
 #define BP_VERDICT_LINES	10
@@ -209,6 +219,7 @@ struct bp_verdict {
 	double mem_machine_gbs;		/* what this machine streams at its parallelism */
 	double mem_ratio;
 	double share_throttled;		/* run-queue time waiting out a CPU quota (not in share_rq) */
+	double share_gil;		/* of share_lock: waiting for a Python GIL */
 	/* Amdahl caps */
 	double hot_wall;		/* the hottest function's share of wall time */
 	double hot_4x;			/* speedup if it became 4x faster */

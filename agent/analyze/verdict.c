@@ -8,6 +8,7 @@
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
 #include "analyze/groups.h"
+#include "analyze/python.h"
 #include "analyze/verdict.h"
 #include "model/waits.h"
 
@@ -203,6 +204,61 @@ static double others_cpu(const struct bp_profile *p, const struct bp_summary *s,
 	return busy > 0 ? busy : 0;
 }
 
+/*
+ * A Python process: the hot spot is the Python function (and line) its time
+ * is under, with the compiled code it calls; the GIL waits of its threads.
+ */
+static void python_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+			    struct bp_evidence *e, char *hot, size_t hot_len)
+{
+	const struct bp_thread_summary *top[3];
+	struct bp_python_hot h;
+	char lbl[160];
+	size_t n = 0;
+	uint32_t i, shown = 0;
+
+	if (!ps->proc->python)
+		return;
+	e->python = ps->proc->python;
+	e->python_free_threaded = ps->proc->python_free_threaded;
+	e->gil_s = ps->gil_s;
+	/* the threads that waited most, by their share (ps->thr is by on-CPU time) */
+	for (i = 0; i < ps->nr_thr; i++) {
+		const struct bp_thread_summary *t = &ps->thr[i];
+		uint32_t j;
+
+		if (t->gil_s <= 0 || t->wall_s <= 0)
+			continue;
+		for (j = shown < 3 ? shown++ : 3; j > 0 && top[j - 1]->gil_s / top[j - 1]->wall_s <
+							    t->gil_s / t->wall_s; j--)
+			if (j < 3)
+				top[j] = top[j - 1];
+		if (j < 3)
+			top[j] = t;
+	}
+	for (i = 0; i < shown; i++) {
+		int w = snprintf(e->gil_threads + n, sizeof(e->gil_threads) - n, "%stid %u %.0f%%",
+				 n ? ", " : "", top[i]->tid, 100 * top[i]->gil_s / top[i]->wall_s);
+
+		if (w < 0 || (size_t)w >= sizeof(e->gil_threads) - n)
+			break;
+		n += w;
+	}
+	if (bp_python_hot(p, ps->proc->pid, &h) || !hot_len)
+		return;
+	bp_frame_label(&p->frames[h.frame], false, hot, hot_len);
+	e->hot_name = hot;
+	e->hot_frac = h.frac;
+	e->py_hot = true;
+	e->py_native = h.native;
+	if (h.native > 0) {
+		const struct bp_frame *f = &p->frames[h.native_frame];
+
+		bp_frame_label(f, false, lbl, sizeof(lbl));
+		snprintf(e->py_native_name, sizeof(e->py_native_name), "%s in %s", lbl, f->module);
+	}
+}
+
 void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		      const struct bp_proc_summary *ps, struct bp_evidence *e, char *hot,
 		      size_t hot_len)
@@ -246,6 +302,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		e->hot_name = hot;
 		e->hot_frac = ps->hot[0].self_frac;
 	}
+	python_evidence(p, ps, e, hot, hot_len);
 }
 
 /* the whole recording as one workload */
@@ -294,6 +351,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 			e->tl_wall_s += ps->tl_idle_s;
 		}
 		e->samples += ps->samples;
+		e->gil_s += ps->gil_s;
 		io += ps->frac_io_path * ps->samples;
 		fault += ps->frac_fault * ps->samples;
 		kern += ps->frac_kernel * ps->samples;
@@ -323,6 +381,16 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 			e->hot_name = hot;
 			/* its share of all the on-CPU time recorded */
 			e->hot_frac = top->hot[0].self_frac * top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
+		}
+		/* the busiest process's Python, when it is one; the GIL waits of all */
+		if (top->proc->python) {
+			double gil = e->gil_s;
+
+			python_evidence(p, top, e, hot, hot_len);
+			e->gil_s = gil;
+			e->gil_threads[0] = '\0';
+			if (e->py_hot && top->on_cpu_s > 0)
+				e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
 		}
 	}
 }

@@ -10,6 +10,7 @@
 #include "collect/loader.h"
 #include "util/log.h"
 #include "collect/mapdrain.h"
+#include "collect/python.h"
 #include "model/profile.h"
 #include "model/waits.h"
 #include "symbolize/dwarf_lines.h"
@@ -33,6 +34,8 @@ struct addr_cache {
 
 /* frames one address may expand to (inlined functions, then the function) */
 #define ADDR_FRAMES	BP_DWARF_INLINE_MAX
+/* the user part of a stack with its Python frames: inlined native frames, a marker, Python's */
+#define MERGED_MAX	((ADDR_FRAMES + 1) * BP_MAX_STACK_DEPTH + 2)
 #define NOT_CODE_BIT	0x80
 
 struct stack_table {
@@ -70,8 +73,10 @@ struct bp_collect {
 	void *ctx;
 	struct addr_cache kcache;	/* kernel text does not move: kept */
 	struct addr_cache ucache;	/* per drain: user mappings change */
-	struct stack_table kst, ust;
+	struct stack_table kst, ust, pst;
+	struct bp_python *py;		/* Python stacks merged in, or NULL */
 	uint32_t *frames;		/* scratch for one stack */
+	uint32_t *merged;		/* its user part with the Python frames */
 	struct bases base;
 	struct bp_collect_stats st;
 };
@@ -83,8 +88,15 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 
 	if (!c)
 		return NULL;
-	c->frames = calloc((ADDR_FRAMES + 1) * BP_MAX_STACK_DEPTH + 1, sizeof(*c->frames));
-	if (!c->frames) {
+	/*
+	 * User frames (each address up to ADDR_FRAMES with its inlined calls,
+	 * a [truncated] marker, Python frames merged in), then kernel frames,
+	 * or the one [no stack] frame
+	 */
+	c->frames = calloc(MERGED_MAX + BP_MAX_STACK_DEPTH + 1, sizeof(*c->frames));
+	c->merged = calloc(MERGED_MAX, sizeof(*c->merged));
+	if (!c->frames || !c->merged) {
+		free(c->frames);
 		free(c);
 		return NULL;
 	}
@@ -125,7 +137,9 @@ void bp_collect__free(struct bp_collect *c)
 	cache_free(&c->ucache);
 	stack_table_free(&c->kst);
 	stack_table_free(&c->ust);
+	stack_table_free(&c->pst);
 	free(c->frames);
+	free(c->merged);
 	free(c);
 }
 
@@ -393,15 +407,17 @@ static struct bp_proc *row_proc(struct bp_collect *c, uint32_t tgid)
 	return proc;
 }
 
-/* the profile stack for a (process, kernel stack, user stack) row; <0: -errno */
-static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, uint64_t uhash)
+/* the profile stack for a (process, kernel, user, Python stack) row; <0: -errno */
+static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, uint64_t uhash,
+			   uint64_t pyhash)
 {
 	const struct bp_stack *us = stack_lookup(&c->ust, uhash);
 	const struct bp_stack *ks = stack_lookup(&c->kst, khash);
+	const struct bp_stack *ps = c->py ? stack_lookup(&c->pst, pyhash) : NULL;
 	uint32_t n = 0, i;
 	int64_t id;
 
-	if ((uhash && !us) || (khash && !ks))
+	if ((uhash && !us) || (khash && !ks) || (pyhash && c->py && !ps))
 		c->st.missing_stacks++;
 	/*
 	 * Root first: user frames outermost to innermost, then kernel frames.
@@ -441,6 +457,15 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 		for (i = depth; i-- > 0;)
 			for (j = at[i + 1]; j-- > at[i];)
 				c->frames[n++] = ids[j];
+	}
+	/* Python frames in place of the interpreter frames that ran them */
+	if (ps) {
+		int m = bp_python__merge(c->py, tgid, ps, c->frames, n, c->merged, MERGED_MAX);
+
+		if (m < 0)
+			return m;
+		memcpy(c->frames, c->merged, m * sizeof(*c->frames));
+		n = m;
 	}
 	if (ks) {
 		uint32_t skip = 0;
@@ -501,9 +526,16 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	if (!bp_proc__thread(proc, k->tid, comm))
 		return -ENOMEM;
 	proc->last_drain_samples += v->samples;
-	id = build_stack(c, k->tgid, k->kstack, k->ustack);
+	id = build_stack(c, k->tgid, k->kstack, k->ustack, k->pystack);
 	if (id < 0)
 		return id;
+	if (c->py && !proc->python) {
+		bool nogil = false;
+		const char *ver = bp_python__version(c->py, k->tgid, &nogil);
+
+		proc->python = bp_profile__intern(c->prof, ver);
+		proc->python_free_threaded = nogil;
+	}
 	return bp_profile__add(c->prof, k->tgid, k->tid, BP_KIND_ONCPU, id, v->samples, v->ns);
 }
 
@@ -533,13 +565,19 @@ static int off_row(void *ctx, const void *key, const void *val)
 	const struct bp_off_key *k = key;
 	const struct bp_off_val *v = val;
 	struct bp_proc *proc;
+	struct bp_thread *t;
 	int64_t id;
 
 	c->st.off_rows++;
 	proc = row_proc(c, k->tgid);
-	if (!proc || !bp_proc__thread(proc, k->tid, NULL))
+	if (!proc)
 		return -ENOMEM;
-	id = build_stack(c, k->tgid, k->kstack, k->ustack);
+	t = bp_proc__thread(proc, k->tid, NULL);
+	if (!t)
+		return -ENOMEM;
+	if (k->flags & BP_OFF_GIL)
+		t->gil_ns += v->ns;
+	id = build_stack(c, k->tgid, k->kstack, k->ustack, 0);
 	if (id < 0)
 		return id;
 	if (k->state == BP_TS_NET && k->side < BP_SIDE__MAX)
@@ -731,9 +769,18 @@ int bp_collect__track(struct bp_collect *c)
 	return bp_loader__iterate(c->l, on_record, c);
 }
 
+void bp_collect__set_python(struct bp_collect *c, struct bp_python *py)
+{
+	c->py = py;
+	if (py)
+		bp_python__set_profile(py, c->prof);
+}
+
 void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof)
 {
 	c->prof = prof;
+	if (c->py)
+		bp_python__set_profile(c->py, prof);
 	/* the caches hold frame ids of the old profile */
 	cache_clear(&c->kcache);
 	cache_clear(&c->ucache);
@@ -758,6 +805,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 		c->st.light_drains++;
 	}
 	idx = bp_loader__flip(c->l);
+	/* the code objects of the Python stacks in the buffer: sent before the flip */
+	bp_loader__consume_py(c->l);
 	c->st.drains++;
 	rows = c->st.rows;
 	off_rows = c->st.off_rows;
@@ -765,6 +814,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 	err = load_stacks(bp_loader__stacks_fd(c->l, idx, false), &c->kst);
 	if (!err)
 		err = load_stacks(bp_loader__stacks_fd(c->l, idx, true), &c->ust);
+	if (!err)
+		err = load_stacks(bp_loader__pystacks_fd(c->l, idx), &c->pst);
 	if (!err)
 		err = bp_drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
 				sizeof(struct bp_oncpu_val), oncpu_row, c);
@@ -786,6 +837,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 			return err;
 		}
 	}
+	if (c->py)
+		bp_python__drain_done(c->py);
 	c->st.last_rows = c->st.rows - rows;
 	c->st.last_off_rows = c->st.off_rows - off_rows;
 	c->st.last_kstacks = c->kst.len;

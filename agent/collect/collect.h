@@ -13,6 +13,7 @@ struct bp_loader;
 struct bp_syms;
 struct bp_profile;
 struct bp_proc;
+struct bp_python;
 
 struct bp_collect;
 
@@ -42,6 +43,9 @@ void bp_collect__free(struct bp_collect *c);
  * state, for the wall-clock accounting). Call once, right after attaching.
  */
 int bp_collect__track(struct bp_collect *c);
+
+/* merge Python stacks into the samples' stacks, through py (NULL: none) */
+void bp_collect__set_python(struct bp_collect *c, struct bp_python *py);
 
 /* fill another profile from now on (the agent's slices) */
 void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof);

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -280,6 +281,16 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.unwind_rows, l->uw_rows);
 	bpf_map__set_max_entries(l->skel->maps.unwind_procs,
 				 o->unwind_rows ? BP_UNWIND_PROCS : 1);
+	bpf_map__set_max_entries(l->skel->maps.pystacks0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.pystacks1, l->stack_entries);
+	{
+		struct utsname u;
+
+		/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067) */
+		l->py_walk = !o->no_python && !uname(&u) &&
+			     bp_kernel_at_least(u.release, 5, 17) > 0;
+		l->skel->rodata->py_walk = l->py_walk;
+	}
 
 	/*
 	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system
@@ -379,6 +390,15 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+static int on_py_ring(void *ctx, void *data, size_t size)
+{
+	struct bp_loader *l = ctx;
+
+	if (l->py_fn)
+		l->py_fn(l->py_ctx, data, size);
+	return 0;
+}
+
 static int attach_perf_events(struct bp_loader *l)
 {
 	int *cpus = NULL, n, i, err = 0;
@@ -434,6 +454,14 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
 		return err;
 	}
+	if (l->py_fn) {
+		l->py_rb = ring_buffer__new(bpf_map__fd(l->skel->maps.py_events), on_py_ring, l, NULL);
+		if (!l->py_rb) {
+			err = -errno;
+			bp_err("failed to set up the Python ring buffer: %s", strerror(-err));
+			return err;
+		}
+	}
 	/* process tracking first, so no process escapes between the two steps */
 	err = boundprof_bpf__attach(l->skel);
 	if (err) {
@@ -455,7 +483,14 @@ int bp_loader__poll(struct bp_loader *l, int timeout_ms)
 {
 	int n = ring_buffer__poll(l->rb, timeout_ms);
 
+	bp_loader__consume_py(l);
 	return n == -EINTR ? 0 : n;
+}
+
+void bp_loader__consume_py(struct bp_loader *l)
+{
+	if (l->py_rb)
+		ring_buffer__consume(l->py_rb);
 }
 
 static void sync_programs(void)
@@ -644,6 +679,16 @@ int bp_loader__unwind_procs_fd(struct bp_loader *l)
 	return bpf_map__fd(l->skel->maps.unwind_procs);
 }
 
+int bp_loader__pystacks_fd(struct bp_loader *l, int idx)
+{
+	return bpf_map__fd(idx ? l->skel->maps.pystacks1 : l->skel->maps.pystacks0);
+}
+
+int bp_loader__py_procs_fd(struct bp_loader *l)
+{
+	return bpf_map__fd(l->skel->maps.py_procs);
+}
+
 int64_t bp_loader__run_ns(struct bp_loader *l)
 {
 	struct bpf_program *prog;
@@ -688,6 +733,24 @@ void bp_loader__log_run_stats(struct bp_loader *l)
 			       (unsigned long long)info.run_cnt,
 			       (double)info.run_time_ns / info.run_cnt);
 	}
+}
+
+int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs)
+{
+	struct bpf_program *prog = bpf_object__find_program_by_name(l->skel->obj, name);
+	struct bpf_prog_info info = {};
+	__u32 len = sizeof(info);
+	int fd;
+
+	if (!prog || (fd = bpf_program__fd(prog)) < 0)
+		return -ENOENT;
+	if (bpf_obj_get_info_by_fd(fd, &info, &len))
+		return -errno;
+	if (!info.run_cnt)
+		return -ENODATA;
+	*ns = info.run_time_ns;
+	*runs = info.run_cnt;
+	return 0;
 }
 
 uint64_t bp_loader__map_bytes(struct bp_loader *l)
@@ -742,6 +805,7 @@ void bp_loader__free(struct bp_loader *l)
 	free(l->pe_links);
 	free(l->pe_fds);
 	ring_buffer__free(l->rb);
+	ring_buffer__free(l->py_rb);
 	bp_blockio__free(l->blockio);
 	boundprof_bpf__destroy(l->skel);
 	if (l->stats_fd > 0)

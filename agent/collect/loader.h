@@ -28,10 +28,13 @@ struct bp_loader_opts {
 	bool no_preempt_stacks;	/* runqueue waits after preemption carry no stacks */
 	const struct bp_cg_target *cgroup;	/* only tasks in this cgroup or below (-G) */
 	uint32_t unwind_rows;	/* the unwind rows array (its memory budget / 8); 0: none */
+	bool no_python;		/* no Python frames: the native walk alone */
 };
 
 /* called for every process event the BPF side reports */
 typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev);
+/* called for every record of the Python ring (bpf/python.h) */
+typedef void (*bp_py_event_fn)(void *ctx, const void *rec, size_t len);
 
 struct bp_loader {
 	struct boundprof_bpf *skel;
@@ -51,6 +54,10 @@ struct bp_loader {
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
 	uint32_t uw_rows;	/* entries of unwind_rows (1 when unwinding is off) */
 	int stats_fd;		/* > 0 while we hold run-time stats on */
+	bool py_walk;		/* the BPF side walks Python frames (bpf_loop, 5.17+) */
+	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
+	void *py_ctx;
+	struct ring_buffer *py_rb;	/* the Python ring, read at every poll and drain */
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
@@ -64,6 +71,12 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx);
 
 /* deliver pending process events; waits up to timeout_ms. >=0 or -errno. */
 int bp_loader__poll(struct bp_loader *l, int timeout_ms);
+
+/*
+ * Deliver what the Python ring holds now. A drain calls it right after the
+ * flip: the code objects its Python stacks name were sent before it.
+ */
+void bp_loader__consume_py(struct bp_loader *l);
 
 /*
  * Switch the programs to the other map buffer and wait until no program can
@@ -105,6 +118,9 @@ int bp_loader__off_fd(struct bp_loader *l, int idx);
 int bp_loader__wake_fd(struct bp_loader *l, int idx);
 int bp_loader__net_fd(struct bp_loader *l, int idx);
 int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
+int bp_loader__pystacks_fd(struct bp_loader *l, int idx);
+/* py_procs: the CPython processes the on-CPU program walks (bpf/python.h) */
+int bp_loader__py_procs_fd(struct bp_loader *l);
 
 /* the unwind maps: rows (an array) and per-process mappings (a hash) */
 int bp_loader__unwind_rows_fd(struct bp_loader *l);
@@ -121,6 +137,8 @@ int bp_loader__count_run_time(struct bp_loader *l);
 
 /* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
 int64_t bp_loader__run_ns(struct bp_loader *l);
+/* one program's run time and runs, as counted: 0, or -errno (-ENODATA when not counted) */
+int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs);
 
 /* each program's runs and time per run, at debug level, when the kernel counts them */
 void bp_loader__log_run_stats(struct bp_loader *l);

@@ -13,6 +13,7 @@
 #include "collect/collect.h"
 #include "collect/cpus.h"
 #include "collect/loader.h"
+#include "collect/python.h"
 #include "util/log.h"
 #include "proc/llc.h"
 #include "proc/membw.h"
@@ -206,6 +207,7 @@ uint32_t bp_session__retire(struct bp_session *s)
 	bp_syms__retire(s->syms);
 	if (s->unwind)
 		bp_unwind__sweep(s->unwind);
+	bp_python__retire(s->python);
 	return dropped;
 }
 
@@ -428,6 +430,7 @@ static int drain(struct bp_session *s, bool full)
 
 	ensure_ksyms(s);
 	unwind_refresh_pending(s);
+	bp_python__tick(s->python);
 	err = bp_collect__drain(s->collect, full);
 	if (!err && full)
 		feed_memprobe(s, bp_now_ns());
@@ -491,6 +494,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	switch (ev->kind) {
 	case BP_EV_EXEC:
 		meta_invalidate(s, ev->tgid);
+		bp_python__exec(s->python, ev->tgid);
 		proc->have_meta = false;
 		proc->exited = false;
 		if (!proc->start_ns)
@@ -512,6 +516,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	case BP_EV_FIRST_SAMPLE:
 		fill_meta(s, proc);
 		snapshot(s, ev->tgid);
+		set_err(s, bp_python__attach(s->python, ev->tgid));
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);
@@ -526,6 +531,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		bp_syms__exited(s->syms, ev->tgid);
 		if (s->unwind)
 			bp_unwind__forget(s->unwind, ev->tgid);
+		bp_python__exited(s->python, ev->tgid);
 		if (s->memprobe)
 			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
@@ -564,6 +570,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	if (!opts->no_unwind)
 		lo.unwind_rows = (opts->unwind_mem ? opts->unwind_mem : BP_UNWIND_MEM_DEFAULT) /
 				 sizeof(struct bp_uw_row);
+	lo.no_python = opts->no_python;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
@@ -573,10 +580,14 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 			goto fail;
 	}
 	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
-	if (!s->collect) {
+	s->python = bp_python__new(s->loader, NULL);
+	if (!s->collect || !s->python) {
 		err = -ENOMEM;
 		goto fail;
 	}
+	s->loader->py_fn = bp_python__on_event;
+	s->loader->py_ctx = s->python;
+	bp_collect__set_python(s->collect, s->python);
 	s->prof->hz = opts->hz;
 	s->prof->ncpus = bp_online_cpus_count();
 	s->prof->pmu = s->loader->hw_cycles;
@@ -671,6 +682,7 @@ int bp_session__start(struct bp_session *s)
 	for (i = 0; i < s->prof->nr_procs; i++) {
 		fill_meta(s, s->prof->procs[i]);
 		snapshot(s, s->prof->procs[i]->pid);
+		bp_python__attach(s->python, s->prof->procs[i]->pid);
 	}
 	bp_cgwatch__begin(s->cgw, s->live_ns);
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
@@ -900,6 +912,9 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 		p->unwind.files = us.files;
 		p->unwind.rows = us.rows;
 	}
+	cut = bp_python__stats(s->python)->frames_unread;
+	p->py_code_unread = cut - s->py_unread0;
+	s->py_unread0 = cut;
 	return err;
 }
 
@@ -964,6 +979,7 @@ void bp_session__free(struct bp_session *s)
 	bp_unwind__free(s->unwind);
 	free(s->uw_pending);
 	bp_loader__free(s->loader);
+	bp_python__free(s->python);
 	bp_syms__free(s->syms);
 	bp_profile__free(s->prof);
 	free(s);

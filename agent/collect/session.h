@@ -25,6 +25,7 @@ struct bp_cgwatch;
 struct bp_proc_ids;
 struct bp_cg_target;
 struct bp_unwind;
+struct bp_python;
 
 struct bp_session_opts {
 	int hz;
@@ -39,6 +40,7 @@ struct bp_session_opts {
 	const struct bp_cg_target *cgroup;	/* only this cgroup and its descendants (-G) */
 	bool no_unwind;			/* user stacks by frame pointers only */
 	uint64_t unwind_mem;		/* unwind table budget in bytes; 0: the default */
+	bool no_python;			/* no Python frames (costs measured against) */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */
@@ -73,12 +75,14 @@ struct bp_session {
 	struct bp_uw_pending *uw_pending;	/* unwind lists to write again, when due */
 	uint32_t nr_uw_pending, cap_uw_pending;
 	uint64_t uw_over0;		/* unwind tables over budget at the start of the profile */
+	struct bp_python *python;	/* CPython processes: their frames */
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;
 	uint64_t cpu_busy0, cpu_total0;	/* /proc/stat at the start of the profile */
 	struct bp_stats stats0;		/* BPF counters at the start of the profile */
 	uint64_t cut0, unseen0;		/* collect and blockio counters at the start */
+	uint64_t py_unread0;		/* Python frames unnamed, at the start */
 	/* process facts by pid */
 	struct bp_htab meta_h;
 	struct bp_meta *meta;

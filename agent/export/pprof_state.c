@@ -106,6 +106,8 @@ static void write_thread(struct bp_json_w *j, struct bp_buf *x, const struct bp_
 	kv_u64s(j, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
 	bp_json_w_kv_uint64(j, "rchar", t->rchar);
 	bp_json_w_kv_uint64(j, "wchar", t->wchar);
+	if (t->gil_ns)
+		bp_json_w_kv_uint64(j, "gil_ns", t->gil_ns);
 	bp_json_w_end_object(j);
 }
 
@@ -123,6 +125,10 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	bp_json_w_kv_bool(j, "exited", pr->exited);
 	bp_json_w_kv_bool(j, "have_meta", pr->have_meta);
 	bp_json_w_kv_bool(j, "have_timeline", pr->have_timeline);
+	if (pr->python) {
+		kv_str(j, x, "python", pr->python);
+		bp_json_w_kv_bool(j, "python_free_threaded", pr->python_free_threaded);
+	}
 	kv_u64s(j, "tl_ns", pr->tl_ns, BP_TS__MAX);
 	bp_json_w_kv_uint64(j, "tl_idle_ns", pr->tl_idle_ns);
 	bp_json_w_kv_bool(j, "mem_valid", pr->mem_valid);
@@ -920,6 +926,7 @@ static int read_thread(struct st *s, struct bp_proc *proc, const struct bp_json 
 	st_u64s(s, o, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
 	t->rchar = st_u64(s, o, "rchar");
 	t->wchar = st_u64(s, o, "wchar");
+	t->gil_ns = st_u64(s, o, "gil_ns");
 	return 0;
 }
 
@@ -940,6 +947,8 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->exited = st_bool(s, o, "exited");
 	pr->have_meta = st_bool(s, o, "have_meta");
 	pr->have_timeline = st_bool(s, o, "have_timeline");
+	pr->python = st_istr(s, o, "python");
+	pr->python_free_threaded = st_bool(s, o, "python_free_threaded");
 	st_u64s(s, o, "tl_ns", pr->tl_ns, BP_TS__MAX);
 	pr->tl_idle_ns = st_u64(s, o, "tl_idle_ns");
 	pr->mem_valid = st_bool(s, o, "mem_valid");

@@ -91,6 +91,8 @@ static void write_threads(struct bp_json_w *w, const struct bp_proc_summary *ps)
 		bp_json_w_kv_double(w, "on_cpu_s", t->on_cpu_s);
 		write_kinds(w, "off_cpu_s", t->off_s);
 		bp_json_w_kv_double(w, "accounted_s", t->accounted_s);
+		if (t->gil_s > 0)
+			bp_json_w_kv_double(w, "gil_wait_s", t->gil_s);
 		if (t->t && t->t->have_totals) {
 			bp_json_w_kv_uint64(w, "switches", t->t->switches);
 			bp_json_w_kv_uint64(w, "wakeups", t->t->wakeups);
@@ -193,6 +195,8 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_kv_double(w, "throttled", v->share_throttled);
 	bp_json_w_kv_double(w, "other", v->share_other);
 	bp_json_w_kv_double(w, "net", v->share_net);
+	if (v->share_gil > 0)
+		bp_json_w_kv_double(w, "gil", v->share_gil);
 	bp_json_w_end_object(w);
 	bp_json_w_key(w, "memory");
 	bp_json_w_begin_object(w);
@@ -567,6 +571,14 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_kv_double(w, "on_cpu_sampled_s", ps->on_cpu_sampled_s);
 	bp_json_w_kv_uint64(w, "samples", ps->samples);
 	bp_json_w_kv_uint64(w, "threads", ps->threads);
+	if (proc->python) {
+		bp_json_w_key(w, "python");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "version", proc->python);
+		bp_json_w_kv_bool(w, "free_threaded", proc->python_free_threaded);
+		bp_json_w_kv_double(w, "gil_wait_s", ps->gil_s);
+		bp_json_w_end_object(w);
+	}
 	write_kinds(w, "off_cpu_s", ps->off_s);
 	bp_json_w_key(w, "io");
 	bp_export_json_proc_io(w, p, proc->pid, ps->off_s[BP_KIND_IO]);

@@ -414,8 +414,12 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		bp_buf_printf(out, "  %.2f s on-CPU", ps->on_cpu_s);
 		if (ps->wall_s > 0)
 			bp_buf_printf(out, ", %.2f s wall", ps->wall_s);
-		bp_buf_printf(out, ", %u thread%s%s\n", ps->threads, ps->threads == 1 ? "" : "s",
+		bp_buf_printf(out, ", %u thread%s%s", ps->threads, ps->threads == 1 ? "" : "s",
 			      proc->exited ? ", exited" : "");
+		if (proc->python)
+			bp_buf_printf(out, ", Python %s%s", proc->python,
+				      proc->python_free_threaded ? " (free-threaded)" : "");
+		bp_buf_printf(out, "\n");
 		if (ps->have_timeline)
 			wall_lines(out, p, ps);
 		if (p->offcpu_enabled && ps->threads > 1)

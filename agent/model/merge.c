@@ -57,6 +57,8 @@ static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
 		return -ENOMEM;
 	if (st->comm[0])
 		memcpy(t->comm, st->comm, sizeof(t->comm));
+	/* from the off-CPU rows: known also without the thread's totals */
+	t->gil_ns += st->gil_ns;
 	if (!st->have_totals)
 		return 0;
 	if (!t->have_totals || (st->start_ns && st->start_ns < t->start_ns))
@@ -162,6 +164,12 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 	}
 	if (sp->have_ids && merge_ids(dst, dp, sp))
 		return -ENOMEM;
+	if (sp->python) {
+		dp->python = bp_profile__intern(dst, sp->python);
+		dp->python_free_threaded = sp->python_free_threaded;
+		if (!dp->python)
+			return -ENOMEM;
+	}
 	if (sp->start_ns && (!dp->start_ns || sp->start_ns < dp->start_ns))
 		dp->start_ns = sp->start_ns;
 	if (sp->exited) {

@@ -288,6 +288,32 @@ int bp_profile__add(struct bp_profile *p, uint32_t pid, uint32_t tid, enum bp_ki
 	return 0;
 }
 
+int bp_profile__restack(struct bp_profile *p, const uint32_t *map)
+{
+	struct bp_sample *old = p->samples;
+	uint32_t i, nr = p->nr_samples, cap = p->cap_samples;
+	struct bp_htab h = p->sample_h;
+
+	p->samples = NULL;
+	p->nr_samples = p->cap_samples = 0;
+	memset(&p->sample_h, 0, sizeof(p->sample_h));
+	for (i = 0; i < nr; i++) {
+		if (bp_profile__add(p, old[i].pid, old[i].tid, old[i].kind, map[old[i].stack],
+				    old[i].count, old[i].ns)) {
+			free(p->samples);
+			bp_htab_free(&p->sample_h);
+			p->samples = old;
+			p->nr_samples = nr;
+			p->cap_samples = cap;
+			p->sample_h = h;
+			return -ENOMEM;
+		}
+	}
+	free(old);
+	bp_htab_free(&h);
+	return 0;
+}
+
 static bool proc_eq(const void *ctx, uint32_t idx, const void *key)
 {
 	return ((const struct bp_profile *)ctx)->procs[idx]->pid == *(const uint32_t *)key;

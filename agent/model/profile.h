@@ -75,6 +75,7 @@ struct bp_thread {
 	uint64_t wake_lat_max;
 	uint64_t wake_hist[BP_HIST_SLOTS];
 	uint64_t rchar, wchar;		/* bytes through read and write system calls */
+	uint64_t gil_ns;		/* of its lock waits, those for a Python GIL */
 };
 
 struct bp_proc {
@@ -86,6 +87,8 @@ struct bp_proc {
 	uint64_t end_ns;	/* 0: still running at the end */
 	bool exited;
 	bool have_meta;		/* comm/cmdline/start read from /proc */
+	const char *python;	/* interned CPython version ("3.11.2") whose frames it has */
+	bool python_free_threaded;	/* ... a free-threaded build: no GIL */
 	uint32_t nr_threads, cap_threads;
 	struct bp_thread *threads;
 	struct bp_htab thread_h;	/* tid -> index in threads, once there are many */
@@ -298,6 +301,13 @@ static inline const uint32_t *bp_profile__stack_frames(const struct bp_profile *
 	*nr = p->stack_len[stack];
 	return p->stack_pool + p->stack_off[stack];
 }
+
+/*
+ * Move every sample to the stack map[its stack] (samples that land on the
+ * same key add up), keeping their order; 0 or -ENOMEM (the samples are
+ * then as before).
+ */
+int bp_profile__restack(struct bp_profile *p, const uint32_t *map);
 
 /* add count/ns to the sample (pid, tid, kind, stack); 0 or -ENOMEM */
 int bp_profile__add(struct bp_profile *p, uint32_t pid, uint32_t tid, enum bp_kind kind,

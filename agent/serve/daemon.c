@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "analyze/analyze.h"
+#include "analyze/python.h"
 #include "analyze/verdict.h"
 #include "collect/collect.h"
 #include "collect/loader.h"
@@ -60,7 +61,8 @@ struct bp_daemon {
 	struct bp_profile *window;	/* being filled from slices */
 	uint64_t window_end;
 	struct bp_profile *last;	/* the last closed window ... */
-	struct bp_summary last_sum;	/* ... and its summary */
+	struct bp_profile *last_view;	/* ... in the Python view (last itself without Python) */
+	struct bp_summary last_sum;	/* ... and its summary (of the view) */
 	bool have_last;
 	struct capture caps[BP_DAEMON_MAX_CAPTURES];
 	uint32_t nr_caps;
@@ -512,7 +514,7 @@ static void write_window(struct bp_daemon *d)
 	bp_buf_reset(&b);
 	if (err == 1) {
 		snprintf(name, sizeof(name), "%s.json", stem);
-		err = bp_export_json(d->last, &d->last_sum, true, &b);
+		err = bp_export_json(d->last_view, &d->last_sum, true, &b);
 		if (!err)
 			err = write_file(d, name, &b) ?: 1;
 	}
@@ -598,25 +600,37 @@ static void update_self(struct bp_daemon *d)
 	d->self.exec_drains = bp_collect__stats(d->s->collect)->light_drains;
 }
 
+static void free_last(struct bp_daemon *d)
+{
+	bp_summary_free(&d->last_sum);
+	if (d->last_view != d->last)
+		bp_profile__free(d->last_view);
+	bp_profile__free(d->last);
+}
+
 int bp_daemon__close_window(struct bp_daemon *d)
 {
 	struct bp_summary sum = {};
+	struct bp_profile *view;
 	uint32_t i, n = 0;
 
 	if (!d->window)
 		return 0;
 	if (d->s)
 		bp_session__evidence(d->s, d->window);
-	if (bp_summarize(d->window, SUMMARY_HOT, &sum) || bp_verdicts(d->window, &sum)) {
+	/* Python processes in the Python view; the .pb.gz keeps every frame */
+	view = bp_python_has_frames(d->window) ? bp_python_view(d->window) : d->window;
+	if (!view || bp_summarize(view, SUMMARY_HOT, &sum) || bp_verdicts(view, &sum)) {
 		bp_err("out of memory while summarizing a window");
 		bp_summary_free(&sum);
+		if (view != d->window)
+			bp_profile__free(view);
 		return -ENOMEM;
 	}
-	if (d->have_last) {
-		bp_summary_free(&d->last_sum);
-		bp_profile__free(d->last);
-	}
+	if (d->have_last)
+		free_last(d);
 	d->last = d->window;
+	d->last_view = view;
 	d->window = NULL;
 	d->last_sum = sum;
 	d->have_last = true;
@@ -797,7 +811,7 @@ static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 	}
 	if (!strcmp(req->path, "/metrics")) {
 		update_self(d);
-		if (bp_metrics_write(&b, d->have_last ? d->last : NULL,
+		if (bp_metrics_write(&b, d->have_last ? d->last_view : NULL,
 				     d->have_last ? &d->last_sum : NULL, d->o.top, d->devs, d->nr_devs,
 				     &d->self)) {
 			bp_buf_free(&b);
@@ -814,8 +828,8 @@ static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 
 		if (!d->have_last)
 			return error(d, req->id, 503, "no window closed yet\n");
-		if (json ? bp_export_json(d->last, &d->last_sum, true, &b) :
-			   bp_export_flame(d->last, &d->last_sum, &fo, &b)) {
+		if (json ? bp_export_json(d->last_view, &d->last_sum, true, &b) :
+			   bp_export_flame(d->last_view, &d->last_sum, &fo, &b)) {
 			bp_buf_free(&b);
 			return error(d, req->id, 500, "cannot render\n");
 		}
@@ -1059,10 +1073,8 @@ void bp_daemon__free(struct bp_daemon *d)
 		close(d->ep);
 	while (d->nr_caps)
 		bp_profile__free(d->caps[--d->nr_caps].p);
-	if (d->have_last) {
-		bp_summary_free(&d->last_sum);
-		bp_profile__free(d->last);
-	}
+	if (d->have_last)
+		free_last(d);
 	bp_profile__free(d->window);
 	bp_httpd__free(d->http);
 	bp_session__free(d->s);

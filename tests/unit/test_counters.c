@@ -52,9 +52,14 @@ static void counters__contract_names_and_abi_values(void **state)
 		{ "unwind_over_budget", "BP_STAT_UW_BUDGET", 24 },
 		{ "unwind_bad_read", "BP_STAT_UW_BAD_READ", 25 },
 		{ "unwind_invalid_row", "BP_STAT_UW_INVALID", 26 },
+		{ "python_thread_state_errors", "BP_STAT_PY_TSTATE_ERR", 27 },
+		{ "python_frames_unreadable", "BP_STAT_PY_FRAME_ERR", 28 },
+		{ "python_stacks_truncated", "BP_STAT_PY_TRUNC", 29 },
+		{ "python_code_events_lost", "BP_STAT_PY_CODE_LOST", 30 },
 		{ "user_stacks_cut", "user_stacks_cut", -1 },
 		{ "io_completions_unseen", "io_done_unseen", -1 },
 		{ "unwind_tables_over_budget", "uw_tables_over_budget", -1 },
+		{ "python_code_unread", "py_code_unread", -1 },
 	};
 	static const struct {
 		const char *id;
@@ -90,7 +95,7 @@ static void counters__contract_names_and_abi_values(void **state)
 	/* the enum is made from the table */
 	assert_int_equal(BP_STAT_MAP_FULL, 4);
 	assert_int_equal(BP_STAT_IO_NO_START, 19);
-	assert_int_equal(BP_UCNT__MAX, 3);
+	assert_int_equal(BP_UCNT__MAX, 4);
 	assert_ptr_equal(&((struct bp_profile *)0)->ucounts[BP_UCNT_io_done_unseen],
 			 &((struct bp_profile *)0)->io_done_unseen);
 }
