@@ -22,6 +22,7 @@ static int add_profile(struct bp_diff *d, const struct bp_profile *p, int side)
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct bp_sample *s = &p->samples[i];
 		const struct bp_frame *fr;
+		struct bp_frame fn;
 		const uint32_t *frames;
 		uint32_t idx;
 		uint64_t h;
@@ -38,8 +39,18 @@ static int add_profile(struct bp_diff *d, const struct bp_profile *p, int side)
 		if (!nr)
 			continue;
 		d->total[side] += s->count;
+		/*
+		 * By function, as the hotspots are: a function inlined into the
+		 * leaf is the leaf's, and no source line, which moves between
+		 * the two versions compared.
+		 */
+		while (nr > 1 && p->frames[frames[nr - 1]].inlined)
+			nr--;
 		fr = &p->frames[frames[nr - 1]];
-		bp_frame_label(fr, false, label, sizeof(label));
+		fn = *fr;
+		fn.file = NULL;
+		fn.line = 0;
+		bp_frame_label(&fn, false, label, sizeof(label));
 		if (asprintf(&key, "%d|%s|%s", fr->kernel, fr->module, label) < 0)
 			return -ENOMEM;
 		h = bp_hash_bytes(key, strlen(key), 7);
