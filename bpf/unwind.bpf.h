@@ -39,6 +39,24 @@ struct bp_uw_procs_map {
 };
 BP_EXTERN struct bp_uw_procs_map unwind_procs SEC(".maps");
 
+/* set by userspace when it loads unwind tables (--unwind-mem is not 0) */
+BP_EXTERN const volatile __u8 unwind_on;
+
+/*
+ * Unwind the user stack of process tgid from regs into st (nr, ips,
+ * flags): with its mappings' tables once userspace has loaded them, by
+ * frame pointers before (so that a stack cut there is marked and counted
+ * too). -ENOENT when unwinding is off (the caller falls back to
+ * bpf_get_stack), else the number of frames.
+ *
+ * A global function, defined once (proc.bpf.c) and verified once on its
+ * own: inlined into bp_switch and bp_oncpu, the verifier walked the walk
+ * again for every state of its callers, 650,000 instructions of the
+ * 1,000,000 it allows, two seconds of every start.
+ */
+#ifndef BP_DEFINE
+extern int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 sp, __u64 bp);
+#else
 /* enough halvings for BP_UW_MAPS mappings and BP_CFI_ROWS_MAX rows per file */
 #define BP_UW_MAP_STEPS		8
 #define BP_UW_ROW_STEPS		23
@@ -195,22 +213,11 @@ static long bp_uw_frame(__u32 i, void *data)
 	}
 }
 
-/* set by userspace when it loads unwind tables (--unwind-mem is not 0) */
-BP_EXTERN const volatile __u8 unwind_on;
-
-/*
- * Unwind the user stack of process tgid from regs into st (nr, ips,
- * flags): with its mappings' tables once userspace has loaded them, by
- * frame pointers before (so that a stack cut there is marked and counted
- * too). -ENOENT when unwinding is off (the caller falls back to
- * bpf_get_stack), else the number of frames.
- */
-static __always_inline long bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 sp,
-					   __u64 bp)
+__noinline int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 sp, __u64 bp)
 {
 	struct bp_uw_walk w = {};
 
-	if (!unwind_on)
+	if (!unwind_on || !st)
 		return -ENOENT;
 	w.proc = bpf_map_lookup_elem(&unwind_procs, &tgid);
 	w.st = st;
@@ -257,5 +264,6 @@ static __always_inline long bp_unwind_user(struct bp_stack *st, __u32 tgid, __u6
 	st->flags |= BP_STACK_CUT;
 	return st->nr;
 }
+#endif /* BP_DEFINE */
 
 #endif /* BP_UNWIND_BPF_H */

@@ -431,6 +431,8 @@ static struct bp_json *record_with_perf(const char *name, char *const cmd[], con
 	argv[n++] = folded;
 	argv[n++] = "-o";
 	argv[n++] = json;
+	/* native stacks, as perf sees them: no Python frames in place of the interpreter's */
+	argv[n++] = "--no-python";
 	if (extra) {
 		argv[n++] = "--unwind-mem";
 		argv[n++] = (char *)extra;
@@ -738,7 +740,7 @@ static void unwind__signal_handler__through_the_signal_frame(void **state)
 		100 * completeness(&bp, NULL));
 	/* 3 s of CPU at 499 Hz; the handler has about half of it */
 	assert_true(bp.total > 1000);
-	assert_true(in_handler * 5 > bp.total);
+	assert_true(in_handler * 3 > bp.total);
 	assert_true(whole >= 0.95 * in_handler);
 	assert_true(completeness(&bp, NULL) >= 0.95);
 	samples_free(&bp);
