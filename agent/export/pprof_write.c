@@ -228,7 +228,8 @@ static int main_mapping_first(struct writer *w)
 
 /*
  * Frames: Function id = Location id = frame id + 1, so a reader gets the
- * same frame ids back. Function.name is the frame label; system_name says
+ * same frame ids back (the Locations of inlined runs come after these, see
+ * run_location()). Function.name is the frame label; system_name says
  * what the label is (docs/pprof.md): the name itself for a named user frame,
  * name + "_[k]" for a named kernel frame, "" or "_[k]" for an unnamed user or
  * kernel frame, whose label is module+0xOFFSET.
