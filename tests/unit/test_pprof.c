@@ -1180,6 +1180,81 @@ static void state__many_modules__each_location_finds_its_own(void **state)
 	bp_buf_free(&doc);
 }
 
+/* a Location of id with these function ids, line[0] first */
+static void floc(struct fw *w, uint64_t id, const uint64_t *fids, uint32_t n)
+{
+	struct bp_buf m = BP_BUF_INIT, line = BP_BUF_INIT;
+	uint32_t k;
+
+	bp_pb_put_uint64(&m, 1, id);
+	bp_pb_put_uint64(&m, 3, 0x1000 + id);
+	for (k = 0; k < n; k++) {
+		bp_pb_put_uint64(&line, 1, fids[k]);
+		fmsg(&m, 4, &line);
+	}
+	fmsg(&w->out, 4, &m);
+}
+
+/*
+ * A file with our state whose multi-line Locations are hand-made: before
+ * the Locations they name, naming themselves, or functions without a
+ * Location of their own. Each line is a frame all the same (made from its
+ * function), and an unknown function is refused with a reason.
+ */
+static void state__inlined_lines_without_their_locations(void **state)
+{
+	static const char doc[] = STATE_PREFIX_FOR_TEST "{}";
+	struct fw w = { .out = BP_BUF_INIT };
+	struct bp_buf m = BP_BUF_INIT, s = BP_BUF_INIT;
+	struct bp_profile *p;
+	const uint32_t *st;
+	char err[256], name[8];
+	uint64_t ids[1] = { 5 }, one = 1, self[3] = { 5, 2, 1 }, bad[2] = { 9, 1 };
+	uint32_t nr, i;
+
+	fstr(&w, "");
+	fvt(&w, 1, "samples", "count");
+	fvt(&w, 1, "cpu", "nanoseconds");
+	for (i = 1; i <= 5; i++) {
+		snprintf(name, sizeof(name), "fn%u", i);
+		bp_pb_put_uint64(&m, 1, i);
+		bp_pb_put_uint64(&m, 2, fstr(&w, name));
+		/* fn2 is marked inlined, the others are not */
+		bp_pb_put_uint64(&m, 3, i == 2 ? fstr(&w, "fn2_[inl]") : w.nstr - 1);
+		fmsg(&w.out, 5, &m);
+	}
+	/* first in the file: 5 = [fn5 (itself), fn2 (no Location 2), fn1] */
+	floc(&w, 5, self, 3);
+	floc(&w, 1, &one, 1);
+	bp_pb_put_packed(&s, 1, ids, 1);
+	bp_pb_put_packed(&s, 2, (uint64_t[]){ 3, 30 }, 2);
+	fmsg(&w.out, 2, &s);
+	bp_pb_put_bytes(&w.out, 1000, doc, strlen(doc));
+
+	p = bp_pprof_read(w.out.data, w.out.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	/* Location 1's frame keeps id 0: the multi-line one is read after it */
+	assert_string_equal(p->frames[0].name, "fn1");
+	assert_int_equal(p->nr_samples, 1);
+	st = bp_profile__stack_frames(p, p->samples[0].stack, &nr);
+	assert_int_equal(nr, 3);
+	assert_int_equal(st[0], 0);
+	assert_string_equal(p->frames[st[1]].name, "fn2");
+	assert_true(p->frames[st[1]].inlined);
+	assert_string_equal(p->frames[st[2]].name, "fn5");
+	assert_int_equal(p->frames[st[2]].offset, 0x1005);
+	assert_true(p->samples[0].count == 3 && p->samples[0].ns == 30);
+	bp_profile__free(p);
+
+	/* and a line of a function the file does not have */
+	floc(&w, 6, bad, 2);
+	assert_null(bp_pprof_read(w.out.data, w.out.len, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err, "location 6 refers to unknown function 9");
+	bp_buf_free(&w.out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -1201,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(bounds__state__refused_past_each),
 		cmocka_unit_test(bounds__interleaved_threads__each_found_once),
 		cmocka_unit_test(state__many_modules__each_location_finds_its_own),
+		cmocka_unit_test(state__inlined_lines_without_their_locations),
 	};
 
 	return cmocka_run_group_tests_name("pprof", tests, NULL, NULL);
