@@ -42,6 +42,9 @@ struct rfunc {
 struct rloc {
 	uint64_t id;
 	uint32_t first, nr;	/* its frames in loc_frames, root first */
+	/* ours with several lines: resolved after the others (resolve_runs) */
+	bool deferred;
+	size_t src;		/* index in the file */
 };
 
 struct reader {
@@ -567,10 +570,136 @@ static int64_t make_frame(struct reader *r, const struct rfunc *fn, const struct
 	return bp_profile__frame(r->p, &f);
 }
 
+/* one Location's lines, as read */
+struct rlines {
+	uint64_t *fids;		/* pairs: function id, line; line[0] first */
+	size_t nf, cap;
+};
+
+/* Location i of the file: its id, mapping (checked), address and lines */
+static int read_location(struct reader *r, size_t i, struct rloc *l, const struct rmap **m,
+			 uint64_t *mapping_id, uint64_t *address, struct rlines *ln)
+{
+	struct bp_pb_reader rd;
+	struct bp_pb_field f;
+	int ret;
+
+	*m = NULL;
+	*mapping_id = *address = 0;
+	ln->nf = 0;
+	bp_pb_reader_init(&rd, r->locations.v[i].p, r->locations.v[i].len);
+	while ((ret = bp_pb_next(&rd, &f)) > 0) {
+		if (f.num == LOC_ID) {
+			l->id = f.u64;
+		} else if (f.num == LOC_MAPPING_ID) {
+			*mapping_id = f.u64;
+		} else if (f.num == LOC_ADDRESS) {
+			*address = f.u64;
+		} else if (f.num == LOC_LINE && f.wire == BP_PB_LEN) {
+			struct bp_pb_reader lr;
+			struct bp_pb_field lf;
+			uint64_t fid = 0, line = 0;
+
+			bp_pb_reader_init(&lr, f.data, f.len);
+			while ((ret = bp_pb_next(&lr, &lf)) > 0) {
+				if (lf.num == LINE_FUNCTION_ID)
+					fid = lf.u64;
+				else if (lf.num == LINE_LINE)
+					line = lf.u64;
+			}
+			if (ret < 0)
+				break;
+			if (ln->nf == BP_PPROF_MAX_LINES)
+				return toobig(r, "location %zu has more than %u lines", i,
+					      BP_PPROF_MAX_LINES);
+			if (grow((void **)&ln->fids, &ln->cap, 2 * (ln->nf + 1), sizeof(*ln->fids)))
+				return nomem(r);
+			ln->fids[2 * ln->nf] = fid;
+			ln->fids[2 * ln->nf + 1] = line;
+			ln->nf++;
+		}
+	}
+	if (ret < 0)
+		return fail(r, "malformed location %zu", i);
+	if (*mapping_id) {
+		*m = find_id(r->maps, r->nr_maps, sizeof(*r->maps), *mapping_id);
+		if (!*m)
+			return fail(r, "location %" PRIu64 " refers to unknown mapping %" PRIu64,
+				    l->id, *mapping_id);
+	}
+	return 0;
+}
+
+static int push_loc_frame(struct reader *r, uint32_t id)
+{
+	if (grow((void **)&r->loc_frames, &r->cap_loc_frames, r->nr_loc_frames + 1,
+			   sizeof(*r->loc_frames)))
+		return nomem(r);
+	r->loc_frames[r->nr_loc_frames++] = id;
+	return 0;
+}
+
+/*
+ * The frame of line k of a location. In one of our profiles written with
+ * inlined runs, the function id is also the id of the frame's own
+ * Location (write_frames()): that frame, offset and all, is the one
+ * written; otherwise (and in other tools' profiles) a frame made from the
+ * function.
+ */
+static int64_t line_frame(struct reader *r, const struct rloc *l, const struct rmap *m,
+			  uint64_t mapping_id, uint64_t address, const struct rlines *ln,
+			  size_t k, bool resolve)
+{
+	const struct rfunc *fn = NULL;
+
+	if (resolve) {
+		const struct rloc *own = find_id(r->locs, r->nr_locs, sizeof(*r->locs),
+						 ln->fids[2 * k]);
+
+		if (own && !own->deferred && own->nr == 1)
+			return r->loc_frames[own->first];
+	}
+	if (ln->nf) {
+		fn = find_id(r->funcs, r->nr_funcs, sizeof(*r->funcs), ln->fids[2 * k]);
+		if (!fn)
+			return fail(r, "location %" PRIu64 " refers to unknown function %" PRIu64,
+				    l->id, ln->fids[2 * k]);
+	}
+	/* every line but the last is inlined into the one after it */
+	return make_frame(r, fn, m, mapping_id, address, ln->nf ? ln->fids[2 * k + 1] : 0,
+			  k + 1 < ln->nf);
+}
+
+/* the frames of a location, root first: line[0] is the innermost inlined function */
+static int location_frames(struct reader *r, struct rloc *l, const struct rmap *m,
+			   uint64_t mapping_id, uint64_t address, const struct rlines *ln,
+			   bool resolve)
+{
+	size_t k, n = ln->nf ? ln->nf : 1;
+	int64_t id;
+	int err;
+
+	if (r->nr_loc_frames + n > BP_PPROF_MAX_ALL_LINES)
+		return toobig(r, "more than %u lines in all locations", BP_PPROF_MAX_ALL_LINES);
+	l->first = r->nr_loc_frames;
+	for (k = n; k-- > 0;) {
+		id = line_frame(r, l, m, mapping_id, address, ln, k, resolve);
+		if (id < 0)
+			return id == -EINVAL ? -EINVAL : nomem(r);
+		err = push_loc_frame(r, id);
+		if (err)
+			return err;
+	}
+	l->nr = r->nr_loc_frames - l->first;
+	return 0;
+}
+
 static int parse_locations(struct reader *r)
 {
-	uint64_t *fids = NULL;
-	size_t i, cap_fids = 0;
+	struct rlines ln = {};
+	uint64_t mapping_id, address;
+	const struct rmap *m;
+	size_t i;
 	int err = 0;
 
 	r->locs = calloc(r->locations.n + 1, sizeof(*r->locs));
@@ -579,96 +708,38 @@ static int parse_locations(struct reader *r)
 	/* in file order, so that our own frames come back with their ids */
 	for (i = 0; i < r->locations.n; i++) {
 		struct rloc *l = &r->locs[i];
-		uint64_t mapping_id = 0, address = 0;
-		const struct rmap *m = NULL;
-		struct bp_pb_reader rd;
-		struct bp_pb_field f;
-		size_t nf = 0, k;
-		int ret;
 
-		bp_pb_reader_init(&rd, r->locations.v[i].p, r->locations.v[i].len);
-		while ((ret = bp_pb_next(&rd, &f)) > 0) {
-			if (f.num == LOC_ID) {
-				l->id = f.u64;
-			} else if (f.num == LOC_MAPPING_ID) {
-				mapping_id = f.u64;
-			} else if (f.num == LOC_ADDRESS) {
-				address = f.u64;
-			} else if (f.num == LOC_LINE && f.wire == BP_PB_LEN) {
-				struct bp_pb_reader lr;
-				struct bp_pb_field lf;
-				uint64_t fid = 0, line = 0;
-
-				bp_pb_reader_init(&lr, f.data, f.len);
-				while ((ret = bp_pb_next(&lr, &lf)) > 0) {
-					if (lf.num == LINE_FUNCTION_ID)
-						fid = lf.u64;
-					else if (lf.num == LINE_LINE)
-						line = lf.u64;
-				}
-				if (ret < 0)
-					break;
-				if (nf == BP_PPROF_MAX_LINES) {
-					err = toobig(r, "location %zu has more than %u lines", i,
-						     BP_PPROF_MAX_LINES);
-					goto out;
-				}
-				if (grow((void **)&fids, &cap_fids, 2 * (nf + 1), sizeof(*fids))) {
-					err = nomem(r);
-					goto out;
-				}
-				/* pairs: function id, line */
-				fids[2 * nf] = fid;
-				fids[2 * nf + 1] = line;
-				nf++;
-			}
-		}
-		if (ret < 0) {
-			err = fail(r, "malformed location %zu", i);
+		err = read_location(r, i, l, &m, &mapping_id, &address, &ln);
+		if (err)
 			goto out;
+		l->src = i;
+		/* ours: the lines are frames of Locations that may come later */
+		if (r->st.json && ln.nf > 1) {
+			l->deferred = true;
+			continue;
 		}
-		if (mapping_id) {
-			m = find_id(r->maps, r->nr_maps, sizeof(*r->maps), mapping_id);
-			if (!m) {
-				err = fail(r, "location %" PRIu64 " refers to unknown mapping %" PRIu64,
-					   l->id, mapping_id);
-				goto out;
-			}
-		}
-		if (r->nr_loc_frames + (nf ? nf : 1) > BP_PPROF_MAX_ALL_LINES) {
-			err = toobig(r, "more than %u lines in all locations", BP_PPROF_MAX_ALL_LINES);
+		err = location_frames(r, l, m, mapping_id, address, &ln, false);
+		if (err)
 			goto out;
-		}
-		l->first = r->nr_loc_frames;
-		/* line[0] is the innermost inlined function: the last frame root-first */
-		for (k = nf ? nf : 1; k-- > 0;) {
-			const struct rfunc *fn = NULL;
-			int64_t id;
-
-			if (nf) {
-				fn = find_id(r->funcs, r->nr_funcs, sizeof(*r->funcs), fids[2 * k]);
-				if (!fn) {
-					err = fail(r, "location %" PRIu64 " refers to unknown function %"
-						   PRIu64, l->id, fids[2 * k]);
-					goto out;
-				}
-			}
-			/* every line but the last is inlined into the one after it */
-			id = make_frame(r, fn, m, mapping_id, address, nf ? fids[2 * k + 1] : 0,
-					k + 1 < nf);
-			if (id < 0 || grow((void **)&r->loc_frames, &r->cap_loc_frames,
-					   r->nr_loc_frames + 1, sizeof(*r->loc_frames))) {
-				err = nomem(r);
-				goto out;
-			}
-			r->loc_frames[r->nr_loc_frames++] = id;
-		}
-		l->nr = r->nr_loc_frames - l->first;
 	}
 	r->nr_locs = r->locations.n;
 	err = sort_ids(r, r->locs, r->nr_locs, sizeof(*r->locs), "location");
+	if (err)
+		goto out;
+	/* sorted: the deferred ones find the frames' own Locations by id */
+	for (i = 0; i < r->nr_locs; i++) {
+		struct rloc *l = &r->locs[i];
+
+		if (!l->deferred)
+			continue;
+		err = read_location(r, l->src, l, &m, &mapping_id, &address, &ln);
+		if (!err)
+			err = location_frames(r, l, m, mapping_id, address, &ln, true);
+		if (err)
+			goto out;
+	}
 out:
-	free(fids);
+	free(ln.fids);
 	return err;
 }
 

@@ -119,6 +119,14 @@ struct writer {
 	uint32_t *frame_map;	/* mapping id of each frame */
 	uint64_t *ids;		/* scratch: a sample's location ids */
 	uint32_t cap_ids;
+	/* inlined runs: the frame ids of each, root first; location id nr_frames + 1 + index */
+	uint32_t *run_pool;
+	uint64_t run_pool_len, run_pool_cap;
+	uint64_t *run_off;
+	uint32_t *run_len;
+	uint32_t nr_runs, cap_runs;
+	struct bp_htab run_h;
+	struct bp_buf samples;	/* the Sample messages, after every Location */
 	int err;
 };
 
@@ -220,7 +228,8 @@ static int main_mapping_first(struct writer *w)
 
 /*
  * Frames: Function id = Location id = frame id + 1, so a reader gets the
- * same frame ids back. Function.name is the frame label; system_name says
+ * same frame ids back (the Locations of inlined runs come after these, see
+ * run_location()). Function.name is the frame label; system_name says
  * what the label is (docs/pprof.md): the name itself for a named user frame,
  * name + "_[k]" for a named kernel frame, "" or "_[k]" for an unnamed user or
  * kernel frame, whose label is module+0xOFFSET.
@@ -323,10 +332,130 @@ static void put_label(struct writer *w, const char *key, const char *str, uint64
 	bp_pb_put_bytes(&w->msg, SAMPLE_LABEL, w->sub.data, w->sub.len);
 }
 
+/*
+ * A frame followed (towards the leaf) by frames inlined into it is one
+ * address: pprof wants it as one Location with a Line per function,
+ * innermost first, so that -noinlines and source views see the calls that
+ * were not made. Each distinct run gets such a Location (docs/pprof.md,
+ * "Inlined frames"); the frames' own Locations stay, for the frame ids.
+ */
+struct run_key {
+	const uint32_t *fr;
+	uint32_t n;
+};
+
+static bool run_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	const struct writer *w = ctx;
+	const struct run_key *k = key;
+
+	return w->run_len[idx] == k->n &&
+	       !memcmp(w->run_pool + w->run_off[idx], k->fr, k->n * sizeof(*k->fr));
+}
+
+/* the Location id of the run fr[0..n), root first, written when new; 0 on -ENOMEM */
+static uint64_t run_location(struct writer *w, const uint32_t *fr, uint32_t n)
+{
+	const struct bp_profile *p = w->p;
+	const struct bp_frame *inner = &p->frames[fr[n - 1]];
+	struct run_key k = { fr, n };
+	uint64_t h = bp_hash_bytes(fr, n * sizeof(*fr), 5);
+	uint32_t idx, j;
+
+	if (bp_htab_find(&w->run_h, h, run_eq, w, &k, &idx) == 0)
+		return (uint64_t)p->nr_frames + 1 + idx;
+	if (w->nr_runs == w->cap_runs) {
+		uint32_t ncap = w->cap_runs ? w->cap_runs * 2 : 64;
+		uint64_t *noff = reallocarray(w->run_off, ncap, sizeof(*noff));
+		uint32_t *nlen;
+
+		if (!noff)
+			return 0;
+		w->run_off = noff;
+		nlen = reallocarray(w->run_len, ncap, sizeof(*nlen));
+		if (!nlen)
+			return 0;
+		w->run_len = nlen;
+		w->cap_runs = ncap;
+	}
+	if (w->run_pool_len + n > w->run_pool_cap) {
+		uint64_t ncap = w->run_pool_cap ? w->run_pool_cap * 2 : 256;
+		uint32_t *np;
+
+		while (ncap < w->run_pool_len + n)
+			ncap *= 2;
+		np = reallocarray(w->run_pool, ncap, sizeof(*np));
+		if (!np)
+			return 0;
+		w->run_pool = np;
+		w->run_pool_cap = ncap;
+	}
+	if (bp_htab_insert(&w->run_h, h, w->nr_runs))
+		return 0;
+	memcpy(w->run_pool + w->run_pool_len, fr, n * sizeof(*fr));
+	w->run_off[w->nr_runs] = w->run_pool_len;
+	w->run_len[w->nr_runs] = n;
+	w->run_pool_len += n;
+
+	/* the innermost frame's address: where the code that ran was */
+	bp_buf_reset(&w->msg);
+	bp_pb_put_uint64(&w->msg, LOC_ID, (uint64_t)p->nr_frames + 1 + w->nr_runs);
+	bp_pb_put_uint64(&w->msg, LOC_MAPPING_ID, w->frame_map[fr[n - 1]]);
+	if (inner->offset)
+		bp_pb_put_uint64(&w->msg, LOC_ADDRESS, inner->offset);
+	for (j = n; j-- > 0;) {
+		const struct bp_frame *f = &p->frames[fr[j]];
+
+		bp_buf_reset(&w->sub);
+		bp_pb_put_uint64(&w->sub, LINE_FUNCTION_ID, fr[j] + 1);
+		if (has_line(f))
+			bp_pb_put_uint64(&w->sub, LINE_LINE, f->line);
+		bp_pb_put_bytes(&w->msg, LOC_LINE, w->sub.data, w->sub.len);
+	}
+	bp_pb_put_bytes(&w->body, PROF_LOCATION, w->msg.data, w->msg.len);
+	if (w->msg.err || w->sub.err || w->body.err)
+		return 0;
+	return (uint64_t)p->nr_frames + 1 + w->nr_runs++;
+}
+
+/*
+ * A stack's location ids, leaf first (pprof's order; ours is root first):
+ * a frame's own Location, or a run's where frames are inlined into it.
+ * Inlined frames at the root, with nothing to attach them to, keep their
+ * own, as does a run longer than a reader takes in one Location.
+ */
+static int stack_locations(struct writer *w, const uint32_t *fr, uint32_t nr, uint32_t *nids)
+{
+	const struct bp_frame *frames = w->p->frames;
+	uint32_t i = nr, n = 0, start;
+
+	while (i > 0) {
+		start = i - 1;
+		while (start > 0 && frames[fr[start]].inlined)
+			start--;
+		if (i - start > 1 && !frames[fr[start]].inlined &&
+		    i - start <= BP_PPROF_MAX_LINES) {
+			uint64_t id = run_location(w, fr + start, i - start);
+
+			if (!id)
+				return -ENOMEM;
+			w->ids[n++] = id;
+			i = start;
+		} else {
+			/* a frame alone, or frames each in its own Location */
+			while (i > start)
+				w->ids[n++] = fr[--i] + 1;
+		}
+	}
+	*nids = n;
+	return 0;
+}
+
 static int write_samples(struct writer *w)
 {
 	const struct bp_profile *p = w->p;
-	uint32_t i, j, nr;
+	uint32_t i, nr, nids;
+	int err;
 
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct bp_sample *s = &p->samples[i];
@@ -342,9 +471,9 @@ static int write_samples(struct writer *w)
 			w->ids = n;
 			w->cap_ids = nr;
 		}
-		/* pprof lists the leaf first, our stacks the root */
-		for (j = 0; j < nr; j++)
-			w->ids[j] = fr[nr - 1 - j] + 1;
+		err = stack_locations(w, fr, nr, &nids);
+		if (err)
+			return err;
 		if (s->kind == BP_KIND_ONCPU) {
 			v[COL_SAMPLES] = s->count;
 			v[COL_CPU] = s->ns;
@@ -354,7 +483,7 @@ static int write_samples(struct writer *w)
 			v[COL_WAITS] = s->count;
 		}
 		bp_buf_reset(&w->msg);
-		bp_pb_put_packed(&w->msg, SAMPLE_LOCATION_ID, w->ids, nr);
+		bp_pb_put_packed(&w->msg, SAMPLE_LOCATION_ID, w->ids, nids);
 		bp_pb_put_packed(&w->msg, SAMPLE_VALUE, v, COL__MAX);
 		put_label(w, "pid", NULL, s->pid);
 		put_label(w, "tid", NULL, s->tid);
@@ -372,11 +501,11 @@ static int write_samples(struct writer *w)
 		}
 		if (s->kind != BP_KIND_ONCPU)
 			put_label(w, "wait", bp_kind_name(s->kind), 0);
-		bp_pb_put_bytes(&w->body, PROF_SAMPLE, w->msg.data, w->msg.len);
-		if (w->err || w->msg.err || w->sub.err)
+		bp_pb_put_bytes(&w->samples, PROF_SAMPLE, w->msg.data, w->msg.len);
+		if (w->err || w->msg.err || w->sub.err || w->samples.err)
 			return -ENOMEM;
 	}
-	return 0;
+	return bp_buf_append(&w->body, w->samples.data, w->samples.len);
 }
 
 /* ------------------------------------------------------------- assembling */
@@ -487,5 +616,10 @@ out:
 	free(w.maps);
 	free(w.frame_map);
 	free(w.ids);
+	free(w.run_pool);
+	free(w.run_off);
+	free(w.run_len);
+	bp_htab_free(&w.run_h);
+	bp_buf_free(&w.samples);
 	return err;
 }

@@ -34,7 +34,46 @@ static void print_run(const char *what, const struct run *r)
 		r->exit_code, r->out, r->err);
 }
 
-/* split's 3:1 alpha:beta in Go's pprof, against boundprof's own hotspots */
+/*
+ * The share of on-CPU time in the saved profile whose leaf is an inlined
+ * frame of this name, as boundprof reads the file back; -1 on failure.
+ */
+static double leaf_share(const char *pb, const char *name)
+{
+	uint64_t all = 0, named = 0;
+	struct bp_profile *p;
+	char err[256], *data;
+	uint32_t i, nr;
+	size_t len;
+
+	data = h_slurp(pb, &len);
+	if (!data)
+		return -1;
+	p = bp_pprof_read(data, len, err, sizeof(err));
+	free(data);
+	if (!p) {
+		fprintf(stderr, "reading %s: %s\n", pb, err);
+		return -1;
+	}
+	for (i = 0; i < p->nr_samples; i++) {
+		const struct bp_sample *s = &p->samples[i];
+		const uint32_t *fr = bp_profile__stack_frames(p, s->stack, &nr);
+		const struct bp_frame *leaf = nr ? &p->frames[fr[nr - 1]] : NULL;
+
+		if (s->kind != BP_KIND_ONCPU)
+			continue;
+		all += s->ns;
+		if (leaf && leaf->inlined && leaf->name && !strcmp(leaf->name, name))
+			named += s->ns;
+	}
+	bp_profile__free(p);
+	return all ? (double)named / all : -1;
+}
+
+/*
+ * split's 3:1 alpha:beta in Go's pprof, against boundprof's own hotspots;
+ * and the function inlined into both, when pprof is asked to show inlines
+ */
 static void test_go_pprof_reads_split(void **state)
 {
 	const char *pb = h_path("split.pb.gz"), *json = h_path("split.json");
@@ -47,7 +86,7 @@ static void test_go_pprof_reads_split(void **state)
 	struct bp_json *rep;
 	char err[256];
 	size_t pb_len, json_len;
-	double a, b;
+	double a, b, lcg;
 	struct run r;
 	int n, i;
 
@@ -95,6 +134,31 @@ static void test_go_pprof_reads_split(void **state)
 	assert_true(rows[1].flat_pct >= b * 100 - 5 && rows[1].flat_pct <= b * 100 + 5);
 	h_run_free(&r);
 	bp_json_free(rep);
+
+	/*
+	 * Without -noinlines pprof charges the inlined function: fixture_lcg
+	 * on top, as an inline, with the share of on-CPU time whose leaf frame it is in
+	 * boundprof's own samples (the same locations, read as lines).
+	 */
+	assert_int_equal(h_run(ARGV("go", "tool", "pprof", "-top", "-nodecount=5", (char *)pb),
+			       120, &r), 0);
+	if (r.exit_code)
+		print_run("go tool pprof -top (inlines)", &r);
+	assert_int_equal(r.exit_code, 0);
+	n = h_pprof_top(r.out, rows, 8);
+	for (i = 0; i < n; i++)
+		fprintf(stderr, "pprof top (inlines) %d: %6.2f%% %s\n", i + 1, rows[i].flat_pct,
+			rows[i].name);
+	lcg = leaf_share(pb, "fixture_lcg");
+	fprintf(stderr, "boundprof: fixture_lcg inlined leaf %.2f%%\n", lcg * 100);
+	if (n < 1)
+		print_run("go tool pprof -top (inlines)", &r);
+	assert_true(n >= 1);
+	assert_true(lcg > 0);
+	/* pprof marks a function it knows as inlined (a Line but the last of a Location) */
+	assert_string_equal(rows[0].name, "fixture_lcg (inline)");
+	assert_true(rows[0].flat_pct >= lcg * 100 - 5 && rows[0].flat_pct <= lcg * 100 + 5);
+	h_run_free(&r);
 
 	/* the saved profile renders the report the recording wrote, byte for byte */
 	saved = h_slurp(pb, &pb_len);

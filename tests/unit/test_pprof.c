@@ -236,6 +236,207 @@ static void write__pprof_view(void **state)
 	bp_profile__free(p);
 }
 
+/* a frame with a source line, inlined into the frame before it or not */
+static uint32_t line_frame(struct bp_profile *p, const char *name, uint64_t off,
+			   const char *file, uint32_t line, bool inlined)
+{
+	struct bp_frame f = { .name = name, .module = "split", .path = "/opt/split",
+			      .build_id = "0123abcd", .offset = off, .file = file,
+			      .line = line, .inlined = inlined };
+	int64_t id = bp_profile__frame(p, &f);
+
+	assert_true(id >= 0);
+	return id;
+}
+
+/* the Profile message without boundprof's state: what another reader sees */
+static void strip_state(const struct bp_buf *raw, struct bp_buf *out)
+{
+	struct bp_pb_reader r;
+	struct bp_pb_field f;
+	int ret;
+
+	bp_pb_reader_init(&r, raw->data, raw->len);
+	while ((ret = bp_pb_next(&r, &f)) > 0) {
+		if (f.num == 1000)
+			continue;
+		if (f.wire == BP_PB_LEN)
+			bp_pb_put_bytes(out, f.num, f.data, f.len);
+		else
+			bp_pb_put_uint64(out, f.num, f.u64);
+	}
+	assert_int_equal(ret, 0);
+	assert_int_equal(out->err, 0);
+}
+
+/* Location id's address and function ids, line[0] first; how many lines */
+static uint32_t location_lines(const struct bp_buf *raw, uint64_t id, uint64_t *addr,
+			       uint64_t *fids, uint32_t max)
+{
+	struct bp_pb_reader r, lr, xr;
+	struct bp_pb_field f, lf, xf;
+	uint32_t n = 0;
+
+	bp_pb_reader_init(&r, raw->data, raw->len);
+	while (bp_pb_next(&r, &f) == 1) {
+		uint64_t lid = 0, a = 0, got[8];
+		uint32_t k = 0;
+
+		if (f.num != 4)
+			continue;
+		bp_pb_reader_init(&lr, f.data, f.len);
+		while (bp_pb_next(&lr, &lf) == 1) {
+			if (lf.num == 1)
+				lid = lf.u64;
+			else if (lf.num == 3)
+				a = lf.u64;
+			else if (lf.num == 4 && k < 8) {
+				got[k] = 0;
+				bp_pb_reader_init(&xr, lf.data, lf.len);
+				while (bp_pb_next(&xr, &xf) == 1)
+					if (xf.num == 1)
+						got[k] = xf.u64;
+				k++;
+			}
+		}
+		if (lid != id)
+			continue;
+		assert_true(k <= max);
+		memcpy(fids, got, k * sizeof(*fids));
+		*addr = a;
+		n = k;
+	}
+	return n;
+}
+
+/*
+ * Frames inlined into the frame before them: one Location per run with a
+ * Line per function (innermost first) for pprof, and the very frames,
+ * stacks and samples back for boundprof.
+ */
+static void round_trip__inlined_frames(void **state)
+{
+	struct bp_profile *p = bp_profile__new(), *q, *f;
+	struct bp_buf file = BP_BUF_INIT, raw = BP_BUF_INIT, plain = BP_BUF_INIT, again = BP_BUF_INIT;
+	uint32_t libc, m, a, b, lcg, mix, top, ksched, unk, rot, deep[300];
+	uint32_t s_a, s_b, s_root, s_two, s_deep, s_unk;
+	uint32_t i, nr, nlocs = 0;
+	uint64_t fids[8], addr = 0;
+	const uint32_t *st;
+	char *r1, *r2, err[256];
+
+	libc = bld_frame(p, "__libc_start_main", "libc.so.6", "/lib/x86_64-linux-gnu/libc.so.6",
+			 NULL, 0x27000, false);
+	m = line_frame(p, "main", 0x1200, "/src/split.c", 50, false);
+	a = line_frame(p, "alpha", 0x1190, "/src/split.c", 33, false);
+	b = line_frame(p, "beta", 0x11d0, "/src/split.c", 39, false);
+	/* inlined into alpha and beta at their addresses (the symbolizer's offsets) */
+	lcg = line_frame(p, "fixture_lcg", 0x1194, "/src/fixture.h", 20, true);
+	mix = line_frame(p, "fixture_mix", 0x11d4, "/src/fixture.h", 12, true);
+	/* inlined, at the root: nothing to attach it to */
+	top = line_frame(p, "start_inl", 0x1000, "/src/crt.c", 5, true);
+	ksched = bld_frame(p, "schedule", "[kernel]", NULL, "feedbeef", 0xabc000, true);
+	/* an unnamed frame is its address: it must not come back at the inlined one's */
+	unk = bld_frame(p, NULL, "split", "/opt/split", "0123abcd", 0x1500, false);
+	rot = line_frame(p, "fixture_rot", 0x1504, "/src/fixture.h", 7, true);
+	/* a run longer than a reader takes in one Location */
+	for (i = 0; i < 300; i++)
+		deep[i] = line_frame(p, "deep_inl", 0x3000, "/src/deep.h", i + 1, true);
+
+	s_a = BLD_STACK(p, libc, m, a, lcg);
+	s_b = BLD_STACK(p, libc, m, b, lcg, mix, ksched);
+	s_root = BLD_STACK(p, top, m, a, lcg);
+	s_two = BLD_STACK(p, m, a, lcg, b, lcg);
+	s_unk = BLD_STACK(p, libc, m, unk, rot);
+	{
+		uint32_t fr[302] = { m, a };
+
+		memcpy(fr + 2, deep, sizeof(deep));
+		s_deep = bld_stack(p, fr, 302);
+	}
+	bld_proc(p, 100, 1, "split", "split 3");
+	bld_sample(p, 100, 100, BP_KIND_ONCPU, s_a, 75, 750000000);
+	bld_sample(p, 100, 100, BP_KIND_ONCPU, s_b, 25, 250000000);
+	bld_sample(p, 100, 101, BP_KIND_LOCK, s_b, 3, 30000);
+	bld_sample(p, 100, 101, BP_KIND_ONCPU, s_root, 5, 50000000);
+	bld_sample(p, 100, 102, BP_KIND_ONCPU, s_two, 7, 70000000);
+	bld_sample(p, 100, 102, BP_KIND_ONCPU, s_deep, 2, 20000000);
+	bld_sample(p, 100, 102, BP_KIND_ONCPU, s_unk, 1, 10000000);
+	p->hz = 100;
+	p->start_ns = 1000;
+	p->end_ns = 1000 + SEC;
+
+	q = round_trip(p, &file);
+	assert_profile_eq(p, q);
+	r1 = json_report(p);
+	r2 = json_report(q);
+	assert_string_equal(r1, r2);
+	assert_int_equal(bp_pprof_write(q, &again), 0);
+	assert_int_equal(again.len, file.len);
+	assert_memory_equal(again.data, file.data, file.len);
+
+	/*
+	 * In the file: the frames' own Locations, then one per distinct run
+	 * ([alpha lcg], [beta lcg mix], [beta lcg], [unk rot]), the innermost line first,
+	 * at the innermost frame's address. The root's start_inl and the
+	 * 300 deep_inl frames keep their own.
+	 */
+	gunzip(&file, &raw);
+	{
+		struct bp_pb_reader r;
+		struct bp_pb_field fl;
+
+		bp_pb_reader_init(&r, raw.data, raw.len);
+		while (bp_pb_next(&r, &fl) == 1)
+			nlocs += fl.num == 4;
+	}
+	assert_int_equal(nlocs, p->nr_frames + 4);
+	assert_int_equal(location_lines(&raw, p->nr_frames + 1, &addr, fids, 8), 2);
+	assert_true(fids[0] == lcg + 1 && fids[1] == a + 1);
+	assert_true(addr == 0x1194);
+	assert_int_equal(location_lines(&raw, p->nr_frames + 2, &addr, fids, 8), 3);
+	assert_true(fids[0] == mix + 1 && fids[1] == lcg + 1 && fids[2] == b + 1);
+	assert_true(addr == 0x11d4);
+	assert_int_equal(location_lines(&raw, p->nr_frames + 3, &addr, fids, 8), 2);
+	assert_true(fids[0] == lcg + 1 && fids[1] == b + 1);
+	assert_int_equal(location_lines(&raw, p->nr_frames + 4, &addr, fids, 8), 2);
+	assert_true(fids[0] == rot + 1 && fids[1] == unk + 1);
+	assert_true(addr == 0x1504);
+	assert_int_equal(location_lines(&raw, lcg + 1, &addr, fids, 8), 1);
+	assert_true(fids[0] == lcg + 1);
+
+	/* read as another tool's profile: the lines are the calls, inlined as written */
+	strip_state(&raw, &plain);
+	f = bp_pprof_read(plain.data, plain.len, err, sizeof(err));
+	if (!f)
+		fail_msg("read without the state: %s", err);
+	assert_int_equal(f->nr_samples, p->nr_samples);
+	st = bp_profile__stack_frames(f, f->samples[1].stack, &nr);
+	assert_int_equal(nr, 6);
+	assert_string_equal(f->frames[st[2]].name, "beta");
+	assert_false(f->frames[st[2]].inlined);
+	assert_string_equal(f->frames[st[3]].name, "fixture_lcg");
+	assert_true(f->frames[st[3]].inlined);
+	assert_string_equal(f->frames[st[4]].name, "fixture_mix");
+	assert_true(f->frames[st[4]].inlined);
+	assert_int_equal(f->frames[st[4]].line, 12);
+	assert_string_equal(f->frames[st[5]].name, "schedule");
+	st = bp_profile__stack_frames(f, f->samples[4].stack, &nr);
+	assert_int_equal(nr, 5);
+	assert_true(f->frames[st[2]].inlined && f->frames[st[4]].inlined);
+	assert_false(f->frames[st[1]].inlined || f->frames[st[3]].inlined);
+
+	free(r1);
+	free(r2);
+	bp_buf_free(&file);
+	bp_buf_free(&raw);
+	bp_buf_free(&plain);
+	bp_buf_free(&again);
+	bp_profile__free(f);
+	bp_profile__free(p);
+	bp_profile__free(q);
+}
+
 /* ------------------------------------------------------ foreign profiles */
 
 struct fw {
@@ -979,12 +1180,88 @@ static void state__many_modules__each_location_finds_its_own(void **state)
 	bp_buf_free(&doc);
 }
 
+/* a Location of id with these function ids, line[0] first */
+static void floc(struct fw *w, uint64_t id, const uint64_t *fids, uint32_t n)
+{
+	struct bp_buf m = BP_BUF_INIT, line = BP_BUF_INIT;
+	uint32_t k;
+
+	bp_pb_put_uint64(&m, 1, id);
+	bp_pb_put_uint64(&m, 3, 0x1000 + id);
+	for (k = 0; k < n; k++) {
+		bp_pb_put_uint64(&line, 1, fids[k]);
+		fmsg(&m, 4, &line);
+	}
+	fmsg(&w->out, 4, &m);
+}
+
+/*
+ * A file with our state whose multi-line Locations are hand-made: before
+ * the Locations they name, naming themselves, or functions without a
+ * Location of their own. Each line is a frame all the same (made from its
+ * function), and an unknown function is refused with a reason.
+ */
+static void state__inlined_lines_without_their_locations(void **state)
+{
+	static const char doc[] = STATE_PREFIX_FOR_TEST "{}";
+	struct fw w = { .out = BP_BUF_INIT };
+	struct bp_buf m = BP_BUF_INIT, s = BP_BUF_INIT;
+	struct bp_profile *p;
+	const uint32_t *st;
+	char err[256], name[8];
+	uint64_t ids[1] = { 5 }, one = 1, self[3] = { 5, 2, 1 }, bad[2] = { 9, 1 };
+	uint32_t nr, i;
+
+	fstr(&w, "");
+	fvt(&w, 1, "samples", "count");
+	fvt(&w, 1, "cpu", "nanoseconds");
+	for (i = 1; i <= 5; i++) {
+		snprintf(name, sizeof(name), "fn%u", i);
+		bp_pb_put_uint64(&m, 1, i);
+		bp_pb_put_uint64(&m, 2, fstr(&w, name));
+		/* fn2 is marked inlined, the others are not */
+		bp_pb_put_uint64(&m, 3, i == 2 ? fstr(&w, "fn2_[inl]") : w.nstr - 1);
+		fmsg(&w.out, 5, &m);
+	}
+	/* first in the file: 5 = [fn5 (itself), fn2 (no Location 2), fn1] */
+	floc(&w, 5, self, 3);
+	floc(&w, 1, &one, 1);
+	bp_pb_put_packed(&s, 1, ids, 1);
+	bp_pb_put_packed(&s, 2, (uint64_t[]){ 3, 30 }, 2);
+	fmsg(&w.out, 2, &s);
+	bp_pb_put_bytes(&w.out, 1000, doc, strlen(doc));
+
+	p = bp_pprof_read(w.out.data, w.out.len, err, sizeof(err));
+	if (!p)
+		fail_msg("%s", err);
+	/* Location 1's frame keeps id 0: the multi-line one is read after it */
+	assert_string_equal(p->frames[0].name, "fn1");
+	assert_int_equal(p->nr_samples, 1);
+	st = bp_profile__stack_frames(p, p->samples[0].stack, &nr);
+	assert_int_equal(nr, 3);
+	assert_int_equal(st[0], 0);
+	assert_string_equal(p->frames[st[1]].name, "fn2");
+	assert_true(p->frames[st[1]].inlined);
+	assert_string_equal(p->frames[st[2]].name, "fn5");
+	assert_int_equal(p->frames[st[2]].offset, 0x1005);
+	assert_true(p->samples[0].count == 3 && p->samples[0].ns == 30);
+	bp_profile__free(p);
+
+	/* and a line of a function the file does not have */
+	floc(&w, 6, bad, 2);
+	assert_null(bp_pprof_read(w.out.data, w.out.len, err, sizeof(err)));
+	assert_int_equal(errno, EINVAL);
+	assert_string_equal(err, "location 6 refers to unknown function 9");
+	bp_buf_free(&w.out);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(round_trip__every_field_and_the_report),
 		cmocka_unit_test(round_trip__system_wide_cycles),
 		cmocka_unit_test(round_trip__empty_profile),
+		cmocka_unit_test(round_trip__inlined_frames),
 		cmocka_unit_test(read__raw_proto_and_foreign_comments),
 		cmocka_unit_test(write__pprof_view),
 		cmocka_unit_test(foreign__go_cpu_profile_loads),
@@ -999,6 +1276,7 @@ int main(void)
 		cmocka_unit_test(bounds__state__refused_past_each),
 		cmocka_unit_test(bounds__interleaved_threads__each_found_once),
 		cmocka_unit_test(state__many_modules__each_location_finds_its_own),
+		cmocka_unit_test(state__inlined_lines_without_their_locations),
 	};
 
 	return cmocka_run_group_tests_name("pprof", tests, NULL, NULL);
