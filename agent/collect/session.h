@@ -41,6 +41,7 @@ struct bp_session_opts {
 	bool no_unwind;			/* user stacks by frame pointers only */
 	uint64_t unwind_mem;		/* unwind table budget in bytes; 0: the default */
 	bool no_python;			/* no Python frames (costs measured against) */
+	uint64_t dwarf_budget;		/* DWARF bytes held for source lines; 0: the default */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */

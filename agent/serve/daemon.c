@@ -99,6 +99,8 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 			.no_preempt_stacks = true,
 			.drain_interval_s = 1.0,
 			.membw = true,
+			/* always on: the lines of the few files that fit, not of every debug file */
+			.dwarf_budget = BP_DAEMON_DWARF_BUDGET,
 		},
 	};
 }

@@ -29,6 +29,7 @@
 #define BP_DAEMON_MAX_SECONDS	300	/* largest ?seconds= of a capture */
 #define BP_DAEMON_CAPTURE_MARGIN_MS 10000	/* a capture is answered 503 this long after its seconds */
 #define BP_DAEMON_FILE_PREFIX	"boundprof-"
+#define BP_DAEMON_DWARF_BUDGET	(8ULL * 1024 * 1024)	/* DWARF images held for source lines */
 #define BP_DAEMON_RUN_LEN	8	/* hex digits of the per-run id in window names */
 
 struct bp_daemon_opts {

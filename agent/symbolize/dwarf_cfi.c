@@ -73,10 +73,11 @@ static Elf_Scn *find_cfi_section(Elf *elf, uint64_t fsize, const char *name, GEl
 	return NULL;
 }
 
-int bp_dwarf__check_sections(Elf *elf, uint64_t fsize, uint64_t max, uint64_t total)
+int bp_dwarf__check_sections(Elf *elf, uint64_t fsize, uint64_t max, uint64_t total,
+			     uint64_t *inflated)
 {
 	Elf_Scn *scn = NULL;
-	uint64_t sum = 0;
+	uint64_t sum = 0, packed = 0;
 	size_t shstrndx;
 	bool any = false;
 	GElf_Shdr sh;
@@ -121,6 +122,8 @@ int bp_dwarf__check_sections(Elf *elf, uint64_t fsize, uint64_t max, uint64_t to
 		}
 		if (size > max)
 			return -EFBIG;
+		if ((sh.sh_flags & SHF_COMPRESSED) || !strncmp(n, ".zdebug_", 8))
+			packed += size;
 		sum += size;
 		if (sum > total)
 			return -EFBIG;
@@ -128,6 +131,8 @@ int bp_dwarf__check_sections(Elf *elf, uint64_t fsize, uint64_t max, uint64_t to
 		    !strcmp(n, ".debug_frame") || !strcmp(n, ".zdebug_frame"))
 			any = true;
 	}
+	if (inflated)
+		*inflated = packed;
 	return any ? 0 : -ENOENT;
 }
 
@@ -480,7 +485,7 @@ static int open_cfi(Elf *elf, uint64_t fsize, bool want_cfi, struct cfi_src *src
 	src->sh_addr = sh.sh_addr;
 	if (want_cfi) {
 		/* dwarf_begin_elf() reads every debug section: bound them all first */
-		err = bp_dwarf__check_sections(elf, fsize, DEBUG_SECTION_MAX, DEBUG_TOTAL_MAX);
+		err = bp_dwarf__check_sections(elf, fsize, DEBUG_SECTION_MAX, DEBUG_TOTAL_MAX, NULL);
 		if (err)
 			return err;
 		src->dw = dwarf_begin_elf(elf, DWARF_C_READ, NULL);

@@ -60,7 +60,9 @@ void bp_cfi__free(struct bp_cfi_table *t);
  * section inside the file, each at most max bytes (uncompressed, from its
  * compression header) and all of them at most total bytes. 0 or -EFBIG /
  * -ENOEXEC / -ENOENT (no .debug_info and no .debug_frame).
+ * *inflated (unless NULL): the bytes libdw will inflate compressed ones to.
  */
-int bp_dwarf__check_sections(Elf *elf, uint64_t fsize, uint64_t max, uint64_t total);
+int bp_dwarf__check_sections(Elf *elf, uint64_t fsize, uint64_t max, uint64_t total,
+			     uint64_t *inflated);
 
 #endif /* BP_DWARF_CFI_H */

@@ -73,6 +73,7 @@ bool bp_dwarf__has_info(Elf *elf, uint64_t fsize)
 int bp_dwarf__open(Elf *elf, uint64_t fsize, struct bp_dwarf **out)
 {
 	struct bp_dwarf *d;
+	uint64_t inflated = 0;
 	int err;
 
 	*out = NULL;
@@ -95,7 +96,8 @@ int bp_dwarf__open(Elf *elf, uint64_t fsize, struct bp_dwarf **out)
 		elf_end(elf);
 		return -ENOENT;
 	}
-	err = bp_dwarf__check_sections(elf, fsize, BP_DWARF_SECTION_MAX, BP_DWARF_TOTAL_MAX);
+	err = bp_dwarf__check_sections(elf, fsize, BP_DWARF_SECTION_MAX, BP_DWARF_TOTAL_MAX,
+				       &inflated);
 	if (err) {
 		elf_end(elf);
 		return err;
@@ -106,7 +108,8 @@ int bp_dwarf__open(Elf *elf, uint64_t fsize, struct bp_dwarf **out)
 		return -ENOMEM;
 	}
 	d->elf = elf;
-	d->bytes = fsize;
+	/* the image, and what libdw inflates its compressed sections to */
+	d->bytes = fsize + inflated;
 	*out = d;
 	return 0;
 }

@@ -52,7 +52,7 @@ bool bp_dwarf__has_info(Elf *elf, uint64_t fsize);
  */
 int bp_dwarf__frames(struct bp_dwarf *d, uint64_t vaddr, struct bp_dwarf_frame *out, int max);
 
-/* bytes held for this file (the image read) */
+/* bytes held for this file: the image read, and its compressed sections inflated */
 uint64_t bp_dwarf__bytes(const struct bp_dwarf *d);
 
 #endif /* BP_DWARF_LINES_H */

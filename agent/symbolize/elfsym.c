@@ -60,6 +60,7 @@ struct bp_elf {
 	char *names;			/* the kept names, @VERSION cut off */
 	char *names_extra;		/* those of a second table (MiniDebugInfo's .dynsym) */
 	bool want_dwarf;
+	uint64_t dwarf_max;
 	struct bp_dwarf *dwarf;		/* lines and inlines, or NULL */
 	struct bp_cfi_range *fdes;	/* function ranges from the CFI */
 	size_t nr_fdes;
@@ -357,6 +358,7 @@ int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out)
 		e->uid_known = opts->uid_known;
 		e->uid = opts->uid;
 		e->want_dwarf = opts->want_dwarf;
+		e->dwarf_max = opts->dwarf_max;
 		if ((opts->path && !e->path) || (opts->root && !e->root) ||
 		    (opts->debug_root && !e->debug_root)) {
 			err = -ENOMEM;
@@ -1005,6 +1007,8 @@ static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 	if (!e->want_dwarf || e->fd < 0)
 		return;
 	if (bp_dwarf__has_info(e->elf, e->size)) {
+		if (e->dwarf_max && e->size > e->dwarf_max)
+			return;
 		de = elf_begin(e->fd, ELF_C_READ, NULL);
 		err = de ? bp_dwarf__open(de, e->size, &e->dwarf) : -ENOEXEC;
 	} else {
@@ -1013,7 +1017,8 @@ static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 			if (!find_debug(e, path, sizeof(path), dbg))
 				return;
 		}
-		if (!dbg->elf || dbg->fd < 0 || !bp_dwarf__has_info(dbg->elf, dbg->size))
+		if (!dbg->elf || dbg->fd < 0 || !bp_dwarf__has_info(dbg->elf, dbg->size) ||
+		    (e->dwarf_max && dbg->size > e->dwarf_max))
 			return;
 		/*
 		 * An Elf of its own: libelf loses the section data it read for
@@ -1166,6 +1171,12 @@ const char *bp_elf__sym_source(const struct bp_elf *e)
 struct bp_dwarf *bp_elf__dwarf(const struct bp_elf *e)
 {
 	return e->dwarf;
+}
+
+void bp_elf__drop_dwarf(struct bp_elf *e)
+{
+	bp_dwarf__free(e->dwarf);
+	e->dwarf = NULL;
 }
 
 int bp_elf__fde_func(const struct bp_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end)

@@ -62,6 +62,8 @@ struct bp_elf_opts {
 	uid_t uid;
 	/* read the DWARF (the file's or its debug file's) for lines and inlines */
 	bool want_dwarf;
+	/* ... from a file of at most this many bytes; 0: no bound of ours */
+	uint64_t dwarf_max;
 };
 
 /*
@@ -116,6 +118,8 @@ size_t bp_elf__nr_syms(struct bp_elf *e);
 
 /* lines and inlines (valid once symbols are loaded), or NULL */
 struct bp_dwarf *bp_elf__dwarf(const struct bp_elf *e);
+/* free its DWARF: from now on its frames have no source lines */
+void bp_elf__drop_dwarf(struct bp_elf *e);
 
 /*
  * The function holding vaddr by the CFI's FDEs, for an address no symbol

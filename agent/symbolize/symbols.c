@@ -124,6 +124,7 @@ struct bp_syms {
 	char *kallsyms_path;
 	char *debug_root;
 	char *perfmap_dir;
+	uint64_t dwarf_budget;
 
 	struct ptr_vec procs;	/* struct sym_proc * */
 	struct ptr_vec files;	/* struct sym_file * */
@@ -315,6 +316,8 @@ static void file_destroy(struct bp_syms *s, struct sym_file *f)
 
 	if (f->idle)
 		idle_unlink(s, f);
+	if (f->elf && bp_elf__dwarf(f->elf))
+		s->stats.dwarf_bytes -= bp_dwarf__bytes(bp_elf__dwarf(f->elf));
 	vec_del(&s->files, f->idx, f->indexed, file_hash(f->dev, f->ino), last->indexed,
 		file_hash(last->dev, last->ino));
 	last->idx = f->idx;
@@ -396,12 +399,28 @@ static void set_version(struct sym_file *f, const struct stat *st)
 
 static void count_parse(struct bp_syms *s, struct bp_elf *e)
 {
+	struct bp_dwarf *d;
+
 	if (bp_elf__syms_loaded(e))
 		return;
 	bp_elf__load_syms(e);
 	s->stats.files_parsed++;
 	if (bp_elf__debug_path(e))
 		s->stats.debug_files++;
+	/*
+	 * The DWARF of every file a system-wide agent meets is hundreds of
+	 * MiB (debug files of libc, of each Python): held within the budget,
+	 * first come first kept, the rest named without lines.
+	 */
+	d = bp_elf__dwarf(e);
+	if (!d)
+		return;
+	if (s->stats.dwarf_bytes + bp_dwarf__bytes(d) > s->dwarf_budget) {
+		bp_elf__drop_dwarf(e);
+		s->stats.dwarf_over_budget++;
+		return;
+	}
+	s->stats.dwarf_bytes += bp_dwarf__bytes(d);
 }
 
 /* --- processes ------------------------------------------------------------ */
@@ -630,7 +649,9 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		.debug_root = c->s->debug_root,
 		.uid_known = true,
 		.uid = c->euid,
-		.want_dwarf = true,
+		.want_dwarf = c->s->stats.dwarf_bytes < c->s->dwarf_budget,
+		/* what is left of the budget: no file read whole only to be dropped */
+		.dwarf_max = c->s->dwarf_budget - c->s->stats.dwarf_bytes,
 	};
 	struct bp_syms *s = c->s;
 	struct sym_proc *p = c->p;
@@ -1350,6 +1371,7 @@ struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts)
 		o.debug_root = opts->debug_root;
 	if (opts && opts->perfmap_dir)
 		o.perfmap_dir = opts->perfmap_dir;
+	o.dwarf_budget = opts && opts->dwarf_budget ? opts->dwarf_budget : BP_SYMS_DWARF_BUDGET;
 
 	s = calloc(1, sizeof(*s));
 	if (!s) {
@@ -1359,6 +1381,7 @@ struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts)
 	s->proc_root = strdup(o.proc_root);
 	s->kallsyms_path = strdup(o.kallsyms_path);
 	s->debug_root = strdup(o.debug_root);
+	s->dwarf_budget = o.dwarf_budget;
 	s->perfmap_dir = strdup(o.perfmap_dir);
 	if (!s->proc_root || !s->kallsyms_path || !s->debug_root || !s->perfmap_dir) {
 		bp_syms__free(s);

@@ -27,7 +27,15 @@ struct bp_syms_opts {
 	const char *debug_root;
 	/* where perf-PID.map JIT maps live, seen from the process (default "/tmp") */
 	const char *perfmap_dir;
+	/*
+	 * Bytes of DWARF (source lines, inlined functions) held at once, the
+	 * files' images as read (libdw's own structures add about a third);
+	 * files past it are named without lines. 0: BP_SYMS_DWARF_BUDGET.
+	 */
+	uint64_t dwarf_budget;
 };
+
+#define BP_SYMS_DWARF_BUDGET	(128ULL * 1024 * 1024)
 
 /*
  * One resolved frame. Strings are owned by the symbolizer and stay valid until
@@ -70,6 +78,8 @@ struct bp_syms_stats {
 	uint64_t perfmap_lines_skipped;	/* malformed, too long, or past the memory bound */
 	uint64_t maps_lines_skipped;	/* /proc/PID/maps lines malformed, too long,
 					 * or past the line bound */
+	uint64_t dwarf_bytes;		/* DWARF images held now */
+	uint64_t dwarf_over_budget;	/* files whose DWARF did not fit: no lines */
 };
 
 /* NULL and errno set on failure; opts may be NULL */
