@@ -462,7 +462,9 @@ static void test_python_short_lived(void **state)
 	assert_true(nr_interps > 0);
 	rec = h_spawn(ARGV((char *)h_bin(), "record", "-a", "-d", "3", "-o", (char *)json), &out);
 	assert_true(rec > 0);
-	h_sleep(1.0);
+	/* loading the programs takes longer on a busy machine: count from when it records */
+	assert_int_equal(h_wait_recording(rec, 60), 0);
+	h_sleep(0.5);
 	py = h_spawn(ARGV(interps[nr_interps - 1].path, (char *)fix, "0.4"), &pyout);
 	assert_true(py > 0);
 	assert_int_equal(h_wait(py, pyout, -1, 20, &fr), 0);
