@@ -802,3 +802,18 @@ void h_cpu_between(const struct h_psample *s, int n, double t0, double t1, doubl
 	*hi = s[b1].cpu - s[a0].cpu;
 	*lo = b0 >= 0 && a1 >= b0 ? s[a1].cpu - s[b0].cpu : 0;
 }
+
+bool h_io_rq_split(const char *who, const struct h_sched *k, double io, double rq)
+{
+	double room = k->runs * H_WAKEUP_S, blocked = k->wall - k->on - k->rq;
+	char what[64];
+	bool ok;
+
+	snprintf(what, sizeof(what), "%s IO + run queue", who);
+	ok = h_near_kernel(what, io + rq, blocked + k->rq + k->pre_rq, room, room);
+	snprintf(what, sizeof(what), "%s IO wait", who);
+	ok = h_near_kernel(what, io, blocked, blocked, room) && ok;
+	snprintf(what, sizeof(what), "%s run queue", who);
+	ok = h_near_kernel(what, rq, k->rq + k->pre_rq, 0, blocked + room) && ok;
+	return ok && io >= 0.5 * blocked;
+}

@@ -153,6 +153,17 @@ struct h_busy {
  */
 #define H_WAKEUP_S 10e-6
 
+/*
+ * A process that only waits for IO: its IO and run-queue time against the
+ * kernel's blocked time and run delay. Together they are the kernel's
+ * blocked and runnable time (within H_WAKEUP_S per run); IO is never more
+ * than blocked, the run queue never less than the run delay, and most of
+ * the wait is IO. The split between them moves: from the wakeup
+ * (sched_waking) to the enqueue is blocked to the kernel and the run queue
+ * to us, and a wakeup's IPI to a vCPU the host is not running takes a while.
+ */
+bool h_io_rq_split(const char *who, const struct h_sched *k, double io, double rq);
+
 /* busy time of a fixture that blocks only on `blocked` (NULL: only sleeps) */
 struct h_busy h_busy_of(const struct h_sched *k, const char *blocked);
 

@@ -131,25 +131,6 @@ static void print_unattributed(const struct bp_json *rep)
 }
 
 /* random 4 KiB O_DIRECT reads: every byte the fixture read, on its device and its process */
-/*
- * IO and run-queue time against the kernel's blocked time and run delay of
- * a process that only waits for IO: see test_odirect_reads
- */
-static void io_rq_split(const char *who, const struct h_sched *k, double io, double rq)
-{
-	double room = k->runs * H_WAKEUP_S, blocked = k->wall - k->on - k->rq;
-	char what[64];
-
-	snprintf(what, sizeof(what), "%s IO + run queue", who);
-	assert_true(h_near_kernel(what, io + rq, blocked + k->rq + k->pre_rq, room, room));
-	snprintf(what, sizeof(what), "%s IO wait", who);
-	assert_true(h_near_kernel(what, io, blocked, blocked, room));
-	snprintf(what, sizeof(what), "%s run queue", who);
-	assert_true(h_near_kernel(what, rq, k->rq + k->pre_rq, 0, blocked + room));
-	/* the delay is a part of each wait, not most of it: the wait is the disk's */
-	assert_true(io >= 0.5 * blocked);
-}
-
 static void test_odirect_reads(void **state)
 {
 	const char *data = h_path("odirect.data"), *json = h_path("odirect.json");
@@ -217,17 +198,9 @@ static void test_odirect_reads(void **state)
 	assert_true(bp_json_num(bp_json_get(io, "p50_ms")) > 0);
 	assert_true(bp_json_num(bp_json_get(io, "p99_ms")) >=
 		    bp_json_num(bp_json_get(io, "p50_ms")));
-	/*
-	 * It waited on the disk as long as the kernel says it was blocked, and
-	 * for a CPU after each read as long as the kernel's run delay: that is,
-	 * together they are the kernel's blocked and runnable time, IO never
-	 * more than blocked, the run queue never less than the run delay. The
-	 * split between them may move: a wakeup's IPI to another vCPU can take
-	 * a while, and from the wakeup (sched_waking) to the enqueue is IO to
-	 * the kernel's accounting and the run queue to ours.
-	 */
-	io_rq_split("odirect", &k, bp_json_num(bp_json_get(io, "wait_s")),
-		    bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue")));
+	/* it waited on the disk, then for a CPU after each read, as the kernel says */
+	assert_true(h_io_rq_split("odirect", &k, bp_json_num(bp_json_get(io, "wait_s")),
+		    bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue"))));
 	assert_true(bp_json_num(bp_json_get(io, "wait_s")) ==
 		    bp_json_num(bp_json_path(proc, "off_cpu_s.io")));
 
@@ -300,8 +273,8 @@ static void test_fsync_writes(void **state)
 		bp_json_num(bp_json_path(proc, "off_cpu_s.io")),
 		bp_json_num(bp_json_path(proc, "off_cpu_s.other")),
 		bp_json_num(bp_json_path(proc, "off_cpu_s.lock")));
-	io_rq_split("fsyncer", &k, bp_json_num(bp_json_get(io, "wait_s")),
-		    bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue")));
+	assert_true(h_io_rq_split("fsyncer", &k, bp_json_num(bp_json_get(io, "wait_s")),
+		    bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue"))));
 	bp_json_free(rep);
 }
 
