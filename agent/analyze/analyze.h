@@ -66,6 +66,18 @@ struct bp_proc_summary {
 	struct bp_hotspot *incl;	/* by total desc: where time goes inclusively */
 	uint32_t nr_incl;
 	struct bp_verdict *verdict;	/* NULL until bp_verdicts(); NULL for quiet processes */
+	/*
+	 * The user's own code (analyze/owned.h): the innermost frame of theirs
+	 * on most samples, and what it calls that is not theirs. Advice names
+	 * it; the hotspots above still charge self time to the leaf.
+	 */
+	bool have_own;
+	uint32_t own_frame;		/* a frame of that function (all its lines count) */
+	double own_frac;		/* of on-CPU samples: it is their innermost own frame */
+	double own_beneath;		/* of those: the leaf is code the user does not own */
+	double own_kernel;		/* of those: the leaf is in the kernel */
+	uint32_t own_callee;		/* a frame of the function it calls on most of those; valid if own_beneath */
+	double own_callee_frac;		/* of its samples, under that callee */
 };
 
 struct bp_pipelines;

@@ -77,6 +77,12 @@ double bp_amdahl(double w, double k)
 	return rest > 1e-9 ? 1 / rest : INFINITY;
 }
 
+/*
+ * At least this share of the user's function's time beneath it, in code it
+ * does not own: the lever is that code's use, not the function's own loop.
+ */
+#define OWN_BENEATH		0.5
+
 /* a verdict being decided: its lines at full size until it is packed */
 struct build {
 	struct bp_verdict v;
@@ -512,6 +518,42 @@ static void classify_idle(const struct bp_evidence *e, struct bp_verdict *v)
 	      "-o NAME.offcpu.folded) and at who should have woken it");
 }
 
+static bool has(const char *s, const char *what)
+{
+	return s && strstr(s, what);
+}
+
+/*
+ * What to do about time inside a building block, by what it is: it is
+ * already tuned, so the lever is always to use it less or better.
+ */
+static const char *callee_hint(const struct bp_evidence *e)
+{
+	const char *n = e->own_callee, *m = e->own_callee_module;
+
+	if (e->own_callee_kernel || e->own_kernel >= 0.5)
+		return "make fewer system calls and page faults: buffer and batch into fewer, "
+		       "larger calls, reuse memory instead of mapping fresh";
+	if (has(n, "memset") || has(n, "bzero"))
+		return "set fewer bytes or reuse the buffer";
+	if (has(n, "memcpy") || has(n, "memmove") || has(n, "mempcpy"))
+		return "copy fewer bytes: pass pointers or views, reuse the buffer";
+	if (has(n, "malloc") || has(n, "free") || has(n, "calloc") || has(n, "realloc") ||
+	    has(n, "_int_") || has(n, "_Znw") || has(n, "_Zdl") || has(n, "operator new") ||
+	    has(n, "operator delete"))
+		return "allocate less: reuse buffers, pool or arena-allocate the objects";
+	if (n && !strncmp(n, "str", 3))
+		return "scan fewer strings: keep their lengths, hash or intern them";
+	if (m && (!strncmp(m, "libm.", 5) || !strncmp(m, "libm-", 5) || has(m, "libmvec")))
+		return "compute it fewer times: hoist it out of the loop, tabulate it, or use a "
+		       "cheaper formula";
+	if (m && (has(m, "blas") || has(m, "lapack") || has(m, "libmkl")))
+		return "call it on bigger blocks: batch small products into large ones";
+	if (m && has(m, "libz"))
+		return "compress less: a faster level, or compress once and reuse the result";
+	return "call it less, or on more data per call";
+}
+
 static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 {
 	char s4[32], smax[32];
@@ -520,8 +562,16 @@ static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 		return;
 	speedup(s4, sizeof(s4), v->hot_4x);
 	speedup(smax, sizeof(smax), bp_amdahl(v->hot_wall, 0));
-	EVIDENCE("%s is %.0f%% of wall time: making it 4x faster gives at most %s, removing it %s",
-		 e->hot_name, pct(v->hot_wall), s4, smax);
+	if (e->hot_own && e->own_callee && e->own_beneath > 0)
+		EVIDENCE("%s spends %.0f%% of its time in %s (%s)%s", e->hot_name,
+			 pct(e->own_callee_frac), e->own_callee, e->own_callee_module,
+			 e->own_kernel >= 0.05 && !e->own_callee_kernel ?
+			 ", largely the kernel working for it" : "");
+	EVIDENCE("%s is %.0f%% of wall time%s: making it 4x faster gives at most %s, removing it %s",
+		 e->hot_name, pct(v->hot_wall), e->hot_own ? " with what it calls" : "", s4, smax);
+	if (e->hot_foreign && e->hot_module)
+		EVIDENCE("%s is in %s, code the program calls but does not own (--own %s "
+			 "if it does)", e->hot_name, e->hot_module, e->hot_module);
 	if (e->python && e->py_hot && e->py_native > 0 && e->py_native_name[0])
 		EVIDENCE("%.0f%% of its time is compiled code it calls, mostly %s",
 			 pct(e->py_native), e->py_native_name);
@@ -725,13 +775,25 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		python_levers(e, v);
 		return;
 	}
-	if (e->hot_name && e->hot_frac > 0)
-		LEVER("Tune the hot code first: a better algorithm or data structure in %s "
-		      "(4x faster there gives %.2fx overall)", e->hot_name, v->hot_4x);
-	else
-		LEVER("Tune the hot code first: a better algorithm or data structure");
-	LEVER("Then make the hot loop cheaper per element: vectorize it, or compile it "
-	      "(numpy/numba/Cython for Python; -O3 -march=native for C)");
+	if (e->hot_name && e->hot_frac > 0 && e->hot_own && e->own_callee &&
+	    e->own_beneath >= OWN_BENEATH) {
+		LEVER("Tune %s first: %.0f%% of its time is in %s (%s), an already-optimized "
+		      "building block: call it less, or on more data per call — %s (4x faster "
+		      "there gives %.2fx overall)", e->hot_name, pct(e->own_callee_frac),
+		      e->own_callee, e->own_callee_module, callee_hint(e), v->hot_4x);
+	} else if (e->hot_name && e->hot_frac > 0 && e->hot_foreign) {
+		LEVER("%s (%s) is an already-optimized building block: call it less, or on more "
+		      "data per call (4x less time in it gives %.2fx overall)", e->hot_name,
+		      e->hot_module ? e->hot_module : "a library", v->hot_4x);
+	} else {
+		if (e->hot_name && e->hot_frac > 0)
+			LEVER("Tune the hot code first: a better algorithm or data structure in %s "
+			      "(4x faster there gives %.2fx overall)", e->hot_name, v->hot_4x);
+		else
+			LEVER("Tune the hot code first: a better algorithm or data structure");
+		LEVER("Then make the hot loop cheaper per element: vectorize it, or compile it "
+		      "(numpy/numba/Cython for Python; -O3 -march=native for C)");
+	}
 	if (e->threads <= 1 && e->ncpus > 1)
 		LEVER("Then parallelize: it runs on one thread while %u CPUs exist; split the work "
 		      "across them for up to %ux", e->ncpus, e->ncpus);

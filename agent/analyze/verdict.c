@@ -8,6 +8,7 @@
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
 #include "analyze/groups.h"
+#include "analyze/owned.h"
 #include "analyze/python.h"
 #include "analyze/verdict.h"
 #include "model/waits.h"
@@ -196,6 +197,49 @@ static void wait_evidence(const struct bp_summary *s, const struct bp_proc_summa
 	}
 }
 
+/*
+ * Advice names code its reader can change: when the hottest leaf is a
+ * building block (libc, libm, the kernel), the user's innermost function
+ * above it on most samples takes its place in the Amdahl lines, and the
+ * building block becomes the reason. Self time stays with the leaf in the
+ * hotspot list; only the advice moves.
+ */
+static void own_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+			 struct bp_evidence *e, char *hot, size_t hot_len)
+{
+	const struct bp_frame *leaf, *callee;
+
+	if (!ps->nr_hot || !hot_len)
+		return;
+	leaf = &p->frames[ps->hot[0].frame];
+	if (bp_frame_owned(leaf))
+		return;
+	if (!ps->have_own) {
+		e->hot_foreign = true;
+		e->hot_module = leaf->module;
+		return;
+	}
+	/* a function, all its lines together: no line to name */
+	snprintf(hot, hot_len, "%s", p->frames[ps->own_frame].name);
+	e->hot_name = hot;
+	e->hot_frac = ps->own_frac;
+	e->hot_own = true;
+	e->own_beneath = ps->own_beneath;
+	e->own_kernel = ps->own_kernel;
+	if (ps->own_beneath > 0) {
+		callee = &p->frames[ps->own_callee];
+		if (callee->name)
+			e->own_callee = bp_short_name(callee->name, callee->module, e->own_callee_buf,
+						      sizeof(e->own_callee_buf));
+		else
+			e->own_callee = bp_frame_label(callee, false, e->own_callee_buf,
+						       sizeof(e->own_callee_buf));
+		e->own_callee_module = callee->module;
+		e->own_callee_kernel = callee->kernel;
+		e->own_callee_frac = ps->own_callee_frac;
+	}
+}
+
 /* CPU seconds the machine spent on anything but mine (busy samples, all CPUs) */
 static double others_cpu(const struct bp_profile *p, const struct bp_summary *s, double mine)
 {
@@ -250,6 +294,7 @@ static void python_evidence(const struct bp_profile *p, const struct bp_proc_sum
 	e->hot_name = hot;
 	e->hot_frac = h.frac;
 	e->py_hot = true;
+	e->hot_own = e->hot_foreign = false;
 	e->py_native = h.native;
 	if (h.native > 0) {
 		const struct bp_frame *f = &p->frames[h.native_frame];
@@ -301,6 +346,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, hot_len);
 		e->hot_name = hot;
 		e->hot_frac = ps->hot[0].self_frac;
+		own_evidence(p, ps, e, hot, hot_len);
 	}
 	python_evidence(p, ps, e, hot, hot_len);
 }
@@ -379,8 +425,10 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		if (top->nr_hot && hot_len && top->on_cpu_s > 0) {
 			bp_frame_label(&p->frames[top->hot[0].frame], false, hot, hot_len);
 			e->hot_name = hot;
+			e->hot_frac = top->hot[0].self_frac;
+			own_evidence(p, top, e, hot, hot_len);
 			/* its share of all the on-CPU time recorded */
-			e->hot_frac = top->hot[0].self_frac * top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
+			e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
 		}
 		/* the busiest process's Python, when it is one; the GIL waits of all */
 		if (top->proc->python) {
