@@ -69,6 +69,28 @@ static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, stru
 	return put_stack(st, idx, true);
 }
 
+/*
+ * The system call a kernel-mode sample serves, from the registers the
+ * thread saved on entry: one load per kernel sample, nothing per call.
+ */
+static __always_inline __u32 sample_sysnr(struct bpf_perf_event_data *ctx,
+					  struct task_struct *task)
+{
+	__u64 ip = ctx->regs.ip;
+	struct pt_regs *regs;
+	long nr;
+
+	barrier_var(ip);
+	if (!(ip >> 63))
+		return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(task);
+	if (!regs)
+		return 0;
+	nr = BPF_CORE_READ(regs, orig_ax);
+	/* an interrupt's ~vector is negative; beyond 1023 is no x86-64 system call */
+	return nr >= 0 && nr < 1024 ? (__u32)nr + 1 : 0;
+}
+
 SEC("perf_event")
 int bp_oncpu(struct bpf_perf_event_data *ctx)
 {
@@ -108,8 +130,10 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	 * under process churn is most execs. The kernel stack tells the story.
 	 */
 	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
-	if (!(task->flags & PF_KTHREAD) && !in_exec)
+	if (!(task->flags & PF_KTHREAD) && !in_exec) {
 		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task);
+		key.sysnr = sample_sysnr(ctx, task);
+	}
 	/* Python frames apart from the native walk: merged in userspace */
 	if (!(task->flags & PF_KTHREAD) && !in_exec)
 		key.pystack = py_store_stack(task, tgid, tid, idx);

@@ -512,6 +512,15 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 	for (i = 0; i < proc->nr_threads; i++) {
 		ps->rchar += proc->threads[i].rchar;
 		ps->wchar += proc->threads[i].wchar;
+		ps->syscr += proc->threads[i].syscr;
+		ps->syscw += proc->threads[i].syscw;
+	}
+	if (samples) {
+		uint64_t sys = proc->sys_other;
+
+		for (k = 0; k < BP_SYS_TOP; k++)
+			sys += proc->sys_samples[k];
+		ps->frac_syscall = (double)(sys < samples ? sys : samples) / samples;
 	}
 
 	ps->have_timeline = proc->have_timeline;

@@ -58,6 +58,8 @@ struct bp_proc_summary {
 	double net_work_s, net_idle_s;
 	double pipe_in_s, pipe_out_s;	/* pipe waits for input and for room for output */
 	uint64_t rchar, wchar;		/* bytes through read and write system calls */
+	uint64_t syscr, syscw;		/* read- and write-family system calls */
+	double frac_syscall;		/* on-CPU samples in the kernel serving a system call */
 	double gil_s;			/* thread-seconds waiting for a Python GIL (in off_s lock) */
 	struct bp_thread_summary *thr;	/* by on-CPU time desc */
 	uint32_t nr_thr;

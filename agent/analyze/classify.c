@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze/classify.h"
+#include "analyze/syscalls.h"
 
 /* see docs/classification.md for where each number comes from */
 const struct bp_thresholds bp_default_thresholds = {
@@ -39,6 +40,7 @@ const struct bp_thresholds bp_default_thresholds = {
 	.io_saturated_inflight = 4.0,
 	.throttled = 0.2,
 	.mem_pressure = 0.1,
+	.syscall = 0.5,
 };
 
 static const char *const class_names[BP_CLASS__MAX] = {
@@ -53,6 +55,7 @@ static const char *const class_names[BP_CLASS__MAX] = {
 	[BP_CLASS_PEER] = "blocked-on-peer",
 	[BP_CLASS_THROTTLED] = "cpu-throttled",
 	[BP_CLASS_GIL] = "gil-bound",
+	[BP_CLASS_SYSCALL] = "syscall-bound",
 };
 
 const char *bp_class_name(enum bp_class c)
@@ -802,6 +805,54 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		      v->parallelism, e->ncpus, e->threads);
 }
 
+/*
+ * Most of its CPU time is the kernel doing what it asked: the cost is per
+ * call, so the lever is fewer calls that each do more.
+ */
+static void classify_syscall(const struct bp_evidence *e, const struct bp_thresholds *t,
+			     struct bp_verdict *v, double on_cpu_wall)
+{
+	double sys_wall = e->frac_syscall * on_cpu_wall, secs = e->wall_s > 0 ? e->wall_s : 1;
+	char calls[160] = "", name[32], rb[32], wb[32], s4[32], smax[32];
+	uint64_t n = e->sys_reads + e->sys_writes;
+	size_t off = 0;
+	int i;
+
+	v->cls = BP_CLASS_SYSCALL;
+	v->conf = e->samples >= t->min_samples ? BP_CONF_HIGH : BP_CONF_MEDIUM;
+	for (i = 0; i < 3 && e->sys_top_frac[i] > 0 && off < sizeof(calls); i++)
+		off += snprintf(calls + off, sizeof(calls) - off, "%s%s %.0f%%", i ? ", " : ": ",
+				bp_syscall_label(e->sys_top[i], name, sizeof(name)),
+				pct(e->sys_top_frac[i]));
+	EVIDENCE("%.0f%% of its on-CPU time is the kernel serving its system calls%s",
+		 pct(e->frac_syscall), calls);
+	bytes(rb, sizeof(rb), e->sys_reads ? (double)e->sys_rbytes / e->sys_reads : 0);
+	bytes(wb, sizeof(wb), e->sys_writes ? (double)e->sys_wbytes / e->sys_writes : 0);
+	if (e->sys_valid)
+		EVIDENCE("%" PRIu64 " read and %" PRIu64 " write calls in %.2f s (%.0f per second), "
+			 "%s per read and %s per write", e->sys_reads, e->sys_writes, e->wall_s,
+			 n / secs, rb, wb);
+	hot_lines(e, v);
+	speedup(s4, sizeof(s4), bp_amdahl(sys_wall, 4));
+	speedup(smax, sizeof(smax), bp_amdahl(sys_wall, 0));
+	EVIDENCE("system calls are %.0f%% of wall time: making them 4x cheaper gives at most %s, "
+		 "none at all %s", pct(sys_wall), s4, smax);
+	if (e->sys_valid && n && (double)(e->sys_rbytes + e->sys_wbytes) / n < 64 * 1024)
+		LEVER("Make fewer, larger calls: it moves %s per read and %s per write. Buffer in "
+		      "user space (stdio, a 64 KiB or larger buffer, BufReader/BufWriter, "
+		      "io.BufferedReader) so each call carries a block, not a few bytes; the kernel "
+		      "share caps the gain at %s", rb, wb, smax);
+	else
+		LEVER("Make fewer system calls: buffer and batch so each call does more work; the "
+		      "kernel share caps the gain at %s", smax);
+	LEVER("Batch what cannot grow: readv/writev for scattered buffers, sendmmsg/recvmmsg "
+	      "for datagrams, io_uring to submit many calls at once");
+	LEVER("Cache what is asked again (file contents, stat results, the time) instead of "
+	      "asking the kernel each time");
+	if (e->hot_own && e->hot_name)
+		LEVER("Start in %s: it makes the calls", e->hot_name);
+}
+
 /* the biggest share other than the winner */
 static enum bp_class runner_up(const struct bp_verdict *v, enum bp_class winner)
 {
@@ -817,7 +868,8 @@ static enum bp_class runner_up(const struct bp_verdict *v, enum bp_class winner)
 	double bs = 0;
 	unsigned int i;
 
-	bool compute = winner == BP_CLASS_CPU || winner == BP_CLASS_MEMBW;
+	bool compute = winner == BP_CLASS_CPU || winner == BP_CLASS_MEMBW ||
+		       winner == BP_CLASS_SYSCALL;
 
 	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		if (s[i].c != winner && !(compute && (s[i].c == BP_CLASS_CPU || s[i].c == BP_CLASS_MEMBW)) &&
@@ -933,7 +985,14 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 			v->conf = drop(v->conf);
 	} else if (v->share_cpu + v->share_mem >= t->compute) {
 		timeline_evidence(e, v);
-		classify_compute(e, t, v);
+		/* page faults are memory's, whatever entered the kernel for them */
+		if (e->frac_syscall >= t->syscall && v->mem_judgement != BP_MEM_FAULTS) {
+			classify_syscall(e, t, v, on_cpu_wall);
+			if (near(e->frac_syscall, t->syscall, t))
+				v->conf = drop(v->conf);
+		} else {
+			classify_compute(e, t, v);
+		}
 		if (near(v->share_cpu + v->share_mem, t->compute, t))
 			v->conf = drop(v->conf);
 	} else {

@@ -25,6 +25,7 @@ enum bp_class {
 	BP_CLASS_PEER,		/* mostly waiting on a neighbour through a pipe */
 	BP_CLASS_THROTTLED,	/* waits out its cgroup's CPU quota */
 	BP_CLASS_GIL,		/* threads of one Python interpreter waiting for its GIL */
+	BP_CLASS_SYSCALL,	/* on-CPU mostly in the kernel, serving its system calls */
 	BP_CLASS__MAX,
 };
 
@@ -80,6 +81,7 @@ struct bp_thresholds {
 	double io_saturated_inflight;	/* ... with this many in flight: the device is the limit */
 	double throttled;		/* run-queue share spent throttled by a CPU quota: cpu-throttled */
 	double mem_pressure;		/* memory pressure share (some) that names the memory limit */
+	double syscall;			/* on-CPU share in the kernel serving system calls: syscall-bound */
 };
 
 extern const struct bp_thresholds bp_default_thresholds;

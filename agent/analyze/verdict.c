@@ -240,6 +240,42 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 	}
 }
 
+/*
+ * Its system calls: the calls most kernel samples served, from the saved
+ * registers at sample time, and the read and write calls and bytes the
+ * kernel's own task accounting counted (all of them, not sampled).
+ */
+static void sys_evidence(const struct bp_proc_summary *ps, struct bp_evidence *e)
+{
+	const struct bp_proc *proc = ps->proc;
+	int k, i, j;
+
+	e->frac_syscall = ps->frac_syscall;
+	e->sys_valid = ps->syscr || ps->syscw;
+	e->sys_reads = ps->syscr;
+	e->sys_writes = ps->syscw;
+	e->sys_rbytes = ps->rchar;
+	e->sys_wbytes = ps->wchar;
+	memset(e->sys_top, 0, sizeof(e->sys_top));
+	memset(e->sys_top_frac, 0, sizeof(e->sys_top_frac));
+	for (k = 0; ps->samples && k < BP_SYS_TOP; k++) {
+		double f = (double)proc->sys_samples[k] / ps->samples;
+
+		if (!proc->sys_nr[k] || f <= 0)
+			continue;
+		for (i = 0; i < 3 && e->sys_top_frac[i] >= f; i++)
+			;
+		if (i == 3)
+			continue;
+		for (j = 2; j > i; j--) {
+			e->sys_top[j] = e->sys_top[j - 1];
+			e->sys_top_frac[j] = e->sys_top_frac[j - 1];
+		}
+		e->sys_top[i] = proc->sys_nr[k] - 1;
+		e->sys_top_frac[i] = f;
+	}
+}
+
 /* CPU seconds the machine spent on anything but mine (busy samples, all CPUs) */
 static double others_cpu(const struct bp_profile *p, const struct bp_summary *s, double mine)
 {
@@ -336,6 +372,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->frac_io_path = ps->frac_io_path;
 	e->frac_fault = ps->frac_fault;
 	e->frac_kernel = ps->frac_kernel;
+	sys_evidence(ps, e);
 	mem_evidence(p, proc, e);
 	io_evidence(p, proc->pid, e);
 	wait_evidence(s, ps, e);
@@ -415,6 +452,15 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	io_evidence(p, 0, e);
 	if (top) {
 		mem_evidence(p, top->proc, e);
+		/* the busiest process's calls, their share of all the samples */
+		if (top->samples && e->samples) {
+			double f = (double)top->samples / e->samples;
+
+			sys_evidence(top, e);
+			e->frac_syscall *= f;
+			for (k = 0; k < 3; k++)
+				e->sys_top_frac[k] *= f;
+		}
 		/* the limits of the busiest process's cgroups stand for the recording's */
 		bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, top->proc), bp_proc_mem_cgroup(p, top->proc),
 				   bp_proc_psi_cgroup(p, top->proc), e);
