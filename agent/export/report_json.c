@@ -7,10 +7,47 @@
 #include "model/hist.h"
 #include "export/report_json.h"
 #include "analyze/pipeline.h"
+#include "analyze/syscalls.h"
 #include "model/waits.h"
 #include "util/json.h"
 
 /* every loss and note of the counter table (model/counters.h), zero or not */
+/*
+ * Its system calls: the on-CPU share the kernel spent serving them and the
+ * calls the samples were in; with context-switch tracing, the read and
+ * write calls the kernel counted.
+ */
+static void write_syscalls(struct bp_json_w *w, const struct bp_profile *p,
+			   const struct bp_proc_summary *ps)
+{
+	const struct bp_proc *proc = ps->proc;
+	char name[32];
+	int k;
+
+	bp_json_w_key(w, "syscalls");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_double(w, "on_cpu_share", ps->frac_syscall);
+	if (p->offcpu_enabled) {
+		bp_json_w_kv_uint64(w, "reads", ps->syscr);
+		bp_json_w_kv_uint64(w, "writes", ps->syscw);
+	}
+	bp_json_w_key(w, "calls");
+	bp_json_w_begin_array(w);
+	for (k = 0; k < BP_SYS_TOP; k++) {
+		if (!proc->sys_nr[k])
+			continue;
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "name",
+				    bp_syscall_label(proc->sys_nr[k] - 1, name, sizeof(name)));
+		bp_json_w_kv_uint64(w, "nr", proc->sys_nr[k] - 1);
+		bp_json_w_kv_uint64(w, "samples", proc->sys_samples[k]);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+	bp_json_w_kv_uint64(w, "other_samples", proc->sys_other);
+	bp_json_w_end_object(w);
+}
+
 static void write_stats(struct bp_json_w *w, const struct bp_profile *p)
 {
 	uint32_t i;
@@ -592,6 +629,7 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_uint64(w, "written", ps->wchar);
 		bp_json_w_end_object(w);
 	}
+	write_syscalls(w, p, ps);
 	bp_json_w_key(w, "verdict");
 	write_verdict(w, ps->verdict);
 	bp_json_w_key(w, "hotspots");
