@@ -13,6 +13,35 @@
 
 /* every loss and note of the counter table (model/counters.h), zero or not */
 /*
+ * The user's own code the advice names (analyze/owned.h): its innermost
+ * function on most samples, and what it calls that the user does not own.
+ */
+static void write_own_code(struct bp_json_w *w, const struct bp_profile *p,
+			   const struct bp_proc_summary *ps)
+{
+	const struct bp_frame *f;
+
+	if (!ps->have_own)
+		return;
+	f = &p->frames[ps->own_frame];
+	bp_json_w_key(w, "own_code");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_string(w, "function", f->name);
+	bp_json_w_kv_string(w, "module", f->module);
+	bp_json_w_kv_double(w, "share", ps->own_frac);
+	bp_json_w_kv_double(w, "beneath_share", ps->own_beneath);
+	bp_json_w_kv_double(w, "kernel_share", ps->own_kernel);
+	if (ps->own_beneath > 0) {
+		f = &p->frames[ps->own_callee];
+		if (f->name)
+			bp_json_w_kv_string(w, "callee", f->name);
+		bp_json_w_kv_string(w, "callee_module", f->module);
+		bp_json_w_kv_double(w, "callee_share", ps->own_callee_frac);
+	}
+	bp_json_w_end_object(w);
+}
+
+/*
  * Its system calls: the on-CPU share the kernel spent serving them and the
  * calls the samples were in; with context-switch tracing, the read and
  * write calls the kernel counted.
@@ -630,6 +659,7 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_end_object(w);
 	}
 	write_syscalls(w, p, ps);
+	write_own_code(w, p, ps);
 	bp_json_w_key(w, "verdict");
 	write_verdict(w, ps->verdict);
 	bp_json_w_key(w, "hotspots");
