@@ -72,24 +72,46 @@ bool bp_module_foreign(const char *module)
 	return false;
 }
 
+static bool own_given(const char *b)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr_own; i++)
+		if (names(b, own[i]))
+			return true;
+	return false;
+}
+
 bool bp_frame_owned(const struct bp_frame *f)
 {
 	const char *b;
-	unsigned int i;
 
-	if (f->kernel || !f->name || !f->module)
+	if (f->kernel || !f->module)
 		return false;
 	/* a Python function is the user's code whatever runs it */
 	if (f->python)
 		return true;
-	/* markers of the walk ([truncated]) and anonymous memory are nobody's to edit */
+	/*
+	 * Markers of the walk ([truncated]) and anonymous memory are nobody's
+	 * to edit; an unnamed address in a module of the user's (a stripped
+	 * binary) is still theirs.
+	 */
 	b = base(f->module);
-	if (b[0] == '[' || f->name[0] == '[')
+	if (b[0] == '[' || (f->name && f->name[0] == '['))
 		return false;
-	for (i = 0; i < nr_own; i++)
-		if (names(b, own[i]))
-			return true;
-	return !bp_module_foreign(b);
+	return own_given(b) || !bp_module_foreign(b);
+}
+
+bool bp_frame_foreign(const struct bp_frame *f)
+{
+	const char *b;
+
+	if (f->kernel)
+		return true;
+	if (!f->module || f->python)
+		return false;
+	b = base(f->module);
+	return !own_given(b) && bp_module_foreign(b);
 }
 
 /* the suffixes of the CPU-specific variants glibc selects with ifuncs */

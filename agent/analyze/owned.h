@@ -31,8 +31,11 @@ void bp_own_reset(void);
 /* a module the user does not build (by its file name), --own aside */
 bool bp_module_foreign(const char *module);
 
-/* the frame is code its user owns: named, not kernel, not a building block */
+/* the frame is code its user owns: not the kernel, not a building block, not a marker */
 bool bp_frame_owned(const struct bp_frame *f);
+
+/* the frame is a building block's: the kernel, or a module of the table not --own'd */
+bool bp_frame_foreign(const struct bp_frame *f);
 
 /*
  * The name a reader knows a building block by: a C runtime or libm variant

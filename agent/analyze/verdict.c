@@ -215,12 +215,16 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 	if (bp_frame_owned(leaf))
 		return;
 	if (!ps->have_own) {
-		e->hot_foreign = true;
+		/* an address nobody can name is no building block either */
+		e->hot_foreign = bp_frame_foreign(leaf);
 		e->hot_module = leaf->module;
 		return;
 	}
 	/* a function, all its lines together: no line to name */
-	snprintf(hot, hot_len, "%s", p->frames[ps->own_frame].name);
+	if (p->frames[ps->own_frame].name)
+		snprintf(hot, hot_len, "%s", p->frames[ps->own_frame].name);
+	else
+		bp_frame_label(&p->frames[ps->own_frame], false, hot, hot_len);
 	e->hot_name = hot;
 	e->hot_frac = ps->own_frac;
 	e->hot_own = true;

@@ -20,13 +20,15 @@ static void write_own_code(struct bp_json_w *w, const struct bp_profile *p,
 			   const struct bp_proc_summary *ps)
 {
 	const struct bp_frame *f;
+	char lbl[256];
 
 	if (!ps->have_own)
 		return;
 	f = &p->frames[ps->own_frame];
 	bp_json_w_key(w, "own_code");
 	bp_json_w_begin_object(w);
-	bp_json_w_kv_string(w, "function", f->name);
+	bp_json_w_kv_string(w, "function", f->name ? f->name : bp_frame_label(f, false, lbl,
+									      sizeof(lbl)));
 	bp_json_w_kv_string(w, "module", f->module);
 	bp_json_w_kv_double(w, "share", ps->own_frac);
 	bp_json_w_kv_double(w, "beneath_share", ps->own_beneath);

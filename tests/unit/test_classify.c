@@ -875,9 +875,20 @@ static void own__the_table_and_own(void **state)
 	f.module = "[kernel]";
 	f.kernel = true;
 	assert_false(bp_frame_owned(&f));
+	assert_true(bp_frame_foreign(&f));
 	f.kernel = false;
 	f.module = "[unknown]";
 	assert_false(bp_frame_owned(&f));
+	assert_false(bp_frame_foreign(&f));
+	/* an address of a stripped binary is still its owner's code, and no building block */
+	f.name = NULL;
+	f.module = "stress-ng";
+	assert_true(bp_frame_owned(&f));
+	assert_false(bp_frame_foreign(&f));
+	f.module = "libc.so.6";
+	assert_false(bp_frame_owned(&f));
+	assert_true(bp_frame_foreign(&f));
+	f.name = "main";
 	/* a Python function is its author's, whatever runs it */
 	f.module = "python3.11";
 	f.python = true;
@@ -887,6 +898,7 @@ static void own__the_table_and_own(void **state)
 	f.module = "libopenblas.so.0";
 	assert_int_equal(bp_own_add("libopenblas.so"), 0);
 	assert_true(bp_frame_owned(&f));
+	assert_false(bp_frame_foreign(&f));
 	f.module = "libopenblas64.so.0";
 	assert_false(bp_frame_owned(&f));
 	assert_int_equal(bp_own_add("a/b"), -EINVAL);
