@@ -40,13 +40,17 @@ const volatile __u8 period_is_ns;
 /*
  * The sampled thread's user stack: from the sample's registers when it was
  * taken in user mode, else (a sample in a syscall or an interrupt) from the
- * user registers the kernel saved when the thread entered it.
+ * user registers the kernel saved when the thread entered it. Those also
+ * say which system call a kernel-mode sample serves (*sysnr: orig_ax + 1,
+ * 0 for none): one load per kernel sample, nothing per call.
  */
 static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, struct bp_stack *st,
-					   __u32 idx, __u32 tgid, struct task_struct *task)
+					   __u32 idx, __u32 tgid, struct task_struct *task,
+					   __u32 *sysnr)
 {
 	__u64 ip = ctx->regs.ip, sp = ctx->regs.sp, bp = ctx->regs.bp;
 	struct pt_regs *regs;
+	long nr;
 
 	/*
 	 * Loaded here, each at its own offset: left to clang, a load may sink
@@ -64,32 +68,13 @@ static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, stru
 		ip = regs->ip;
 		sp = regs->sp;
 		bp = regs->bp;
+		nr = regs->orig_ax;
+		/* an interrupt's ~vector is negative; beyond 1023 is no x86-64 system call */
+		if (nr >= 0 && nr < 1024)
+			*sysnr = (__u32)nr + 1;
 	}
 	capture_ustack(ctx, st, tgid, ip, sp, bp);
 	return put_stack(st, idx, true);
-}
-
-/*
- * The system call a kernel-mode sample serves, from the registers the
- * thread saved on entry: one load per kernel sample, nothing per call.
- */
-static __always_inline __u32 sample_sysnr(struct bpf_perf_event_data *ctx,
-					  struct task_struct *task)
-{
-	__u64 ip = ctx->regs.ip;
-	struct pt_regs *regs;
-	long nr;
-
-	barrier_var(ip);
-	if (!(ip >> 63))
-		return 0;
-	regs = (struct pt_regs *)bpf_task_pt_regs(task);
-	if (!regs)
-		return 0;
-	/* a trusted pointer: a plain load, no probe-read helper call per sample */
-	nr = regs->orig_ax;
-	/* an interrupt's ~vector is negative; beyond 1023 is no x86-64 system call */
-	return nr >= 0 && nr < 1024 ? (__u32)nr + 1 : 0;
 }
 
 SEC("perf_event")
@@ -132,8 +117,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	 */
 	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
 	if (!(task->flags & PF_KTHREAD) && !in_exec) {
-		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task);
-		key.sysnr = sample_sysnr(ctx, task);
+		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task, &key.sysnr);
 	}
 	/* Python frames apart from the native walk: merged in userspace */
 	if (!(task->flags & PF_KTHREAD) && !in_exec)
