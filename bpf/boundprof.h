@@ -49,6 +49,14 @@ struct bp_oncpu_key {
 	__u64 kstack;		/* stack hash, 0: none */
 	__u64 ustack;
 	__u64 pystack;		/* Python frames (bpf/python.h), 0: none */
+	/*
+	 * A sample in the kernel on behalf of a user thread: the system call
+	 * number its saved registers hold (orig_ax), + 1; 0: a user-mode
+	 * sample or none. An exception's error code sits in the same slot,
+	 * so userspace keeps it only under a system-call kernel stack.
+	 */
+	__u32 sysnr;
+	__u32 pad;
 };
 
 struct bp_oncpu_val {
@@ -207,6 +215,7 @@ struct bp_thr_rec {
 	__u64 wake_hist[BP_HIST_SLOTS];	/* wakeup-to-run latency */
 	char comm[BP_COMM_LEN];
 	__u64 rchar, wchar;	/* bytes through read and write system calls (task io accounting) */
+	__u64 syscr, syscw;	/* read- and write-family system calls (task io accounting) */
 };
 
 struct bp_proc_rec {

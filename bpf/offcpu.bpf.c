@@ -975,8 +975,10 @@ static __always_inline void fill_thr_rec(struct bp_thr_rec *r, struct task_struc
 	if (bpf_core_field_exists(t->ioac.rchar)) {
 		r->rchar = BPF_CORE_READ(t, ioac.rchar);
 		r->wchar = BPF_CORE_READ(t, ioac.wchar);
+		r->syscr = BPF_CORE_READ(t, ioac.syscr);
+		r->syscw = BPF_CORE_READ(t, ioac.syscw);
 	} else {
-		r->rchar = r->wchar = 0;
+		r->rchar = r->wchar = r->syscr = r->syscw = 0;
 	}
 }
 

@@ -40,13 +40,17 @@ const volatile __u8 period_is_ns;
 /*
  * The sampled thread's user stack: from the sample's registers when it was
  * taken in user mode, else (a sample in a syscall or an interrupt) from the
- * user registers the kernel saved when the thread entered it.
+ * user registers the kernel saved when the thread entered it. Those also
+ * say which system call a kernel-mode sample serves (*sysnr: orig_ax + 1,
+ * 0 for none): one load per kernel sample, nothing per call.
  */
 static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, struct bp_stack *st,
-					   __u32 idx, __u32 tgid, struct task_struct *task)
+					   __u32 idx, __u32 tgid, struct task_struct *task,
+					   __u32 *sysnr)
 {
 	__u64 ip = ctx->regs.ip, sp = ctx->regs.sp, bp = ctx->regs.bp;
 	struct pt_regs *regs;
+	long nr;
 
 	/*
 	 * Loaded here, each at its own offset: left to clang, a load may sink
@@ -64,6 +68,10 @@ static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, stru
 		ip = regs->ip;
 		sp = regs->sp;
 		bp = regs->bp;
+		nr = regs->orig_ax;
+		/* an interrupt's ~vector is negative; beyond 1023 is no x86-64 system call */
+		if (nr >= 0 && nr < 1024)
+			*sysnr = (__u32)nr + 1;
 	}
 	capture_ustack(ctx, st, tgid, ip, sp, bp);
 	return put_stack(st, idx, true);
@@ -108,8 +116,9 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	 * under process churn is most execs. The kernel stack tells the story.
 	 */
 	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
-	if (!(task->flags & PF_KTHREAD) && !in_exec)
-		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task);
+	if (!(task->flags & PF_KTHREAD) && !in_exec) {
+		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task, &key.sysnr);
+	}
 	/* Python frames apart from the native walk: merged in userspace */
 	if (!(task->flags & PF_KTHREAD) && !in_exec)
 		key.pystack = py_store_stack(task, tgid, tid, idx);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/groups.h"
+#include "analyze/owned.h"
 #include "cli.h"
 #include "collect/loader.h"
 #include "collect/unwind.h"
@@ -223,5 +224,19 @@ int cli_opt_cgroup(const char *opt, const char *arg, struct bp_cg_target *t)
 		cli_error("invalid cgroup %s '%s': %s", opt, arg, why);
 		return -EINVAL;
 	}
+	return 0;
+}
+
+int cli_opt_own(const char *opt, const char *arg)
+{
+	int err = bp_own_add(arg);
+
+	if (err == -ENOSPC) {
+		cli_error("too many %s: at most %d modules", opt, BP_OWN_MAX);
+		return -EINVAL;
+	}
+	if (err)
+		return bad_value("module", opt, arg,
+				 "a module's file name as the report shows it (libfoo.so.1), no '/'");
 	return 0;
 }

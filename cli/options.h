@@ -64,4 +64,10 @@ int cli_opt_group_by(const char *opt, const char *arg, enum bp_group_by *by);
  */
 int cli_opt_cgroup(const char *opt, const char *arg, struct bp_cg_target *t);
 
+/*
+ * --own MODULE: a module whose code the user owns, though the table of
+ * building blocks (analyze/owned.h) lists it: a file name, no '/'
+ */
+int cli_opt_own(const char *opt, const char *arg);
+
 #endif /* BP_CLI_OPTIONS_H */

@@ -81,7 +81,7 @@ static void usage(FILE *f)
 		"usage: boundprof record [-a | -p PID[,PID...] | -G CGROUP] [-d SECONDS] [-F HZ]\n"
 		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [--no-offcpu]\n"
 		"                        [--unwind-mem SIZE] [--native] [--no-python] [-v] [-r N]\n"
-		"                        [-- COMMAND [ARG...]]\n"
+		"                        [--own MODULE]... [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p, -G or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
@@ -106,6 +106,8 @@ static void usage(FILE *f)
 		"                     frames in place of the interpreter frames that ran them\n"
 		"                     (default: Python frames and the native code they call)\n"
 		"      --no-python    no Python frames: the native stacks alone\n"
+		"      --own MODULE   advice may name code in MODULE (libfoo.so.1), a library\n"
+		"                     it would otherwise treat as a building block; may repeat\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -130,6 +132,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "no-python", no_argument, NULL, 'P' },
+		{ "own", required_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -190,6 +193,10 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'n':
 			o->native = true;
+			break;
+		case 'O':
+			if (cli_opt_own("--own", optarg))
+				return -EINVAL;
 			break;
 		case 'P':
 			o->no_python = true;

@@ -85,7 +85,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof report FILE.pb.gz [-o FILE]... [-g user|cgroup|unit] [--json]\n"
-		"                        [--native] [-v]\n"
+		"                        [--native] [--own MODULE]... [-v]\n"
 		"\n"
 		"Re-render a profile saved with `boundprof record -o FILE.pb.gz`.\n"
 		"  -o, --output FILE  write it again; the format follows the extension:\n"
@@ -94,6 +94,7 @@ static void usage(FILE *f)
 		"      --json         print the JSON report instead of the human report\n"
 		"      --native       Python processes: every native frame, with the Python\n"
 		"                     frames in place of the interpreter frames that ran them\n"
+		"      --own MODULE   advice may name code in MODULE, as for record; may repeat\n"
 		"  -v, --verbose      more detail on stderr\n",
 		output_extensions());
 }
@@ -105,6 +106,7 @@ int cmd_report(int argc, char **argv)
 		{ "json", no_argument, NULL, 'J' },
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "native", no_argument, NULL, 'n' },
+		{ "own", required_argument, NULL, 'O' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -132,6 +134,10 @@ int cmd_report(int argc, char **argv)
 			break;
 		case 'n':
 			native = true;
+			break;
+		case 'O':
+			if (cli_opt_own("--own", optarg))
+				return EXIT_USAGE;
 			break;
 		case 'v':
 			cli_env.verbose++;

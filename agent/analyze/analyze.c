@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/owned.h"
 #include "analyze/pipeline.h"
 
 static const char *const tstate_names[BP_TS__MAX] = {
@@ -172,7 +173,132 @@ struct acc {
 	uint32_t nr_touched;
 	uint32_t stamp;
 	uint64_t *thr_ns;	/* sampled on-CPU ns per thread summary */
+	uint8_t *owned;		/* per frame: bp_frame_owned() */
+	uint64_t *own, *callee;	/* per function: samples as the innermost own frame, as its callee */
+	uint32_t *func;		/* per frame: the first frame of its function (all its lines) */
 };
+
+static int cmp_func(const void *a, const void *b, void *ctx)
+{
+	const struct bp_frame *f = ctx;
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	uintptr_t nx = (uintptr_t)f[x].name, ny = (uintptr_t)f[y].name;
+	uintptr_t mx = (uintptr_t)f[x].module, my = (uintptr_t)f[y].module;
+
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	if (mx != my)
+		return mx < my ? -1 : 1;
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * Frames are lines of functions; advice is about functions. Names and
+ * modules are interned, so one function's frames share both pointers.
+ */
+static int func_ids(const struct bp_profile *p, uint32_t *func)
+{
+	uint32_t *ord = malloc((p->nr_frames + 1) * sizeof(*ord)), i;
+
+	if (!ord)
+		return -ENOMEM;
+	for (i = 0; i < p->nr_frames; i++)
+		ord[i] = i;
+	qsort_r(ord, p->nr_frames, sizeof(*ord), cmp_func, p->frames);
+	for (i = 0; i < p->nr_frames; i++) {
+		const struct bp_frame *f = &p->frames[ord[i]];
+		const struct bp_frame *prev = i ? &p->frames[ord[i - 1]] : NULL;
+
+		func[ord[i]] = prev && f->name && prev->name == f->name &&
+					       prev->module == f->module ? func[ord[i - 1]] : ord[i];
+	}
+	free(ord);
+	return 0;
+}
+
+/* the index of the innermost own frame at or above leaf, or -1 */
+static int innermost_owned(const struct bp_profile *p, const struct acc *a, const uint32_t *fr,
+			   uint32_t leaf)
+{
+	uint32_t j;
+
+	for (j = leaf; j-- > 0;)
+		if (!p->frames[fr[j]].inlined && a->owned[fr[j]])
+			return (int)j;
+	return -1;
+}
+
+/* the innermost frame of a stack, inlined frames charged to where they were inlined */
+static uint32_t leaf_of(const struct bp_profile *p, const uint32_t *fr, uint32_t nr)
+{
+	uint32_t leaf = nr;
+
+	while (leaf > 1 && p->frames[fr[leaf - 1]].inlined)
+		leaf--;
+	return leaf;
+}
+
+/*
+ * The user's own code the samples are under: the innermost own frame most
+ * samples have, and what it calls that is not the user's (the reason its
+ * time goes where it goes). Touched lists every frame of the samples.
+ */
+static void own_code(const struct bp_profile *p, const uint32_t *idx, uint32_t n, uint64_t samples,
+		     struct acc *a, struct bp_proc_summary *ps)
+{
+	uint64_t best = 0, mine = 0, beneath = 0, kern = 0, top_callee = 0;
+	uint32_t i, top = 0, callee = 0, nr;
+
+	for (i = 0; i < a->nr_touched; i++) {
+		uint32_t f = a->func[a->touched[i]];
+
+		if (a->own[f] > best) {
+			best = a->own[f];
+			top = f;
+		}
+	}
+	for (i = 0; best && i < n; i++) {
+		const struct bp_sample *s = &p->samples[idx[i]];
+		const uint32_t *fr;
+		uint32_t leaf, j;
+		int o;
+
+		if (s->kind != BP_KIND_ONCPU || !s->count)
+			continue;
+		fr = bp_profile__stack_frames(p, s->stack, &nr);
+		leaf = leaf_of(p, fr, nr);
+		o = innermost_owned(p, a, fr, leaf);
+		if (o < 0 || a->func[fr[o]] != top)
+			continue;
+		mine += s->count;
+		if ((uint32_t)o + 1 >= leaf)
+			continue;
+		beneath += s->count;
+		if (p->frames[fr[nr - 1]].kernel)
+			kern += s->count;
+		for (j = o + 1; j < leaf && p->frames[fr[j]].inlined; j++)
+			;
+		a->callee[a->func[fr[j]]] += s->count;
+	}
+	for (i = 0; i < a->nr_touched; i++) {
+		uint32_t f = a->func[a->touched[i]];
+
+		if (a->callee[f] > top_callee) {
+			top_callee = a->callee[f];
+			callee = f;
+		}
+		a->own[f] = a->callee[f] = 0;
+	}
+	if (!mine || !samples)
+		return;
+	ps->have_own = true;
+	ps->own_frame = top;
+	ps->own_frac = (double)mine / samples;
+	ps->own_beneath = (double)beneath / mine;
+	ps->own_kernel = (double)kern / mine;
+	ps->own_callee = callee;
+	ps->own_callee_frac = (double)top_callee / mine;
+}
 
 static uint64_t clip_wall(const struct bp_profile *p, uint64_t start, uint64_t end)
 {
@@ -291,9 +417,7 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 		 * inlined into one (an iterator's next) is charged to the line
 		 * of the function it was inlined into, where the call is.
 		 */
-		leaf = nr;
-		while (leaf > 1 && p->frames[fr[leaf - 1]].inlined)
-			leaf--;
+		leaf = leaf_of(p, fr, nr);
 		for (j = 0; j < nr; j++) {
 			uint32_t f = fr[j];
 
@@ -306,8 +430,13 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 				a->total[f] += s->count;
 			}
 		}
-		if (nr)
+		if (nr) {
+			int o = innermost_owned(p, a, fr, leaf);
+
 			a->self[fr[leaf - 1]] += s->count;
+			if (o >= 0)
+				a->own[a->func[fr[o]]] += s->count;
+		}
 		/* the innermost kernel frame with a role says what the CPU did */
 		if (nr && p->frames[fr[nr - 1]].kernel) {
 			uint8_t cat = CAT_NONE;
@@ -383,6 +512,15 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 	for (i = 0; i < proc->nr_threads; i++) {
 		ps->rchar += proc->threads[i].rchar;
 		ps->wchar += proc->threads[i].wchar;
+		ps->syscr += proc->threads[i].syscr;
+		ps->syscw += proc->threads[i].syscw;
+	}
+	if (samples) {
+		uint64_t sys = proc->sys_other;
+
+		for (k = 0; k < BP_SYS_TOP; k++)
+			sys += proc->sys_samples[k];
+		ps->frac_syscall = (double)(sys < samples ? sys : samples) / samples;
 	}
 
 	ps->have_timeline = proc->have_timeline;
@@ -392,6 +530,7 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 
 	ps->active = samples > 0 ||
 		     activity(ps) - ps->on_cpu_s >= 0.01 * ((p->end_ns - p->start_ns) / 1e9);
+	own_code(p, idx, n, samples, a, ps);
 	err = hotspots(p, a, samples, max_hot, ps);
 	return err;
 }
@@ -431,12 +570,19 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 	a.touched = calloc(p->nr_frames + 1, sizeof(*a.touched));
 	a.thr_ns = calloc(max_thr, sizeof(*a.thr_ns));
 	a.cat = calloc(p->nr_frames + 1, sizeof(*a.cat));
+	a.owned = calloc(p->nr_frames + 1, sizeof(*a.owned));
+	a.own = calloc(p->nr_frames + 1, sizeof(*a.own));
+	a.callee = calloc(p->nr_frames + 1, sizeof(*a.callee));
+	a.func = calloc(p->nr_frames + 1, sizeof(*a.func));
 	out->procs = calloc(p->nr_procs + 1, sizeof(*out->procs));
 	if (!idx || !done || !a.self || !a.total || !a.mark || !a.touched || !a.thr_ns ||
-	    !a.cat || !out->procs)
+	    !a.cat || !a.owned || !a.own || !a.callee || !a.func ||
+	    !out->procs || func_ids(p, a.func))
 		goto out;
-	for (i = 0; i < p->nr_frames; i++)
+	for (i = 0; i < p->nr_frames; i++) {
 		a.cat[i] = frame_category(&p->frames[i]);
+		a.owned[i] = bp_frame_owned(&p->frames[i]);
+	}
 	for (i = 0; i < p->nr_samples; i++)
 		idx[i] = i;
 	if (p->nr_samples)
@@ -488,6 +634,10 @@ out:
 	free(a.touched);
 	free(a.thr_ns);
 	free(a.cat);
+	free(a.owned);
+	free(a.own);
+	free(a.callee);
+	free(a.func);
 	if (err)
 		bp_summary_free(out);
 	return err;

@@ -58,6 +58,8 @@ struct bp_proc_summary {
 	double net_work_s, net_idle_s;
 	double pipe_in_s, pipe_out_s;	/* pipe waits for input and for room for output */
 	uint64_t rchar, wchar;		/* bytes through read and write system calls */
+	uint64_t syscr, syscw;		/* read- and write-family system calls */
+	double frac_syscall;		/* on-CPU samples in the kernel serving a system call */
 	double gil_s;			/* thread-seconds waiting for a Python GIL (in off_s lock) */
 	struct bp_thread_summary *thr;	/* by on-CPU time desc */
 	uint32_t nr_thr;
@@ -66,6 +68,18 @@ struct bp_proc_summary {
 	struct bp_hotspot *incl;	/* by total desc: where time goes inclusively */
 	uint32_t nr_incl;
 	struct bp_verdict *verdict;	/* NULL until bp_verdicts(); NULL for quiet processes */
+	/*
+	 * The user's own code (analyze/owned.h): the innermost frame of theirs
+	 * on most samples, and what it calls that is not theirs. Advice names
+	 * it; the hotspots above still charge self time to the leaf.
+	 */
+	bool have_own;
+	uint32_t own_frame;		/* a frame of that function (all its lines count) */
+	double own_frac;		/* of on-CPU samples: it is their innermost own frame */
+	double own_beneath;		/* of those: the leaf is code the user does not own */
+	double own_kernel;		/* of those: the leaf is in the kernel */
+	uint32_t own_callee;		/* a frame of the function it calls on most of those; valid if own_beneath */
+	double own_callee_frac;		/* of its samples, under that callee */
 };
 
 struct bp_pipelines;

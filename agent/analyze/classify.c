@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "analyze/classify.h"
+#include "analyze/syscalls.h"
 
 /* see docs/classification.md for where each number comes from */
 const struct bp_thresholds bp_default_thresholds = {
@@ -39,6 +40,7 @@ const struct bp_thresholds bp_default_thresholds = {
 	.io_saturated_inflight = 4.0,
 	.throttled = 0.2,
 	.mem_pressure = 0.1,
+	.syscall = 0.5,
 };
 
 static const char *const class_names[BP_CLASS__MAX] = {
@@ -53,6 +55,7 @@ static const char *const class_names[BP_CLASS__MAX] = {
 	[BP_CLASS_PEER] = "blocked-on-peer",
 	[BP_CLASS_THROTTLED] = "cpu-throttled",
 	[BP_CLASS_GIL] = "gil-bound",
+	[BP_CLASS_SYSCALL] = "syscall-bound",
 };
 
 const char *bp_class_name(enum bp_class c)
@@ -76,6 +79,12 @@ double bp_amdahl(double w, double k)
 	rest = 1 - w + (k > 0 ? w / k : 0);
 	return rest > 1e-9 ? 1 / rest : INFINITY;
 }
+
+/*
+ * At least this share of the user's function's time beneath it, in code it
+ * does not own: the lever is that code's use, not the function's own loop.
+ */
+#define OWN_BENEATH		0.5
 
 /* a verdict being decided: its lines at full size until it is packed */
 struct build {
@@ -512,6 +521,42 @@ static void classify_idle(const struct bp_evidence *e, struct bp_verdict *v)
 	      "-o NAME.offcpu.folded) and at who should have woken it");
 }
 
+static bool has(const char *s, const char *what)
+{
+	return s && strstr(s, what);
+}
+
+/*
+ * What to do about time inside a building block, by what it is: it is
+ * already tuned, so the lever is always to use it less or better.
+ */
+static const char *callee_hint(const struct bp_evidence *e)
+{
+	const char *n = e->own_callee, *m = e->own_callee_module;
+
+	if (e->own_callee_kernel || e->own_kernel >= 0.5)
+		return "make fewer system calls and page faults: buffer and batch into fewer, "
+		       "larger calls, reuse memory instead of mapping fresh";
+	if (has(n, "memset") || has(n, "bzero"))
+		return "set fewer bytes or reuse the buffer";
+	if (has(n, "memcpy") || has(n, "memmove") || has(n, "mempcpy"))
+		return "copy fewer bytes: pass pointers or views, reuse the buffer";
+	if (has(n, "malloc") || has(n, "free") || has(n, "calloc") || has(n, "realloc") ||
+	    has(n, "_int_") || has(n, "_Znw") || has(n, "_Zdl") || has(n, "operator new") ||
+	    has(n, "operator delete"))
+		return "allocate less: reuse buffers, pool or arena-allocate the objects";
+	if (n && !strncmp(n, "str", 3))
+		return "scan fewer strings: keep their lengths, hash or intern them";
+	if (m && (!strncmp(m, "libm.", 5) || !strncmp(m, "libm-", 5) || has(m, "libmvec")))
+		return "compute it fewer times: hoist it out of the loop, tabulate it, or use a "
+		       "cheaper formula";
+	if (m && (has(m, "blas") || has(m, "lapack") || has(m, "libmkl")))
+		return "call it on bigger blocks: batch small products into large ones";
+	if (m && has(m, "libz"))
+		return "compress less: a faster level, or compress once and reuse the result";
+	return "call it less, or on more data per call";
+}
+
 static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 {
 	char s4[32], smax[32];
@@ -520,8 +565,16 @@ static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 		return;
 	speedup(s4, sizeof(s4), v->hot_4x);
 	speedup(smax, sizeof(smax), bp_amdahl(v->hot_wall, 0));
-	EVIDENCE("%s is %.0f%% of wall time: making it 4x faster gives at most %s, removing it %s",
-		 e->hot_name, pct(v->hot_wall), s4, smax);
+	if (e->hot_own && e->own_callee && e->own_beneath > 0)
+		EVIDENCE("%s spends %.0f%% of its time in %s (%s)%s", e->hot_name,
+			 pct(e->own_callee_frac), e->own_callee, e->own_callee_module,
+			 e->own_kernel >= 0.05 && !e->own_callee_kernel ?
+			 ", largely the kernel working for it" : "");
+	EVIDENCE("%s is %.0f%% of wall time%s: making it 4x faster gives at most %s, removing it %s",
+		 e->hot_name, pct(v->hot_wall), e->hot_own ? " with what it calls" : "", s4, smax);
+	if (e->hot_foreign && e->hot_module)
+		EVIDENCE("%s is in %s, code the program calls but does not own (--own %s "
+			 "if it does)", e->hot_name, e->hot_module, e->hot_module);
 	if (e->python && e->py_hot && e->py_native > 0 && e->py_native_name[0])
 		EVIDENCE("%.0f%% of its time is compiled code it calls, mostly %s",
 			 pct(e->py_native), e->py_native_name);
@@ -725,19 +778,79 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		python_levers(e, v);
 		return;
 	}
-	if (e->hot_name && e->hot_frac > 0)
-		LEVER("Tune the hot code first: a better algorithm or data structure in %s "
-		      "(4x faster there gives %.2fx overall)", e->hot_name, v->hot_4x);
-	else
-		LEVER("Tune the hot code first: a better algorithm or data structure");
-	LEVER("Then make the hot loop cheaper per element: vectorize it, or compile it "
-	      "(numpy/numba/Cython for Python; -O3 -march=native for C)");
+	if (e->hot_name && e->hot_frac > 0 && e->hot_own && e->own_callee &&
+	    e->own_beneath >= OWN_BENEATH) {
+		LEVER("Tune %s first: %.0f%% of its time is in %s (%s), an already-optimized "
+		      "building block: call it less, or on more data per call — %s (4x faster "
+		      "there gives %.2fx overall)", e->hot_name, pct(e->own_callee_frac),
+		      e->own_callee, e->own_callee_module, callee_hint(e), v->hot_4x);
+	} else if (e->hot_name && e->hot_frac > 0 && e->hot_foreign) {
+		LEVER("%s (%s) is an already-optimized building block: call it less, or on more "
+		      "data per call (4x less time in it gives %.2fx overall)", e->hot_name,
+		      e->hot_module ? e->hot_module : "a library", v->hot_4x);
+	} else {
+		if (e->hot_name && e->hot_frac > 0)
+			LEVER("Tune the hot code first: a better algorithm or data structure in %s "
+			      "(4x faster there gives %.2fx overall)", e->hot_name, v->hot_4x);
+		else
+			LEVER("Tune the hot code first: a better algorithm or data structure");
+		LEVER("Then make the hot loop cheaper per element: vectorize it, or compile it "
+		      "(numpy/numba/Cython for Python; -O3 -march=native for C)");
+	}
 	if (e->threads <= 1 && e->ncpus > 1)
 		LEVER("Then parallelize: it runs on one thread while %u CPUs exist; split the work "
 		      "across them for up to %ux", e->ncpus, e->ncpus);
 	else
 		LEVER("Then parallelize further: it used %.2f of %u CPUs with %u threads",
 		      v->parallelism, e->ncpus, e->threads);
+}
+
+/*
+ * Most of its CPU time is the kernel doing what it asked: the cost is per
+ * call, so the lever is fewer calls that each do more.
+ */
+static void classify_syscall(const struct bp_evidence *e, const struct bp_thresholds *t,
+			     struct bp_verdict *v, double on_cpu_wall)
+{
+	double sys_wall = e->frac_syscall * on_cpu_wall, secs = e->wall_s > 0 ? e->wall_s : 1;
+	char calls[160] = "", name[32], rb[32], wb[32], s4[32], smax[32];
+	uint64_t n = e->sys_reads + e->sys_writes;
+	size_t off = 0;
+	int i;
+
+	v->cls = BP_CLASS_SYSCALL;
+	v->conf = e->samples >= t->min_samples ? BP_CONF_HIGH : BP_CONF_MEDIUM;
+	for (i = 0; i < 3 && e->sys_top_frac[i] > 0 && off < sizeof(calls); i++)
+		off += snprintf(calls + off, sizeof(calls) - off, "%s%s %.0f%%", i ? ", " : ": ",
+				bp_syscall_label(e->sys_top[i], name, sizeof(name)),
+				pct(e->sys_top_frac[i]));
+	EVIDENCE("%.0f%% of its on-CPU time is the kernel serving its system calls%s",
+		 pct(e->frac_syscall), calls);
+	bytes(rb, sizeof(rb), e->sys_reads ? (double)e->sys_rbytes / e->sys_reads : 0);
+	bytes(wb, sizeof(wb), e->sys_writes ? (double)e->sys_wbytes / e->sys_writes : 0);
+	if (e->sys_valid)
+		EVIDENCE("%" PRIu64 " read and %" PRIu64 " write calls in %.2f s (%.0f per second), "
+			 "%s per read and %s per write", e->sys_reads, e->sys_writes, e->wall_s,
+			 n / secs, rb, wb);
+	hot_lines(e, v);
+	speedup(s4, sizeof(s4), bp_amdahl(sys_wall, 4));
+	speedup(smax, sizeof(smax), bp_amdahl(sys_wall, 0));
+	EVIDENCE("system calls are %.0f%% of wall time: making them 4x cheaper gives at most %s, "
+		 "none at all %s", pct(sys_wall), s4, smax);
+	if (e->sys_valid && n && (double)(e->sys_rbytes + e->sys_wbytes) / n < 64 * 1024)
+		LEVER("Make fewer, larger calls: it moves %s per read and %s per write. Buffer in "
+		      "user space (stdio, a 64 KiB or larger buffer, BufReader/BufWriter, "
+		      "io.BufferedReader) so each call carries a block, not a few bytes; the kernel "
+		      "share caps the gain at %s", rb, wb, smax);
+	else
+		LEVER("Make fewer system calls: buffer and batch so each call does more work; the "
+		      "kernel share caps the gain at %s", smax);
+	LEVER("Batch what cannot grow: readv/writev for scattered buffers, sendmmsg/recvmmsg "
+	      "for datagrams, io_uring to submit many calls at once");
+	LEVER("Cache what is asked again (file contents, stat results, the time) instead of "
+	      "asking the kernel each time");
+	if (e->hot_own && e->hot_name)
+		LEVER("Start in %s: it makes the calls", e->hot_name);
 }
 
 /* the biggest share other than the winner */
@@ -755,7 +868,8 @@ static enum bp_class runner_up(const struct bp_verdict *v, enum bp_class winner)
 	double bs = 0;
 	unsigned int i;
 
-	bool compute = winner == BP_CLASS_CPU || winner == BP_CLASS_MEMBW;
+	bool compute = winner == BP_CLASS_CPU || winner == BP_CLASS_MEMBW ||
+		       winner == BP_CLASS_SYSCALL;
 
 	for (i = 0; i < sizeof(s) / sizeof(s[0]); i++)
 		if (s[i].c != winner && !(compute && (s[i].c == BP_CLASS_CPU || s[i].c == BP_CLASS_MEMBW)) &&
@@ -871,7 +985,14 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 			v->conf = drop(v->conf);
 	} else if (v->share_cpu + v->share_mem >= t->compute) {
 		timeline_evidence(e, v);
-		classify_compute(e, t, v);
+		/* page faults are memory's, whatever entered the kernel for them */
+		if (e->frac_syscall >= t->syscall && v->mem_judgement != BP_MEM_FAULTS) {
+			classify_syscall(e, t, v, on_cpu_wall);
+			if (near(e->frac_syscall, t->syscall, t))
+				v->conf = drop(v->conf);
+		} else {
+			classify_compute(e, t, v);
+		}
 		if (near(v->share_cpu + v->share_mem, t->compute, t))
 			v->conf = drop(v->conf);
 	} else {

@@ -25,6 +25,7 @@ enum bp_class {
 	BP_CLASS_PEER,		/* mostly waiting on a neighbour through a pipe */
 	BP_CLASS_THROTTLED,	/* waits out its cgroup's CPU quota */
 	BP_CLASS_GIL,		/* threads of one Python interpreter waiting for its GIL */
+	BP_CLASS_SYSCALL,	/* on-CPU mostly in the kernel, serving its system calls */
 	BP_CLASS__MAX,
 };
 
@@ -80,6 +81,7 @@ struct bp_thresholds {
 	double io_saturated_inflight;	/* ... with this many in flight: the device is the limit */
 	double throttled;		/* run-queue share spent throttled by a CPU quota: cpu-throttled */
 	double mem_pressure;		/* memory pressure share (some) that names the memory limit */
+	double syscall;			/* on-CPU share in the kernel serving system calls: syscall-bound */
 };
 
 extern const struct bp_thresholds bp_default_thresholds;
@@ -183,6 +185,30 @@ struct bp_evidence {
 	bool py_hot;			/* hot_name is the innermost Python frame (function and line) */
 	double py_native;		/* the share of its time inside compiled code below it */
 	char py_native_name[192];	/* that code's hottest function (module), "" if none */
+	/*
+	 * Whose code the hot spot is (analyze/owned.h). hot_own: hot_name is
+	 * the user's innermost function on most samples, not the hottest leaf,
+	 * and hot_frac its share; the code beneath it that is not the user's
+	 * is the reason. hot_foreign: hot_name is such code itself (a library,
+	 * the kernel) and no caller of the user's was found.
+	 */
+	bool hot_own;
+	bool hot_foreign;
+	const char *hot_module;		/* hot_foreign: where hot_name is */
+	double own_beneath;		/* share of hot_name's time in code the user does not own */
+	double own_kernel;		/* ... of its time in the kernel */
+	double own_callee_frac;		/* ... under own_callee */
+	const char *own_callee;		/* what it calls most: "memset" ... */
+	const char *own_callee_module;	/* ... and where: "libc.so.6", "[kernel]" */
+	bool own_callee_kernel;
+	char own_callee_buf[128];	/* what own_callee points to, when set from a profile */
+	/* the system calls it makes (syscall-bound) */
+	bool sys_valid;			/* syscr/syscw were counted for it */
+	uint64_t sys_reads, sys_writes;	/* read- and write-family calls in the window */
+	uint64_t sys_rbytes, sys_wbytes;	/* bytes through them */
+	double frac_syscall;		/* on-CPU samples in the kernel inside a system call */
+	uint32_t sys_top[3];		/* the calls most samples were in (x86-64 numbers) */
+	double sys_top_frac[3];		/* their share of the on-CPU samples; 0: none */
 };
 
 #define BP_VERDICT_LINES	10

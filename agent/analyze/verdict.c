@@ -8,6 +8,7 @@
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
 #include "analyze/groups.h"
+#include "analyze/owned.h"
 #include "analyze/python.h"
 #include "analyze/verdict.h"
 #include "model/waits.h"
@@ -196,6 +197,89 @@ static void wait_evidence(const struct bp_summary *s, const struct bp_proc_summa
 	}
 }
 
+/*
+ * Advice names code its reader can change: when the hottest leaf is a
+ * building block (libc, libm, the kernel), the user's innermost function
+ * above it on most samples takes its place in the Amdahl lines, and the
+ * building block becomes the reason. Self time stays with the leaf in the
+ * hotspot list; only the advice moves.
+ */
+static void own_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+			 struct bp_evidence *e, char *hot, size_t hot_len)
+{
+	const struct bp_frame *leaf, *callee;
+
+	if (!ps->nr_hot || !hot_len)
+		return;
+	leaf = &p->frames[ps->hot[0].frame];
+	if (bp_frame_owned(leaf))
+		return;
+	if (!ps->have_own) {
+		/* an address nobody can name is no building block either */
+		e->hot_foreign = bp_frame_foreign(leaf);
+		e->hot_module = leaf->module;
+		return;
+	}
+	/* a function, all its lines together: no line to name */
+	if (p->frames[ps->own_frame].name)
+		snprintf(hot, hot_len, "%s", p->frames[ps->own_frame].name);
+	else
+		bp_frame_label(&p->frames[ps->own_frame], false, hot, hot_len);
+	e->hot_name = hot;
+	e->hot_frac = ps->own_frac;
+	e->hot_own = true;
+	e->own_beneath = ps->own_beneath;
+	e->own_kernel = ps->own_kernel;
+	if (ps->own_beneath > 0) {
+		callee = &p->frames[ps->own_callee];
+		if (callee->name)
+			e->own_callee = bp_short_name(callee->name, callee->module, e->own_callee_buf,
+						      sizeof(e->own_callee_buf));
+		else
+			e->own_callee = bp_frame_label(callee, false, e->own_callee_buf,
+						       sizeof(e->own_callee_buf));
+		e->own_callee_module = callee->module;
+		e->own_callee_kernel = callee->kernel;
+		e->own_callee_frac = ps->own_callee_frac;
+	}
+}
+
+/*
+ * Its system calls: the calls most kernel samples served, from the saved
+ * registers at sample time, and the read and write calls and bytes the
+ * kernel's own task accounting counted (all of them, not sampled).
+ */
+static void sys_evidence(const struct bp_proc_summary *ps, struct bp_evidence *e)
+{
+	const struct bp_proc *proc = ps->proc;
+	int k, i, j;
+
+	e->frac_syscall = ps->frac_syscall;
+	e->sys_valid = ps->syscr || ps->syscw;
+	e->sys_reads = ps->syscr;
+	e->sys_writes = ps->syscw;
+	e->sys_rbytes = ps->rchar;
+	e->sys_wbytes = ps->wchar;
+	memset(e->sys_top, 0, sizeof(e->sys_top));
+	memset(e->sys_top_frac, 0, sizeof(e->sys_top_frac));
+	for (k = 0; ps->samples && k < BP_SYS_TOP; k++) {
+		double f = (double)proc->sys_samples[k] / ps->samples;
+
+		if (!proc->sys_nr[k] || f <= 0)
+			continue;
+		for (i = 0; i < 3 && e->sys_top_frac[i] >= f; i++)
+			;
+		if (i == 3)
+			continue;
+		for (j = 2; j > i; j--) {
+			e->sys_top[j] = e->sys_top[j - 1];
+			e->sys_top_frac[j] = e->sys_top_frac[j - 1];
+		}
+		e->sys_top[i] = proc->sys_nr[k] - 1;
+		e->sys_top_frac[i] = f;
+	}
+}
+
 /* CPU seconds the machine spent on anything but mine (busy samples, all CPUs) */
 static double others_cpu(const struct bp_profile *p, const struct bp_summary *s, double mine)
 {
@@ -250,6 +334,7 @@ static void python_evidence(const struct bp_profile *p, const struct bp_proc_sum
 	e->hot_name = hot;
 	e->hot_frac = h.frac;
 	e->py_hot = true;
+	e->hot_own = e->hot_foreign = false;
 	e->py_native = h.native;
 	if (h.native > 0) {
 		const struct bp_frame *f = &p->frames[h.native_frame];
@@ -291,6 +376,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->frac_io_path = ps->frac_io_path;
 	e->frac_fault = ps->frac_fault;
 	e->frac_kernel = ps->frac_kernel;
+	sys_evidence(ps, e);
 	mem_evidence(p, proc, e);
 	io_evidence(p, proc->pid, e);
 	wait_evidence(s, ps, e);
@@ -301,6 +387,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, hot_len);
 		e->hot_name = hot;
 		e->hot_frac = ps->hot[0].self_frac;
+		own_evidence(p, ps, e, hot, hot_len);
 	}
 	python_evidence(p, ps, e, hot, hot_len);
 }
@@ -369,6 +456,15 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	io_evidence(p, 0, e);
 	if (top) {
 		mem_evidence(p, top->proc, e);
+		/* the busiest process's calls, their share of all the samples */
+		if (top->samples && e->samples) {
+			double f = (double)top->samples / e->samples;
+
+			sys_evidence(top, e);
+			e->frac_syscall *= f;
+			for (k = 0; k < 3; k++)
+				e->sys_top_frac[k] *= f;
+		}
 		/* the limits of the busiest process's cgroups stand for the recording's */
 		bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, top->proc), bp_proc_mem_cgroup(p, top->proc),
 				   bp_proc_psi_cgroup(p, top->proc), e);
@@ -379,8 +475,10 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		if (top->nr_hot && hot_len && top->on_cpu_s > 0) {
 			bp_frame_label(&p->frames[top->hot[0].frame], false, hot, hot_len);
 			e->hot_name = hot;
+			e->hot_frac = top->hot[0].self_frac;
+			own_evidence(p, top, e, hot, hot_len);
 			/* its share of all the on-CPU time recorded */
-			e->hot_frac = top->hot[0].self_frac * top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
+			e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
 		}
 		/* the busiest process's Python, when it is one; the GIL waits of all */
 		if (top->proc->python) {

@@ -55,7 +55,7 @@ struct base {
 	uint32_t id;		/* tid, or tgid for a process; 0: dropped */
 	uint32_t kind;		/* BP_REC_THREAD or BP_REC_PROC */
 	uint64_t oncpu_ns, switches, wakeups, wake_lat_ns;
-	uint64_t rchar, wchar;
+	uint64_t rchar, wchar, syscr, syscw;
 	uint64_t hist[BP_HIST_SLOTS];	/* wakeup latency; for a process: timeline ns */
 };
 
@@ -506,6 +506,30 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 	return bp_profile__stack(c->prof, c->frames, n);
 }
 
+/*
+ * The kernel entered through the system-call path: an exception (a page
+ * fault) leaves its error code where a system call's number would be.
+ */
+static bool syscall_stack(const struct bp_profile *p, uint32_t stack)
+{
+	const uint32_t *fr;
+	uint32_t nr, i;
+
+	fr = bp_profile__stack_frames(p, stack, &nr);
+	for (i = 0; i < nr; i++) {
+		const struct bp_frame *f = &p->frames[fr[i]];
+
+		if (!f->kernel || !f->name)
+			continue;
+		if (!strcmp(f->name, "do_syscall_64") || !strncmp(f->name, "entry_SYSCALL", 13) ||
+		    !strcmp(f->name, "x64_sys_call"))
+			return true;
+		if (strstr(f->name, "exc_") || strstr(f->name, "irq") || strstr(f->name, "_fault"))
+			return false;
+	}
+	return false;
+}
+
 static int oncpu_row(void *ctx, const void *key, const void *val)
 {
 	struct bp_collect *c = ctx;
@@ -529,6 +553,8 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	id = build_stack(c, k->tgid, k->kstack, k->ustack, k->pystack);
 	if (id < 0)
 		return id;
+	if (k->sysnr && syscall_stack(c->prof, (uint32_t)id))
+		bp_proc__add_sys(proc, k->sysnr - 1, v->samples);
 	if (c->py && !proc->python) {
 		bool nogil = false;
 		const char *ver = bp_python__version(c->py, k->tgid, &nogil);
@@ -745,6 +771,8 @@ static void on_record(void *ctx, const void *rec, size_t len)
 			t->wake_hist[i] += since(r->wake_hist[i], &b->hist[i]);
 		t->rchar += since(r->rchar, &b->rchar);
 		t->wchar += since(r->wchar, &b->wchar);
+		t->syscr += since(r->syscr, &b->syscr);
+		t->syscw += since(r->syscw, &b->syscw);
 		if (r->end_ns)
 			base_drop(&c->base, b);
 		c->st.thread_records++;

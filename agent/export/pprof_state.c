@@ -106,6 +106,8 @@ static void write_thread(struct bp_json_w *j, struct bp_buf *x, const struct bp_
 	kv_u64s(j, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
 	bp_json_w_kv_uint64(j, "rchar", t->rchar);
 	bp_json_w_kv_uint64(j, "wchar", t->wchar);
+	bp_json_w_kv_uint64(j, "syscr", t->syscr);
+	bp_json_w_kv_uint64(j, "syscw", t->syscw);
 	if (t->gil_ns)
 		bp_json_w_kv_uint64(j, "gil_ns", t->gil_ns);
 	bp_json_w_end_object(j);
@@ -148,6 +150,9 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	bp_json_w_kv_uint64(j, "last_drain_samples", pr->last_drain_samples);
 	kv_u64s(j, "net_side_ns", pr->net_side_ns, BP_SIDE__MAX);
 	kv_u64s(j, "pipe_dir_ns", pr->pipe_dir_ns, BP_DIR__MAX);
+	kv_u64s(j, "sys_nr", pr->sys_nr, BP_SYS_TOP);
+	kv_u64s(j, "sys_samples", pr->sys_samples, BP_SYS_TOP);
+	bp_json_w_kv_uint64(j, "sys_other", pr->sys_other);
 	bp_json_w_kv_bool(j, "traffic_valid", pr->traffic_valid);
 	bp_json_w_kv_bool(j, "traffic_floor", pr->traffic_floor);
 	kv_double(j, "traffic_per_s", pr->traffic_per_s);
@@ -926,6 +931,8 @@ static int read_thread(struct st *s, struct bp_proc *proc, const struct bp_json 
 	st_u64s(s, o, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
 	t->rchar = st_u64(s, o, "rchar");
 	t->wchar = st_u64(s, o, "wchar");
+	t->syscr = st_u64(s, o, "syscr");
+	t->syscw = st_u64(s, o, "syscw");
 	t->gil_ns = st_u64(s, o, "gil_ns");
 	return 0;
 }
@@ -968,6 +975,9 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->last_drain_samples = st_u64(s, o, "last_drain_samples");
 	st_u64s(s, o, "net_side_ns", pr->net_side_ns, BP_SIDE__MAX);
 	st_u64s(s, o, "pipe_dir_ns", pr->pipe_dir_ns, BP_DIR__MAX);
+	st_u64s(s, o, "sys_nr", pr->sys_nr, BP_SYS_TOP);
+	st_u64s(s, o, "sys_samples", pr->sys_samples, BP_SYS_TOP);
+	pr->sys_other = st_u64(s, o, "sys_other");
 	pr->traffic_valid = st_bool(s, o, "traffic_valid");
 	pr->traffic_floor = st_bool(s, o, "traffic_floor");
 	pr->traffic_per_s = st_double(s, o, "traffic_per_s", 0);

@@ -7,10 +7,78 @@
 #include "model/hist.h"
 #include "export/report_json.h"
 #include "analyze/pipeline.h"
+#include "analyze/syscalls.h"
 #include "model/waits.h"
 #include "util/json.h"
 
 /* every loss and note of the counter table (model/counters.h), zero or not */
+/*
+ * The user's own code the advice names (analyze/owned.h): its innermost
+ * function on most samples, and what it calls that the user does not own.
+ */
+static void write_own_code(struct bp_json_w *w, const struct bp_profile *p,
+			   const struct bp_proc_summary *ps)
+{
+	const struct bp_frame *f;
+	char lbl[256];
+
+	if (!ps->have_own)
+		return;
+	f = &p->frames[ps->own_frame];
+	bp_json_w_key(w, "own_code");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_string(w, "function", f->name ? f->name : bp_frame_label(f, false, lbl,
+									      sizeof(lbl)));
+	bp_json_w_kv_string(w, "module", f->module);
+	bp_json_w_kv_double(w, "share", ps->own_frac);
+	bp_json_w_kv_double(w, "beneath_share", ps->own_beneath);
+	bp_json_w_kv_double(w, "kernel_share", ps->own_kernel);
+	if (ps->own_beneath > 0) {
+		f = &p->frames[ps->own_callee];
+		if (f->name)
+			bp_json_w_kv_string(w, "callee", f->name);
+		bp_json_w_kv_string(w, "callee_module", f->module);
+		bp_json_w_kv_double(w, "callee_share", ps->own_callee_frac);
+	}
+	bp_json_w_end_object(w);
+}
+
+/*
+ * Its system calls: the on-CPU share the kernel spent serving them and the
+ * calls the samples were in; with context-switch tracing, the read and
+ * write calls the kernel counted.
+ */
+static void write_syscalls(struct bp_json_w *w, const struct bp_profile *p,
+			   const struct bp_proc_summary *ps)
+{
+	const struct bp_proc *proc = ps->proc;
+	char name[32];
+	int k;
+
+	bp_json_w_key(w, "syscalls");
+	bp_json_w_begin_object(w);
+	bp_json_w_kv_double(w, "on_cpu_share", ps->frac_syscall);
+	if (p->offcpu_enabled) {
+		bp_json_w_kv_uint64(w, "reads", ps->syscr);
+		bp_json_w_kv_uint64(w, "writes", ps->syscw);
+	}
+	bp_json_w_key(w, "calls");
+	bp_json_w_begin_array(w);
+	for (k = 0; k < BP_SYS_TOP; k++) {
+		if (!proc->sys_nr[k])
+			continue;
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "name",
+				    bp_syscall_label(proc->sys_nr[k] - 1, name, sizeof(name)));
+		bp_json_w_kv_uint64(w, "nr", proc->sys_nr[k] - 1);
+		bp_json_w_kv_uint64(w, "samples", proc->sys_samples[k]);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+	bp_json_w_kv_uint64(w, "other_samples", proc->sys_other);
+	bp_json_w_end_object(w);
+}
+
 static void write_stats(struct bp_json_w *w, const struct bp_profile *p)
 {
 	uint32_t i;
@@ -592,6 +660,8 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_uint64(w, "written", ps->wchar);
 		bp_json_w_end_object(w);
 	}
+	write_syscalls(w, p, ps);
+	write_own_code(w, p, ps);
 	bp_json_w_key(w, "verdict");
 	write_verdict(w, ps->verdict);
 	bp_json_w_key(w, "hotspots");

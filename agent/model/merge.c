@@ -78,6 +78,8 @@ static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
 		t->wake_hist[i] += st->wake_hist[i];
 	t->rchar += st->rchar;
 	t->wchar += st->wchar;
+	t->syscr += st->syscr;
+	t->syscw += st->syscw;
 	return 0;
 }
 
@@ -208,6 +210,10 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 		dp->net_side_ns[k] += sp->net_side_ns[k];
 	for (k = 0; k < BP_DIR__MAX; k++)
 		dp->pipe_dir_ns[k] += sp->pipe_dir_ns[k];
+	for (k = 0; k < BP_SYS_TOP; k++)
+		if (sp->sys_nr[k])
+			bp_proc__add_sys(dp, sp->sys_nr[k] - 1, sp->sys_samples[k]);
+	dp->sys_other += sp->sys_other;
 	if (sp->traffic_valid) {
 		dp->traffic_valid = true;
 		dp->traffic_floor = sp->traffic_floor;

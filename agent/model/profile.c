@@ -365,6 +365,20 @@ static int thread_index(struct bp_proc *proc)
 	return 0;
 }
 
+void bp_proc__add_sys(struct bp_proc *proc, uint64_t nr, uint64_t n)
+{
+	int k;
+
+	for (k = 0; k < BP_SYS_TOP; k++) {
+		if (proc->sys_nr[k] == nr + 1 || !proc->sys_nr[k]) {
+			proc->sys_nr[k] = nr + 1;
+			proc->sys_samples[k] += n;
+			return;
+		}
+	}
+	proc->sys_other += n;
+}
+
 struct bp_thread *bp_proc__thread(struct bp_proc *proc, uint32_t tid, const char *comm)
 {
 	uint64_t h = bp_hash_u64(tid);

@@ -60,6 +60,9 @@ struct bp_sample {
 	uint64_t ns;
 };
 
+/* system calls kept apart per process; more are counted together */
+#define BP_SYS_TOP	16
+
 struct bp_thread {
 	uint32_t tid;
 	char comm[BP_COMM_LEN];
@@ -75,6 +78,7 @@ struct bp_thread {
 	uint64_t wake_lat_max;
 	uint64_t wake_hist[BP_HIST_SLOTS];
 	uint64_t rchar, wchar;		/* bytes through read and write system calls */
+	uint64_t syscr, syscw;		/* read- and write-family system calls */
 	uint64_t gil_ns;		/* of its lock waits, those for a Python GIL */
 };
 
@@ -133,7 +137,18 @@ struct bp_proc {
 	const char *cg_cpu;		/* interned: the cgroup carrying the cpu controller */
 	const char *cg_memory;		/* ... and the memory controller; NULL unknown */
 	uint8_t cg_cpu_tree, cg_memory_tree;	/* enum bp_cgroup_tree of those */
+	/*
+	 * On-CPU samples in the kernel serving a system call, by call: the
+	 * BP_SYS_TOP calls first seen, the rest in sys_other. sys_nr holds
+	 * the x86-64 number + 1: 0 is an empty slot.
+	 */
+	uint64_t sys_nr[BP_SYS_TOP];
+	uint64_t sys_samples[BP_SYS_TOP];
+	uint64_t sys_other;
 };
+
+/* add n syscall samples of call nr to proc */
+void bp_proc__add_sys(struct bp_proc *proc, uint64_t nr, uint64_t n);
 
 /* the trees a cgroup path is in; the values of proc/cgroup.h's enum bp_cg_tree */
 enum bp_cgroup_tree {

@@ -28,7 +28,8 @@ const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable
 	'--disable-sync'];
 const MATCH_FILL = 'rgb(230,0,230)';
 const CLASS_RE = new RegExp('(cpu-bound|memory-bandwidth-bound|io-bound|lock-bound|' +
-			    'cpu-starved|cpu-throttled|idle|mixed|blocked-on-peer|unknown)');
+			    'cpu-starved|cpu-throttled|gil-bound|syscall-bound|idle|mixed|' +
+			    'blocked-on-peer|unknown)');
 
 let failures = 0;
 

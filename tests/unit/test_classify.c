@@ -3,6 +3,7 @@
  * The verdict's decision table on synthetic evidence: one case per class
  * and per confidence rule, plus the Amdahl arithmetic.
  */
+#include <errno.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -15,6 +16,8 @@
 #include <cmocka.h>
 
 #include "analyze/classify.h"
+#include "analyze/owned.h"
+#include "analyze/syscalls.h"
 
 #define MIB (1024ULL * 1024)
 
@@ -101,6 +104,8 @@ static void names__match_the_contract(void **state)
 	assert_string_equal(bp_mem_judgement_name(BP_MEM_UNMEASURED), "unmeasured");
 	assert_string_equal(bp_class_name(BP_CLASS_THROTTLED), "cpu-throttled");
 	assert_string_equal(bp_confidence_name(BP_CONF_HIGH), "high");
+	assert_string_equal(bp_class_name(BP_CLASS_GIL), "gil-bound");
+	assert_string_equal(bp_class_name(BP_CLASS_SYSCALL), "syscall-bound");
 }
 
 static void amdahl__arithmetic(void **state)
@@ -751,6 +756,259 @@ static void thresholds__one_table_drives_the_decision(void **state)
 	assert_int_equal(v.cls, BP_CLASS_IO);
 }
 
+/* a loop of the user's that spends 97% of its time in libc's memset */
+static struct bp_evidence memset_loop(void)
+{
+	struct bp_evidence e = busy_cpu(5);
+
+	e.mem_valid = true;
+	e.rss = 8 * MIB;
+	e.hot_name = "main";
+	e.hot_frac = 0.98;
+	e.hot_own = true;
+	e.own_beneath = 0.97;
+	e.own_callee = "memset";
+	e.own_callee_module = "libc.so.6";
+	e.own_callee_frac = 0.97;
+	return e;
+}
+
+static void own__names_the_caller_with_the_library_as_reason(void **state)
+{
+	struct bp_evidence e = memset_loop();
+	struct bp_verdict v;
+
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_true(has_line(&v, false, "main spends 97% of its time in memset (libc.so.6)"));
+	assert_true(has_line(&v, false, "main is 98% of wall time with what it calls"));
+	assert_true(has_line(&v, true, "Tune main first: 97% of its time is in memset (libc.so.6), "
+				      "an already-optimized building block: call it less, or on "
+				      "more data per call"));
+	assert_true(has_line(&v, true, "set fewer bytes or reuse the buffer"));
+	assert_false(has_line(&v, true, "vectorize"));
+	assert_near(v.hot_4x, bp_amdahl(0.98, 4), 1e-9);
+}
+
+static void own__hints_follow_the_building_block(void **state)
+{
+	static const struct {
+		const char *callee, *module;
+		bool kernel;
+		const char *hint;
+	} cases[] = {
+		{ "memcpy", "libc.so.6", false, "copy fewer bytes" },
+		{ "malloc", "libc.so.6", false, "allocate less" },
+		{ "pow", "libm.so.6", false, "compute it fewer times" },
+		{ "cblas_dgemm", "libopenblas.so.0", false, "bigger blocks" },
+		{ "deflate", "libz.so.1", false, "compress less" },
+		{ "do_syscall_64", "[kernel]", true, "make fewer system calls" },
+		{ "frobnicate", "libthing.so", false, "call it less, or on more data per call" },
+	};
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		struct bp_evidence e = memset_loop();
+		struct bp_verdict v;
+
+		e.own_callee = cases[i].callee;
+		e.own_callee_module = cases[i].module;
+		e.own_callee_kernel = cases[i].kernel;
+		decide(&e, NULL, &v);
+		if (!has_line(&v, true, cases[i].hint)) {
+			dump(&v);
+			fail_msg("%s: no lever says '%s'", cases[i].callee, cases[i].hint);
+		}
+		assert_false(has_line(&v, true, "vectorize"));
+	}
+}
+
+static void own__its_own_loop_keeps_the_compute_levers(void **state)
+{
+	struct bp_evidence e = memset_loop();
+	struct bp_verdict v;
+
+	/* most of main's time is its own: the loop itself is the hot code */
+	e.own_beneath = 0.2;
+	e.own_callee_frac = 0.2;
+	decide(&e, NULL, &v);
+	assert_true(has_line(&v, true, "a better algorithm or data structure in main"));
+	assert_true(has_line(&v, true, "vectorize"));
+}
+
+static void own__library_without_a_caller_is_a_building_block(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.hot_name = "__memset_avx2_unaligned_erms";
+	e.hot_frac = 0.9;
+	e.hot_foreign = true;
+	e.hot_module = "libc.so.6";
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_true(has_line(&v, true, "__memset_avx2_unaligned_erms (libc.so.6) is an "
+				      "already-optimized building block: call it less, or on more "
+				      "data per call"));
+	assert_true(has_line(&v, false, "code the program calls but does not own"));
+	assert_false(has_line(&v, true, "vectorize"));
+}
+
+static void own__the_table_and_own(void **state)
+{
+	struct bp_frame f = { .name = "main", .module = "app" };
+	char buf[64];
+
+	assert_true(bp_frame_owned(&f));
+	f.module = "libc.so.6";
+	assert_false(bp_frame_owned(&f));
+	f.module = "/usr/lib/x86_64-linux-gnu/libm.so.6";
+	assert_false(bp_frame_owned(&f));
+	f.module = "libopenblas.so.0";
+	assert_false(bp_frame_owned(&f));
+	f.module = "python3.11";
+	assert_false(bp_frame_owned(&f));
+	f.module = "libpython3.12.so.1.0";
+	assert_false(bp_frame_owned(&f));
+	f.module = "[kernel]";
+	f.kernel = true;
+	assert_false(bp_frame_owned(&f));
+	assert_true(bp_frame_foreign(&f));
+	f.kernel = false;
+	f.module = "[unknown]";
+	assert_false(bp_frame_owned(&f));
+	assert_false(bp_frame_foreign(&f));
+	/* an address of a stripped binary is still its owner's code, and no building block */
+	f.name = NULL;
+	f.module = "stress-ng";
+	assert_true(bp_frame_owned(&f));
+	assert_false(bp_frame_foreign(&f));
+	f.module = "libc.so.6";
+	assert_false(bp_frame_owned(&f));
+	assert_true(bp_frame_foreign(&f));
+	f.name = "main";
+	/* a Python function is its author's, whatever runs it */
+	f.module = "python3.11";
+	f.python = true;
+	assert_true(bp_frame_owned(&f));
+	f.python = false;
+	/* --own moves a library off the list: by name, and a versioned name */
+	f.module = "libopenblas.so.0";
+	assert_int_equal(bp_own_add("libopenblas.so"), 0);
+	assert_true(bp_frame_owned(&f));
+	assert_false(bp_frame_foreign(&f));
+	f.module = "libopenblas64.so.0";
+	assert_false(bp_frame_owned(&f));
+	assert_int_equal(bp_own_add("a/b"), -EINVAL);
+	assert_int_equal(bp_own_add(""), -EINVAL);
+	bp_own_reset();
+	f.module = "libopenblas.so.0";
+	assert_false(bp_frame_owned(&f));
+	/* the names readers know the building blocks by */
+	assert_string_equal(bp_short_name("__memset_avx512_unaligned_erms", "libc.so.6", buf,
+					  sizeof(buf)), "memset");
+	assert_string_equal(bp_short_name("__ieee754_pow_fma", "libm.so.6", buf, sizeof(buf)),
+			    "pow");
+	assert_string_equal(bp_short_name("__log1p_fma", "libm.so.6", buf, sizeof(buf)), "log1p");
+	assert_string_equal(bp_short_name("__libc_start_main", "libc.so.6", buf, sizeof(buf)),
+			    "__libc_start_main");
+	assert_string_equal(bp_short_name("_avx_thing", "app", buf, sizeof(buf)), "_avx_thing");
+}
+
+/* dd bs=1: most of its CPU time is the kernel serving one-byte reads and writes */
+static struct bp_evidence one_byte_calls(void)
+{
+	struct bp_evidence e = busy_cpu(2);
+
+	e.samples = 400;
+	e.frac_kernel = 0.8;
+	e.frac_syscall = 0.8;
+	e.sys_valid = true;
+	e.sys_reads = 4000000;
+	e.sys_writes = 4000000;
+	e.sys_rbytes = 4000000;
+	e.sys_wbytes = 4000000;
+	e.sys_top[0] = 0;
+	e.sys_top_frac[0] = 0.45;
+	e.sys_top[1] = 1;
+	e.sys_top_frac[1] = 0.35;
+	e.hot_name = "copy_bytes";
+	e.hot_frac = 1.0;
+	e.hot_own = true;
+	e.own_beneath = 0.97;
+	e.own_kernel = 0.8;
+	e.own_callee = "read";
+	e.own_callee_module = "libc.so.6";
+	e.own_callee_frac = 0.55;
+	return e;
+}
+
+static void syscall__one_byte_calls(void **state)
+{
+	struct bp_evidence e = one_byte_calls();
+	struct bp_verdict v;
+	char cap[64];
+
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_SYSCALL);
+	assert_int_equal(v.conf, BP_CONF_HIGH);
+	assert_true(has_line(&v, false, "80% of its on-CPU time is the kernel serving its system "
+				       "calls: read 45%, write 35%"));
+	assert_true(has_line(&v, false, "4000000 read and 4000000 write calls in 2.00 s (4000000 "
+				       "per second), 1 B per read and 1 B per write"));
+	assert_true(has_line(&v, false, "copy_bytes spends 55% of its time in read (libc.so.6), "
+				       "largely the kernel working for it"));
+	/* all on-CPU: the kernel's 80% of wall time caps the gain at 5x */
+	snprintf(cap, sizeof(cap), "none at all %.2fx", bp_amdahl(0.8, 0));
+	assert_true(has_line(&v, false, cap));
+	assert_true(has_line(&v, true, "Make fewer, larger calls: it moves 1 B per read"));
+	assert_true(has_line(&v, true, "writev"));
+	assert_true(has_line(&v, true, "io_uring"));
+	assert_true(has_line(&v, true, "Cache what is asked again"));
+	assert_true(has_line(&v, true, "Start in copy_bytes"));
+	assert_false(has_line(&v, true, "vectorize"));
+}
+
+static void syscall__below_threshold_or_faults_is_compute(void **state)
+{
+	struct bp_thresholds t = bp_default_thresholds;
+	struct bp_evidence e = one_byte_calls();
+	struct bp_verdict v;
+	char name[32];
+
+	/* a compute loop that reads its input now and then */
+	e.frac_syscall = 0.3;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	/* the threshold is the table's */
+	t.syscall = 0.25;
+	decide(&e, &t, &v);
+	assert_int_equal(v.cls, BP_CLASS_SYSCALL);
+	/* page faults are memory's, whatever system call took them */
+	e = one_byte_calls();
+	e.frac_fault = 0.4;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	/* no io accounting: the sampled calls still say which */
+	e = one_byte_calls();
+	e.sys_valid = false;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_SYSCALL);
+	assert_true(has_line(&v, true, "Make fewer system calls"));
+	assert_false(has_line(&v, false, "write calls in"));
+	/* big calls: the bytes are not the problem, the count is */
+	e = one_byte_calls();
+	e.sys_rbytes = e.sys_wbytes = 4000000ULL * 1024 * 1024;
+	decide(&e, NULL, &v);
+	assert_false(has_line(&v, true, "Make fewer, larger calls"));
+	assert_string_equal(bp_syscall_label(0, name, sizeof(name)), "read");
+	assert_string_equal(bp_syscall_label(262, name, sizeof(name)), "newfstatat");
+	assert_string_equal(bp_syscall_label(999, name, sizeof(name)), "syscall 999");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -781,6 +1039,13 @@ int main(void)
 		cmocka_unit_test(mixed__no_single_limit),
 		cmocka_unit_test(confidence__borderline_and_short_runs_drop),
 		cmocka_unit_test(thresholds__one_table_drives_the_decision),
+		cmocka_unit_test(own__names_the_caller_with_the_library_as_reason),
+		cmocka_unit_test(own__hints_follow_the_building_block),
+		cmocka_unit_test(own__its_own_loop_keeps_the_compute_levers),
+		cmocka_unit_test(own__library_without_a_caller_is_a_building_block),
+		cmocka_unit_test(own__the_table_and_own),
+		cmocka_unit_test(syscall__one_byte_calls),
+		cmocka_unit_test(syscall__below_threshold_or_faults_is_compute),
 	};
 
 	return cmocka_run_group_tests_name("classify", tests, NULL, release);

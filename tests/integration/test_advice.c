@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Advice a user can act on (root, real BPF): on programs whose truth is
+ * known, the verdict names the user's own function and the building block
+ * it calls too often, and a program of one-byte system calls is
+ * syscall-bound with the calls it made counted. Every case prints its
+ * verdict, evidence and levers, which the closing notes quote.
+ *
+ * The class depends on the machine's other work (a program that waited a
+ * fifth of its time for a CPU is cpu-starved), so the expected class comes
+ * from the kernel's own count of the fixture's time, as in test_verdict.c.
+ * What the advice names comes from the samples' stacks and does not: it is
+ * checked in the JSON report's own_code whatever the class, and in the
+ * verdict's lines whenever the class is one that speaks of the hot code.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "harness.h"
+
+#define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
+
+static int teardown(void **state)
+{
+	h_cleanup();
+	return 0;
+}
+
+/*
+ * record COMMAND... into NAME.json; the parsed report, and the command's
+ * output (the fixture's own count of its work) in *out
+ */
+static struct bp_json *record(const char *name, char *const cmd[], char **out)
+{
+	char *argv[16] = { (char *)h_bin(), "record", "-o", (char *)h_path(name), "--" };
+	struct run r;
+	int i, n = 5;
+
+	for (i = 0; cmd[i] && n < 15; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	assert_int_equal(h_run(argv, 120, &r), 0);
+	if (r.exit_code)
+		fail_msg("record exited %d\n%s\n%s", r.exit_code, r.out, r.err);
+	*out = strdup(r.out ? r.out : "");
+	h_run_free(&r);
+	assert_non_null(*out);
+	return h_json_file(h_path(name));
+}
+
+static void show(const struct bp_json *proc)
+{
+	const struct bp_json *v = bp_json_get(proc, "verdict");
+	const struct bp_json *ev = bp_json_get(v, "evidence"), *lv = bp_json_get(v, "levers");
+	size_t i;
+
+	fprintf(stderr, "pid %.0f %s -> %s (%s)\n", bp_json_num(bp_json_get(proc, "pid")),
+		bp_json_str(bp_json_get(proc, "comm")), bp_json_str(bp_json_get(v, "class")),
+		bp_json_str(bp_json_get(v, "confidence")));
+	for (i = 0; i < bp_json_len(ev); i++)
+		fprintf(stderr, "  - %s\n", bp_json_str(bp_json_at(ev, i)));
+	for (i = 0; i < bp_json_len(lv); i++)
+		fprintf(stderr, "  => %s\n", bp_json_str(bp_json_at(lv, i)));
+}
+
+/* some line of the verdict's evidence (or levers) has every one of the words */
+static bool says(const struct bp_json *proc, const char *list, const char *a, const char *b)
+{
+	const struct bp_json *l = bp_json_path(proc, list);
+	size_t i;
+
+	for (i = 0; i < bp_json_len(l); i++) {
+		const char *s = bp_json_str(bp_json_at(l, i));
+
+		if (s && strstr(s, a) && (!b || strstr(s, b)))
+			return true;
+	}
+	return false;
+}
+
+/* the one line the fixture named comm reported, as busy time that only sleeps */
+static struct h_busy fixture_busy(const char *comm)
+{
+	struct h_sched k[2];
+
+	if (h_sched_read(comm, k, 2) != 1)
+		fail_msg("%s did not report the kernel's count of its time once", comm);
+	return h_busy_of(&k[0], NULL);
+}
+
+static bool allowed(const struct h_busy *k, const char *compute, const char *cls)
+{
+	const char *classes[8];
+	int n = h_verdict_classes(k, compute, classes, 8), i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(classes[i], cls))
+			return true;
+	return false;
+}
+
+/* the JSON report's own_code: the function, and the module of what it calls */
+static void expect_own(const struct bp_json *p, const char *function, const char *callee_module)
+{
+	const struct bp_json *own = bp_json_get(p, "own_code");
+
+	assert_non_null(own);
+	fprintf(stderr, "  own_code: %s (%s), %.0f%% of samples, %.0f%% beneath it, mostly %s (%s)\n",
+		bp_json_str(bp_json_get(own, "function")), bp_json_str(bp_json_get(own, "module")),
+		100 * bp_json_num(bp_json_get(own, "share")),
+		100 * bp_json_num(bp_json_get(own, "beneath_share")),
+		bp_json_str(bp_json_get(own, "callee")),
+		bp_json_str(bp_json_get(own, "callee_module")));
+	assert_string_equal(bp_json_str(bp_json_get(own, "function")), function);
+	/* the loop does nothing but call the library: most of its time is beneath it */
+	assert_true(bp_json_num(bp_json_get(own, "beneath_share")) >= 0.5);
+	assert_non_null(bp_json_str(bp_json_get(own, "callee_module")));
+	assert_non_null(strstr(bp_json_str(bp_json_get(own, "callee_module")), callee_module));
+}
+
+/* a compute verdict names the user's function, the library as the reason, never vectorizing */
+static void expect_compute_advice(const struct bp_json *p, const char *function,
+				  const char *reason)
+{
+	const struct bp_json *lv = bp_json_path(p, "verdict.levers");
+	size_t i;
+
+	assert_true(says(p, "verdict.evidence", function, reason));
+	assert_true(says(p, "verdict.evidence", function, "of wall time"));
+	for (i = 0; i < bp_json_len(lv); i++)
+		assert_null(strstr(bp_json_str(bp_json_at(lv, i)), "vectorize"));
+}
+
+/* a loop around memset in fill_buffers: the advice names fill_buffers, memset the reason */
+static void test_memset_loop(void **state)
+{
+	const struct bp_json *p;
+	struct bp_json *rep;
+	struct h_busy k;
+	const char *cls, *top;
+	char *out;
+
+	h_sched_arm();
+	/* 1 MiB: in the last-level cache of any machine, so the loop is compute */
+	rep = record("memset.json", ARGV((char *)h_fixture("memsetloop"), "3", "1"), &out);
+	assert_non_null(rep);
+	k = fixture_busy("memsetloop");
+	p = h_find_proc(rep, "memsetloop");
+	assert_non_null(p);
+	show(p);
+	expect_own(p, "fill_buffers", "libc");
+	assert_non_null(strstr(bp_json_str(bp_json_path(p, "own_code.callee")), "memset"));
+	cls = bp_json_str(bp_json_path(p, "verdict.class"));
+	if (!allowed(&k, "cpu-bound", cls) && !allowed(&k, "memory-bandwidth-bound", cls))
+		fail_msg("memsetloop: %s is not what the kernel's count of its time allows", cls);
+	if (!strcmp(cls, "cpu-bound") || !strcmp(cls, "memory-bandwidth-bound"))
+		expect_compute_advice(p, "fill_buffers", "memset");
+	if (!strcmp(cls, "cpu-bound"))
+		assert_true(says(p, "verdict.levers", "Tune fill_buffers first", "set fewer bytes"));
+	/* the self time stays with memset in the hotspot list */
+	top = bp_json_str(bp_json_get(bp_json_at(bp_json_get(p, "hotspots"), 0), "function"));
+	assert_non_null(top);
+	assert_non_null(strstr(top, "memset"));
+	free(out);
+	bp_json_free(rep);
+}
+
+/* a loop around log1p and pow: the advice names accumulate_logs, libm the reason */
+static void test_libm_loop(void **state)
+{
+	const struct bp_json *p;
+	struct bp_json *rep;
+	struct h_busy k;
+	const char *cls;
+	char *out;
+
+	h_sched_arm();
+	rep = record("libm.json", ARGV((char *)h_fixture("mathloop"), "3"), &out);
+	assert_non_null(rep);
+	k = fixture_busy("mathloop");
+	p = h_find_proc(rep, "mathloop");
+	assert_non_null(p);
+	show(p);
+	expect_own(p, "accumulate_logs", "libm");
+	cls = bp_json_str(bp_json_path(p, "verdict.class"));
+	h_expect_class("mathloop", cls, &k, "cpu-bound");
+	if (!strcmp(cls, "cpu-bound")) {
+		expect_compute_advice(p, "accumulate_logs", "libm");
+		assert_true(says(p, "verdict.levers", "Tune accumulate_logs first", "libm"));
+	}
+	free(out);
+	bp_json_free(rep);
+}
+
+/* the number after "key " in the fixture's output, or -1 */
+static double count_of(const char *out, const char *key)
+{
+	const char *s = strstr(out, key);
+
+	return s ? strtod(s + strlen(key), NULL) : -1;
+}
+
+/* the samples of system call `name` in the JSON report's syscalls.calls */
+static double call_samples(const struct bp_json *p, const char *name)
+{
+	const struct bp_json *calls = bp_json_path(p, "syscalls.calls");
+	size_t i;
+
+	for (i = 0; i < bp_json_len(calls); i++)
+		if (!strcmp(bp_json_str(bp_json_get(bp_json_at(calls, i), "name")), name))
+			return bp_json_num(bp_json_get(bp_json_at(calls, i), "samples"));
+	return 0;
+}
+
+/* dd bs=1: syscall-bound, with the calls it made counted within 5% */
+static void test_one_byte_calls(void **state)
+{
+	const struct bp_json *p;
+	struct bp_json *rep;
+	double reads, writes, got_r, got_w;
+	struct h_busy k;
+	const char *cls;
+	char *out;
+
+	h_sched_arm();
+	rep = record("byteio.json", ARGV((char *)h_fixture("byteio"), "3"), &out);
+	assert_non_null(rep);
+	k = fixture_busy("byteio");
+	p = h_find_proc(rep, "byteio");
+	assert_non_null(p);
+	show(p);
+	reads = count_of(out, "reads ");
+	writes = count_of(out, "writes ");
+	got_r = bp_json_num(bp_json_path(p, "syscalls.reads"));
+	got_w = bp_json_num(bp_json_path(p, "syscalls.writes"));
+	fprintf(stderr, "  calls: %.0f reads, %.0f writes made; %.0f and %.0f counted; "
+		"%.0f%% of on-CPU samples in system calls (read %.0f, write %.0f samples)\n",
+		reads, writes, got_r, got_w, 100 * bp_json_num(bp_json_path(p, "syscalls.on_cpu_share")),
+		call_samples(p, "read"), call_samples(p, "write"));
+	assert_true(reads > 1000 && writes > 1000);
+	/* the loader's reads before main() come on top: a few */
+	assert_true(got_r >= 0.95 * reads && got_r <= 1.05 * reads);
+	assert_true(got_w >= 0.95 * writes && got_w <= 1.05 * writes);
+	/* the samples in the kernel are in read and write, and nearly nothing else */
+	assert_true(call_samples(p, "read") > 0 && call_samples(p, "write") > 0);
+	expect_own(p, "copy_bytes", "libc");
+	cls = bp_json_str(bp_json_path(p, "verdict.class"));
+	h_expect_class("byteio", cls, &k, "syscall-bound");
+	if (!strcmp(cls, "syscall-bound")) {
+		assert_true(says(p, "verdict.evidence", "kernel serving its system calls", "read"));
+		assert_true(says(p, "verdict.evidence", "1 B per read", "1 B per write"));
+		assert_true(says(p, "verdict.levers", "fewer, larger calls", NULL));
+		assert_true(says(p, "verdict.levers", "writev", "io_uring"));
+		assert_true(says(p, "verdict.levers", "Start in copy_bytes", NULL));
+	}
+	free(out);
+	bp_json_free(rep);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_memset_loop, teardown),
+		cmocka_unit_test_teardown(test_libm_loop, teardown),
+		cmocka_unit_test_teardown(test_one_byte_calls, teardown),
+	};
+
+	if (!h_need_root() || !h_have_schedstat())
+		return 0;
+	setvbuf(stdout, NULL, _IONBF, 0);
+	setvbuf(stderr, NULL, _IONBF, 0);
+	return cmocka_run_group_tests_name("advice", tests, NULL, NULL);
+}
