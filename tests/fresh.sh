@@ -32,6 +32,8 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/boundprof-fresh.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM HUP
 mkdir "$tmp/bin" "$tmp/fake"
+# the tests run commands as nobody too: they must find them on this PATH
+chmod 755 "$tmp" "$tmp/bin" "$tmp/fake"
 
 if [ -n "$(git -C "$src" status --porcelain --untracked-files=no)" ]; then
 	echo "fresh: note: uncommitted changes in $src are not part of the check" >&2
