@@ -493,18 +493,20 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 	/*
 	 * Network waits by side: a client's waits are the work's cost, a
 	 * server's (accepting, or reading the next request) wait for work.
-	 * The rows by side are the off-CPU rows, so they sum to off_s[NET];
-	 * a profile that lacks them (an older save) counts all as work.
+	 * The rows by side are the off-CPU rows, but off_s[NET] is what of
+	 * them fell in the process's lifetime and the window: the server's
+	 * part is taken as a share of the rows, never more than off_s[NET]
+	 * (a wait a few us past the window once zeroed a server's 3 s). A
+	 * profile that lacks them (an older save) counts all as work.
 	 */
 	{
 		double side = 0;
 
 		for (k = 0; k < BP_SIDE__MAX; k++)
 			side += proc->net_side_ns[k] / 1e9;
-		ps->net_idle_s = (proc->net_side_ns[BP_SIDE_SERVER] +
-				  proc->net_side_ns[BP_SIDE_LISTEN]) / 1e9;
-		if (side <= 0 || ps->net_idle_s > ps->off_s[BP_KIND_NET])
-			ps->net_idle_s = 0;
+		ps->net_idle_s = side <= 0 ? 0 :
+			ps->off_s[BP_KIND_NET] * ((proc->net_side_ns[BP_SIDE_SERVER] +
+						  proc->net_side_ns[BP_SIDE_LISTEN]) / 1e9 / side);
 		ps->net_work_s = ps->off_s[BP_KIND_NET] - ps->net_idle_s;
 		ps->pipe_in_s = proc->pipe_dir_ns[BP_DIR_IN] / 1e9;
 		ps->pipe_out_s = proc->pipe_dir_ns[BP_DIR_OUT] / 1e9;
