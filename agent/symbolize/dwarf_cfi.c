@@ -410,7 +410,8 @@ static int list_fdes(Elf *elf, Elf_Data *d, bool eh, uint64_t sh_addr,
 			r[n].end = start + len;
 			n++;
 		}
-		if (!pass)
+		/* no CIE at all: qsort must not be handed NULL (found by fuzz_elf) */
+		if (!pass && nr_cies)
 			qsort(cies, nr_cies, sizeof(*cies), cmp_cie);
 	}
 	if (!n) {
