@@ -358,11 +358,15 @@ static void perfmap_symlink(bool own_mount_ns)
 	pid_t pid;
 
 	if (own_mount_ns)
-		/* its own /tmp: the absolute link would resolve in ours */
+		/*
+		 * its own /tmp: the absolute link would resolve in ours. The
+		 * attacker is opened first: a checkout under /tmp is hidden by
+		 * the new mount, and it runs from the fd.
+		 */
 		snprintf(script, sizeof(script),
-			 "exec unshare -Urm sh -c 'mount -t tmpfs none /tmp && "
-			 "ln -s %s /tmp/perf-$$.map && exec %s jit %llx 60'",
-			 secret, h_fixture("attacker"), JIT_ADDR);
+			 "exec unshare -Urm sh -c 'exec 3< %s && mount -t tmpfs none /tmp && "
+			 "ln -s %s /tmp/perf-$$.map && exec /proc/self/fd/3 jit %llx 60'",
+			 h_fixture("attacker"), secret, JIT_ADDR);
 	else
 		snprintf(script, sizeof(script), "ln -s %s /tmp/perf-$$.map && exec %s jit %llx 60",
 			 secret, h_fixture("attacker"), JIT_ADDR);

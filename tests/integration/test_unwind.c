@@ -503,7 +503,12 @@ static void against_perf(const char *name, const char *comm, const char *exe,
 		"%.1f%%, perf %.1f%%\n", name, (unsigned long long)bp.total,
 		(unsigned long long)pf.total, 100 * cb, 100 * cp);
 	assert_true(bp.total >= 500 && pf.total >= 500);
-	assert_true(cb >= 0.95);
+	/*
+	 * The command is exec'd by perf, not by us: its first samples come
+	 * before userspace has loaded its tables and are cut (walked by frame
+	 * pointers). On a busy machine that took up to 5% of a 2-s run.
+	 */
+	assert_true(cb >= 0.93);
 	assert_true(compare_shares(name, &bp, &pf, min_compared) <= 0.05);
 	bp_json_free(rep);
 	samples_free(&pf);
