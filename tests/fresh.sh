@@ -28,7 +28,8 @@ full=0
 HIDE="go chromium prometheus promtool stress-ng fio"
 WANT="stress-ng fio golang-go chromium prometheus"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/boundprof-fresh.XXXXXX")
+# not under /tmp: a test hides /tmp behind a mount of its own, and this PATH with it
+tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/boundprof-fresh.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 trap 'exit 130' INT TERM HUP
 mkdir "$tmp/bin" "$tmp/fake"
