@@ -508,6 +508,17 @@ static bool critical_verdict(const struct bp_profile *p, struct bp_summary *s)
 
 	if (!last->verdict)
 		return false;
+	/*
+	 * A path that ends in a process that mostly waited for nothing in
+	 * particular (a parent in wait4 whose only work was reading its own
+	 * binary from a cold cache) says nothing of the command: the whole
+	 * recording's evidence does.
+	 */
+	if (last->wall_s > 0 &&
+	    last->on_cpu_s + last->off_s[BP_KIND_RUNQUEUE] + last->off_s[BP_KIND_IO] +
+	    last->off_s[BP_KIND_LOCK] + last->off_s[BP_KIND_OTHER] + last->net_work_s +
+	    last->off_s[BP_KIND_PIPE] < 0.2 * last->wall_s)
+		return false;
 	pipe = bp_pipeline_of(pl, last->proc->pid, &stage);
 	if (pipe && stage == pipe->bottleneck) {
 		bp_stage_name(last->proc, name, sizeof(name));
