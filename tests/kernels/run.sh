@@ -285,7 +285,9 @@ spinval() {
 	awk -v k="\"$1\":" '/"comm": "spin"/ { s = 1 } s && $1 == k { gsub(/[",]/, "", $2); print $2; exit }' \
 		"$work/quota.json"
 }
-cls=$(spinval class)
+# its verdict's class: woken_by rows before it have a "class" too
+cls=$(awk '/"comm": "spin"/ { s = 1 } s && /"verdict":/ { v = 1 }
+	v && $1 == "\"class\":" { gsub(/[",]/, "", $2); print $2; exit }' "$work/quota.json")
 quota=$(spinval quota_cpus)
 bp_thr=$(spinval throttled_s)
 wall=$(spinval wall_s)
