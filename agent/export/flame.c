@@ -790,35 +790,6 @@ static void put_script_safe(struct bp_buf *out, const struct bp_buf *js)
 	bp_buf_append(out, js->data + start, js->len - start);
 }
 
-/* text or an attribute value, for HTML and XML alike */
-static void put_escaped(struct bp_buf *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			bp_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			bp_buf_puts(out, "&gt;");
-			break;
-		case '&':
-			bp_buf_puts(out, "&amp;");
-			break;
-		case '"':
-			bp_buf_puts(out, "&quot;");
-			break;
-		case '\'':
-			bp_buf_puts(out, "&#39;");
-			break;
-		default:
-			/* XML 1.0 allows no control characters but tab and newlines */
-			if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r')
-				bp_buf_putc(out, ' ');
-			else
-				bp_buf_putc(out, *s);
-		}
-	}
-}
 
 /* the fixed parts of the two documents, around the title, style, data and script */
 static const char svg_head[] =
@@ -862,7 +833,7 @@ static void put_document(struct bp_buf *out, enum bp_flame_format fmt, const cha
 	bool svg = fmt == BP_FLAME_SVG;
 
 	bp_buf_puts(out, svg ? svg_head : html_head);
-	put_escaped(out, title);
+	bp_buf_put_xml(out, title);
 	bp_buf_puts(out, svg ? svg_style : html_style);
 	bp_buf_puts(out, bp_flame_css);
 	bp_buf_puts(out, svg ? svg_data : html_data);

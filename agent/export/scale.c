@@ -197,34 +197,6 @@ int bp_scale_json(const struct bp_scale *s, const char *command, struct bp_buf *
 
 /* =================================================================== plot */
 
-/* text for XML and HTML: the five specials escaped, control characters dropped */
-static void put_escaped(struct bp_buf *out, const char *s)
-{
-	for (; *s; s++) {
-		switch (*s) {
-		case '<':
-			bp_buf_puts(out, "&lt;");
-			break;
-		case '>':
-			bp_buf_puts(out, "&gt;");
-			break;
-		case '&':
-			bp_buf_puts(out, "&amp;");
-			break;
-		case '"':
-			bp_buf_puts(out, "&quot;");
-			break;
-		case '\'':
-			bp_buf_puts(out, "&#39;");
-			break;
-		default:
-			if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
-				bp_buf_putc(out, ' ');
-			else
-				bp_buf_putc(out, *s);
-		}
-	}
-}
 
 /* JSON inside an element: no '<', '>' or '&' that could end it or read as markup */
 static void put_json_safe(struct bp_buf *out, const struct bp_buf *json)
@@ -285,7 +257,7 @@ static void point_title(struct bp_buf *out, const struct bp_scale_point *pt)
 		 pt->oversubscribed ? " (more than the CPUs)" : "", pt->wall.median, pt->wall.min,
 		 pt->wall.max, pt->wall.spread * 100, pt->speedup, pt->efficiency);
 	bp_buf_puts(out, "<title>");
-	put_escaped(out, b);
+	bp_buf_put_xml(out, b);
 	if (isfinite(pt->karp_flatt))
 		bp_buf_printf(out, ", Karp-Flatt %.3f", pt->karp_flatt);
 	bp_buf_printf(out, ", %s</title>", bp_class_name(pt->cls));
@@ -456,13 +428,13 @@ static void put_plot(struct bp_buf *out, const struct bp_scale *s, const char *c
 		      PLOT_W, PLOT_H, PLOT_W, PLOT_H);
 	if (standalone) {
 		bp_buf_puts(out, "<title>boundprof scale: ");
-		put_escaped(out, command);
+		bp_buf_put_xml(out, command);
 		bp_buf_printf(out, "</title>\n<style>%s</style>\n", plot_css);
 	}
 	bp_buf_printf(out, "<rect x=\"0\" y=\"0\" width=\"%d\" height=\"%d\" fill=\"#fafafa\"/>\n",
 		      PLOT_W, PLOT_H);
 	bp_buf_puts(out, "<text class=\"bp-title\" x=\"10\" y=\"22\">boundprof scale: ");
-	put_escaped(out, command);
+	bp_buf_put_xml(out, command);
 	bp_buf_printf(out, "</text>\n<text class=\"bp-sub\" x=\"10\" y=\"40\">%s scaling, %u "
 		      "CPU%s, %u run%s per point; whiskers: slowest and fastest run</text>\n",
 		      s->weak ? "weak" : "strong", s->ncpus, s->ncpus == 1 ? "" : "s",
@@ -612,18 +584,18 @@ int bp_scale_html(const struct bp_scale *s, const char *command, struct bp_buf *
 		    "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
 		    "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
 		    "<meta name=\"generator\" content=\"boundprof\">\n<title>boundprof scale: ");
-	put_escaped(out, command);
+	bp_buf_put_xml(out, command);
 	/* the plot carries the title and the mode */
 	bp_buf_printf(out, "</title>\n<style>%s%s</style>\n</head>\n<body>\n", html_css, plot_css);
 	put_plot(out, s, command, false);
 	bp_buf_puts(out, "</svg>\n<p class=\"bp-conclusion\">");
-	put_escaped(out, s->conclusion);
+	bp_buf_put_xml(out, s->conclusion);
 	bp_buf_puts(out, "</p>\n<ul class=\"bp-notes\">\n");
 	for (i = 0; i < s->nr_points; i++) {
 		if (!s->pts[i].note[0])
 			continue;
 		bp_buf_puts(out, "<li>");
-		put_escaped(out, s->pts[i].note);
+		bp_buf_put_xml(out, s->pts[i].note);
 		bp_buf_puts(out, "</li>\n");
 	}
 	bp_buf_puts(out, "</ul>\n");

@@ -148,3 +148,31 @@ void bp_buf_free(struct bp_buf *b)
 	free(b->data);
 	bp_buf_init(b);
 }
+
+void bp_buf_put_xml(struct bp_buf *b, const char *s)
+{
+	for (; *s; s++) {
+		switch (*s) {
+		case '<':
+			bp_buf_puts(b, "&lt;");
+			break;
+		case '>':
+			bp_buf_puts(b, "&gt;");
+			break;
+		case '&':
+			bp_buf_puts(b, "&amp;");
+			break;
+		case '"':
+			bp_buf_puts(b, "&quot;");
+			break;
+		case '\'':
+			bp_buf_puts(b, "&#39;");
+			break;
+		default:
+			if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n' && *s != '\r')
+				bp_buf_putc(b, ' ');
+			else
+				bp_buf_putc(b, *s);
+		}
+	}
+}

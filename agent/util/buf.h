@@ -44,4 +44,11 @@ void bp_buf_reset(struct bp_buf *b);
 /* release the memory; the buffer is empty and usable again afterwards */
 void bp_buf_free(struct bp_buf *b);
 
+/*
+ * s as text or an attribute value for HTML and XML alike: the five special
+ * characters escaped, the control characters XML 1.0 forbids (all but tab,
+ * newline, carriage return) as spaces
+ */
+void bp_buf_put_xml(struct bp_buf *b, const char *s);
+
 #endif /* BP_BUF_H */
