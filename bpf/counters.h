@@ -77,6 +77,8 @@
 	BPF(PY_TRUNC, 29, "python_stacks_truncated", LOST, "Python stacks truncated at 127 frames") \
 	BPF(PY_CODE_LOST, 30, "python_code_events_lost", LOST,					\
 	    "Python code objects not copied: event ring full (tried again later)")		\
+	BPF(SWITCH_UNSEEN, 31, "switches_unseen", NOTE,						\
+	    "switch-ins the kernel did not trace: their run time taken from its own count")	\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: the unwind stopped early")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\

@@ -84,6 +84,7 @@ struct bp_tls {
 	__u32 kc_gen;		/* site_gen the cached kernel stack's site was found with */
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
+	__u64 se_ns;		/* the kernel's count of its run time when it last left a CPU */
 	struct bp_net_key net;
 	/*
 	 * Who ended its waits, gathered here while the waker stays the same
@@ -513,6 +514,39 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 	}
 }
 
+/*
+ * A thread found running (or leaving a CPU) that was never seen switching
+ * in: some kernels leave switches untraced (under Firecracker, the switch
+ * back from the guest agent's threads to the thread they preempted, a few
+ * a second on a busy guest). Unrepaired, that run counts as run-queue
+ * time: a spinning process was once called cpu-starved. The kernel's own
+ * count of the thread's run time since it last left a CPU says how long
+ * it ran: the open off-CPU piece ended that long before now. Returns
+ * whether it repaired.
+ */
+static __always_inline bool unseen_run(struct task_struct *t, struct bp_tls *st, __u64 now)
+{
+	__u64 se = BPF_CORE_READ(t, se.sum_exec_runtime), off = st->off_ts, ran, in;
+
+	if (!st->known || st->state == BP_TS_RUNNING || !off || !st->se_ns || se <= st->se_ns ||
+	    now <= off)
+		return false;
+	/* the iterator may be closing the same piece */
+	if (__sync_val_compare_and_swap(&st->off_ts, off, 0) != off)
+		return false;
+	ran = se - st->se_ns;
+	if (ran > now - off)
+		ran = now - off;
+	in = now - ran;
+	stat_inc(BP_STAT_SWITCH_UNSEEN);
+	account_off(st, t->pid, off, in);
+	__sync_fetch_and_add(&st->oncpu_ns, ran);
+	st->wake_ts = 0;
+	st->pending = 0;
+	set_state(t, st, BP_TS_RUNNING, in);
+	return true;
+}
+
 static __always_inline void add_bytes(struct bp_net_val *v, __u64 rx, __u64 tx)
 {
 	if (rx)
@@ -742,6 +776,10 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			old = __sync_lock_test_and_set(&st->on_ts, 0);
 			if (old && now > old)
 				__sync_fetch_and_add(&st->oncpu_ns, now - old);
+			else if (!old)
+				unseen_run(prev, st, now);
+			/* before the state leaves RUNNING: see unseen_run() */
+			st->se_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 			st->switches++;
 			if (!(prev->flags & PF_KTHREAD))
 				regs = (struct pt_regs *)bpf_task_pt_regs(prev);
@@ -1029,6 +1067,8 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		old = __sync_lock_test_and_set(&st->on_ts, 0);
 		if (old && now > old)
 			__sync_fetch_and_add(&st->oncpu_ns, now - old);
+		else if (!old)
+			unseen_run(p, st, now);
 		if (st->known)
 			ptl_move(p->group_leader, st->state, -1, now);
 		st->known = 0;
@@ -1097,6 +1137,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 	struct bp_proc_rec *prec;
 	struct bp_tls *st;
 	struct bp_pls *ps;
+	__u64 end, ran, se;
 	__u32 slot;
 	long n;
 
@@ -1121,6 +1162,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		} else {
 			st->off_class = s;
 			st->wake_ts = 0;
+			st->se_ns = BPF_CORE_READ(t, se.sum_exec_runtime);
 			st->off_ts = now;
 			st->blk_ts = now;
 			st->pending = 0;
@@ -1130,10 +1172,34 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		}
 		set_state(t, st, s, now);
 	} else {
+		/*
+		 * Running, but its switch-in was never seen: the piece ends
+		 * where the kernel's count of its run time says (unseen_run(),
+		 * with one account_off() here for the verifier's sake).
+		 */
 		old = st->off_ts;
+		end = now;
+		ran = 0;
+		if (!st->on_ts && st->state != BP_TS_RUNNING && st->se_ns && old &&
+		    BPF_CORE_READ(t, on_cpu)) {
+			se = BPF_CORE_READ(t, se.sum_exec_runtime);
+			ran = se > st->se_ns ? se - st->se_ns : 0;
+			if (ran > now - old)
+				ran = now - old;
+			end = now - ran;
+		}
 		if (old && now > old &&
-		    __sync_val_compare_and_swap(&st->off_ts, old, now) == old)
-			account_off(st, t->pid, old, now);
+		    __sync_val_compare_and_swap(&st->off_ts, old, ran ? 0 : now) == old) {
+			account_off(st, t->pid, old, end);
+			if (ran) {
+				stat_inc(BP_STAT_SWITCH_UNSEEN);
+				__sync_fetch_and_add(&st->oncpu_ns, ran);
+				st->wake_ts = 0;
+				st->pending = 0;
+				set_state(t, st, BP_TS_RUNNING, end);
+				__sync_val_compare_and_swap(&st->on_ts, 0, now);
+			}
+		}
 		/*
 		 * The piece just closed was charged as sleep: what ends a
 		 * pending wait reclassifies only the time from here on, in the

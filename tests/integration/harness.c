@@ -559,6 +559,36 @@ const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm
 	return NULL;
 }
 
+void h_show_verdict(const char *what, const struct bp_json *proc)
+{
+	const struct bp_json *v = bp_json_get(proc, "verdict");
+	const struct bp_json *ev = bp_json_get(v, "evidence");
+	size_t i;
+
+	fprintf(stderr, "%s: pid %.0f %s -> %s (%s)\n", what,
+		bp_json_num(bp_json_get(proc, "pid")), bp_json_str(bp_json_get(proc, "comm")),
+		bp_json_str(bp_json_get(v, "class")), bp_json_str(bp_json_get(v, "confidence")));
+	for (i = 0; i < bp_json_len(ev); i++)
+		fprintf(stderr, "    %s\n", bp_json_str(bp_json_at(ev, i)));
+	fprintf(stderr, "    (boundprof's shares of %.3f s busy: cpu %.3f, memory %.3f, IO %.3f, "
+		"locks %.3f, run queue %.3f, other %.3f)\n",
+		bp_json_num(bp_json_get(v, "busy_s")), bp_json_num(bp_json_path(v, "shares.cpu")),
+		bp_json_num(bp_json_path(v, "shares.memory")),
+		bp_json_num(bp_json_path(v, "shares.io")),
+		bp_json_num(bp_json_path(v, "shares.lock")),
+		bp_json_num(bp_json_path(v, "shares.runqueue")),
+		bp_json_num(bp_json_path(v, "shares.other")));
+	/* what a wrong verdict is made of: counted against sampled on-CPU time */
+	fprintf(stderr, "    (boundprof's counts: %.3f s wall, %.3f s on-CPU counted, %.3f s "
+		"sampled in %.0f samples, %.3f s run queue, %.0f thread%s)\n",
+		bp_json_num(bp_json_get(proc, "wall_s")), bp_json_num(bp_json_get(proc, "on_cpu_s")),
+		bp_json_num(bp_json_get(proc, "on_cpu_sampled_s")),
+		bp_json_num(bp_json_get(proc, "samples")),
+		bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue")),
+		bp_json_num(bp_json_get(proc, "threads")),
+		bp_json_num(bp_json_get(proc, "threads")) == 1 ? "" : "s");
+}
+
 double h_hotspot_self(const struct bp_json *proc, const char *function)
 {
 	const struct bp_json *hs = bp_json_get(proc, "hotspots");

@@ -75,6 +75,7 @@ static void test_report_reproduces(void **state)
 	assert_non_null(proc);
 	cls = bp_json_str(bp_json_path(proc, "verdict.class"));
 	assert_non_null(cls);
+	h_show_verdict("split", proc);
 	assert_int_equal(h_sched_read("split", &k, 1), 1);
 	busy = h_busy_of(&k, NULL);
 	h_expect_class("split", cls, &busy, "cpu-bound");

@@ -46,27 +46,6 @@ static struct bp_json *record(const char *name, char *const cmd[])
 	return rep;
 }
 
-static void show(const char *what, const struct bp_json *proc)
-{
-	const struct bp_json *v = bp_json_get(proc, "verdict");
-	const struct bp_json *ev = bp_json_get(v, "evidence");
-	size_t i;
-
-	fprintf(stderr, "%s: pid %.0f %s -> %s (%s)\n", what,
-		bp_json_num(bp_json_get(proc, "pid")), bp_json_str(bp_json_get(proc, "comm")),
-		bp_json_str(bp_json_get(v, "class")), bp_json_str(bp_json_get(v, "confidence")));
-	for (i = 0; i < bp_json_len(ev); i++)
-		fprintf(stderr, "    %s\n", bp_json_str(bp_json_at(ev, i)));
-	fprintf(stderr, "    (boundprof's shares of %.3f s busy: cpu %.3f, memory %.3f, IO %.3f, "
-		"locks %.3f, run queue %.3f, other %.3f)\n",
-		bp_json_num(bp_json_get(v, "busy_s")), bp_json_num(bp_json_path(v, "shares.cpu")),
-		bp_json_num(bp_json_path(v, "shares.memory")),
-		bp_json_num(bp_json_path(v, "shares.io")),
-		bp_json_num(bp_json_path(v, "shares.lock")),
-		bp_json_num(bp_json_path(v, "shares.runqueue")),
-		bp_json_num(bp_json_path(v, "shares.other")));
-}
-
 /* the process with this comm that spent the most time on-CPU */
 static const struct bp_json *busiest(const struct bp_json *rep, const char *comm)
 {
@@ -98,7 +77,7 @@ static void expect(const struct bp_json *rep, const char *comm, const struct h_b
 	const struct bp_json *p = busiest(rep, comm);
 
 	assert_non_null(p);
-	show(comm, p);
+	h_show_verdict(comm, p);
 	h_expect_class(comm, bp_json_str(bp_json_path(p, "verdict.class")), k, compute);
 	assert_true(bp_json_len(bp_json_path(p, "verdict.evidence")) > 0);
 	assert_true(bp_json_len(bp_json_path(p, "verdict.levers")) > 0);
@@ -261,7 +240,7 @@ static void test_idle(void **state)
 
 	/* asleep all but microseconds of its life, however busy the machine */
 	assert_non_null(p);
-	show("sleep", p);
+	h_show_verdict("sleep", p);
 	assert_string_equal(bp_json_str(bp_json_path(p, "verdict.class")), "idle");
 	assert_string_equal(bp_json_str(bp_json_path(rep, "summary.verdict.class")), "idle");
 	bp_json_free(rep);
@@ -340,7 +319,7 @@ static void test_cpu_starved(void **state)
 		k = h_busy_of(&ks[j], NULL);
 		sum.on += k.on;
 		sum.rq += k.rq;
-		show("pinned", p);
+		h_show_verdict("pinned", p);
 		h_expect_class("pinned", bp_json_str(bp_json_path(p, "verdict.class")), &k,
 			       "cpu-bound");
 		n++;
