@@ -127,8 +127,9 @@ test-deps: | $(DEPS_STAMP)
 
 test-integration: boundprof test-deps $(INTEG_BINS) $(FIXTURES)
 	$(Q)fail=0; for t in $(INTEG_BINS); do \
-		echo "  INTEG    $$(basename $$t)"; \
+		echo "  INTEG    $$(basename $$t)"; t0=$$(date +%s); \
 		$(INTEG_ENV) $$t || fail=1; \
+		echo "  INTEG    $$(basename $$t): $$(( $$(date +%s) - t0 )) s"; \
 	done; exit $$fail
 
 # Debian 12's stock 6.1 kernel under qemu, with boundprof inside
