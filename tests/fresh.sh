@@ -64,6 +64,7 @@ cat >"$tmp/fake/apt-get" <<EOF
 echo "apt-get \$*" >>"$tmp/apt-calls"
 case "\$1" in
 update) echo "stand-in: apt-get update skipped"; exit 0 ;;
+download) exec $real_apt "\$@" ;;	# a .deb into the current directory: installs nothing
 esac
 $real_apt -s "\$@" || exit \$?
 [ "\$1" = install ] || exit 0

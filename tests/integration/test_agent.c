@@ -910,8 +910,8 @@ static void test_churn_bounded(void **state)
 	forgot0 = metric(page, "boundprof_agent_processes_forgotten_total");
 	free(page);
 
-	/* 150 processes a second for 30 s, each burning ~2 ms of CPU */
-	churn = h_spawn2(ARGV((char *)h_fixture("churn"), "30", "150",
+	/* 150 processes a second for 20 s, each burning ~2 ms of CPU */
+	churn = h_spawn2(ARGV((char *)h_fixture("churn"), "20", "150",
 			      (char *)h_fixture("shortlived"), "0.002"), &out, NULL);
 	assert_true(churn > 0);
 	while (waitpid(churn, NULL, WNOHANG) == 0) {

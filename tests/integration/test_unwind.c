@@ -489,20 +489,39 @@ static void against_perf(const char *name, const char *comm, const char *exe,
 	struct samples bp = {}, pf = {};
 	struct bp_json *rep;
 	double cb, cp;
+	int attempt;
 
 	char folded[256], data[256];
 
-	rep = record_with_perf(name, cmd, NULL);
 	snprintf(folded, sizeof(folded), "%s.folded", h_path(name));
 	snprintf(data, sizeof(data), "%s.perf", h_path(name));
-	read_folded(folded, comm, &bp);
-	read_perf(data, comm, &pf);
-	cb = completeness(&bp, exe);
-	cp = completeness(&pf, exe);
-	fprintf(stderr, "%s: %llu boundprof samples, %llu perf samples; completeness boundprof "
-		"%.1f%%, perf %.1f%%\n", name, (unsigned long long)bp.total,
-		(unsigned long long)pf.total, 100 * cb, 100 * cp);
+	/*
+	 * perf is the yardstick only when its own walk worked: on Debian's
+	 * sqlite3 about every other run stops at __libc_start_call_main
+	 * on every stack and cuts the samples in libc to one frame (with
+	 * or without its build-id cache). Such a run is taken again
+	 * (boundprof's with it), up to five in all.
+	 */
+	for (attempt = 1;; attempt++) {
+		rep = record_with_perf(name, cmd, NULL);
+		read_folded(folded, comm, &bp);
+		read_perf(data, comm, &pf);
+		cb = completeness(&bp, exe);
+		cp = completeness(&pf, exe);
+		fprintf(stderr, "%s: %llu boundprof samples, %llu perf samples; completeness "
+			"boundprof %.1f%%, perf %.1f%%\n", name, (unsigned long long)bp.total,
+			(unsigned long long)pf.total, 100 * cb, 100 * cp);
+		if (cp >= 0.9 || attempt == 5)
+			break;
+		fprintf(stderr, "%s: perf's own walk failed (attempt %d): recorded again\n", name,
+			attempt);
+		bp_json_free(rep);
+		samples_free(&bp);
+		samples_free(&pf);
+	}
 	assert_true(bp.total >= 500 && pf.total >= 500);
+	/* five runs in a row where perf could not walk its stacks: no yardstick */
+	assert_true(cp >= 0.9);
 	/*
 	 * The command is exec'd by perf, not by us: its first samples come
 	 * before userspace has loaded its tables and are cut (walked by frame
@@ -629,7 +648,7 @@ static void unwind__python3__whole_like_perf(void **state)
 	      "while time.process_time() < end:\n"
 	      "    dumps(2000); regex(200); fib(18)\n", f);
 	fclose(f);
-	against_perf("py", "python3.11", py, ARGV((char *)py, (char *)script, "4"), 3, NULL);
+	against_perf("py", "python3.11", py, ARGV((char *)py, (char *)script, "2.5"), 3, NULL);
 	dsos_free();
 }
 
@@ -695,7 +714,8 @@ static void unwind__sqlite3__whole_like_perf(void **state)
 		skip();
 	f = fopen(sql, "w");
 	assert_non_null(f);
-	for (i = 0; i < 3; i++)
+	/* five rounds, ~2 s: the first samples, cut before its tables load, weigh little */
+	for (i = 0; i < 5; i++)
 		fprintf(f, "DROP TABLE IF EXISTS t; CREATE TABLE t(a INTEGER, b TEXT);\n"
 			   "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c "
 			   "WHERE x < 200000) INSERT INTO t SELECT x, hex(randomblob(16)) FROM c;\n"
