@@ -752,6 +752,13 @@ static void on_record(void *ctx, const void *rec, size_t len)
 			return;
 		memcpy(comm, r->comm, sizeof(comm));
 		comm[sizeof(comm) - 1] = '\0';
+		/*
+		 * The leader's name now, as ps shows it: a worker that renames
+		 * itself after fork (prctl, as stress-ng's do) was named by
+		 * the sample that came first.
+		 */
+		if (r->tid == r->tgid && comm[0])
+			memcpy(proc->comm, comm, sizeof(proc->comm));
 		t = bp_proc__thread(proc, r->tid, comm);
 		if (!t)
 			return;
