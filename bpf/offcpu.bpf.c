@@ -521,30 +521,42 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
  * a second on a busy guest). Unrepaired, that run counts as run-queue
  * time: a spinning process was once called cpu-starved. The kernel's own
  * count of the thread's run time since it last left a CPU says how long
- * it ran: the open off-CPU piece ended that long before now. Returns
- * whether it repaired.
+ * it ran: the open off-CPU piece [off, now) ended that long before now.
+ * Returns that run time, 0 when the piece hides no run.
  */
-static __always_inline bool unseen_run(struct task_struct *t, struct bp_tls *st, __u64 now)
+static __always_inline __u64 unseen_ran(struct task_struct *t, struct bp_tls *st, __u64 off,
+					__u64 now)
 {
-	__u64 se = BPF_CORE_READ(t, se.sum_exec_runtime), off = st->off_ts, ran, in;
+	__u64 se = BPF_CORE_READ(t, se.sum_exec_runtime), ran;
 
 	if (!st->known || st->state == BP_TS_RUNNING || !off || !st->se_ns || se <= st->se_ns ||
 	    now <= off)
-		return false;
-	/* the iterator may be closing the same piece */
-	if (__sync_val_compare_and_swap(&st->off_ts, off, 0) != off)
-		return false;
+		return 0;
 	ran = se - st->se_ns;
-	if (ran > now - off)
-		ran = now - off;
-	in = now - ran;
+	return ran < now - off ? ran : now - off;
+}
+
+/* the piece closed at @in, a run of @ran since: on-CPU, and running in the timeline */
+static __always_inline void unseen_ran_done(struct task_struct *t, struct bp_tls *st, __u64 ran,
+					    __u64 in)
+{
 	stat_inc(BP_STAT_SWITCH_UNSEEN);
-	account_off(st, t->pid, off, in);
 	__sync_fetch_and_add(&st->oncpu_ns, ran);
 	st->wake_ts = 0;
 	st->pending = 0;
 	set_state(t, st, BP_TS_RUNNING, in);
-	return true;
+}
+
+/* at a switch-out or exit: repair the run unseen_ran() finds */
+static __always_inline void unseen_run(struct task_struct *t, struct bp_tls *st, __u64 now)
+{
+	__u64 off = st->off_ts, ran = unseen_ran(t, st, off, now);
+
+	/* the iterator may be closing the same piece */
+	if (!ran || __sync_val_compare_and_swap(&st->off_ts, off, 0) != off)
+		return;
+	account_off(st, t->pid, off, now - ran);
+	unseen_ran_done(t, st, ran, now - ran);
 }
 
 static __always_inline void add_bytes(struct bp_net_val *v, __u64 rx, __u64 tx)
@@ -1137,7 +1149,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 	struct bp_proc_rec *prec;
 	struct bp_tls *st;
 	struct bp_pls *ps;
-	__u64 end, ran, se;
+	__u64 ran;
 	__u32 slot;
 	long n;
 
@@ -1178,25 +1190,12 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		 * with one account_off() here for the verifier's sake).
 		 */
 		old = st->off_ts;
-		end = now;
-		ran = 0;
-		if (!st->on_ts && st->state != BP_TS_RUNNING && st->se_ns && old &&
-		    BPF_CORE_READ(t, on_cpu)) {
-			se = BPF_CORE_READ(t, se.sum_exec_runtime);
-			ran = se > st->se_ns ? se - st->se_ns : 0;
-			if (ran > now - old)
-				ran = now - old;
-			end = now - ran;
-		}
+		ran = !st->on_ts && BPF_CORE_READ(t, on_cpu) ? unseen_ran(t, st, old, now) : 0;
 		if (old && now > old &&
 		    __sync_val_compare_and_swap(&st->off_ts, old, ran ? 0 : now) == old) {
-			account_off(st, t->pid, old, end);
+			account_off(st, t->pid, old, now - ran);
 			if (ran) {
-				stat_inc(BP_STAT_SWITCH_UNSEEN);
-				__sync_fetch_and_add(&st->oncpu_ns, ran);
-				st->wake_ts = 0;
-				st->pending = 0;
-				set_state(t, st, BP_TS_RUNNING, end);
+				unseen_ran_done(t, st, ran, now - ran);
 				__sync_val_compare_and_swap(&st->on_ts, 0, now);
 			}
 		}
