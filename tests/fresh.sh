@@ -14,7 +14,8 @@
 #    runs the real `apt-get -s` (simulate: resolves the request, installs
 #    nothing) and, when that succeeds, un-hides the commands the named
 #    packages ship (dpkg -L), as a real install would have made them appear;
-# 4. runs `make test-deps` in the clone (with --full: `make test`), then
+# 4. runs `make test-deps` in the clone (with --full: `.ci/run`, which runs
+#    `make test`), then
 #    checks that apt-get was asked for exactly the hidden tools' packages,
 #    never for nodejs or npm, and that every hidden tool is found afterwards.
 #
@@ -93,9 +94,12 @@ echo "fresh: hidden from PATH: $HIDE; node $(PATH=$P command -v node || echo -),
 
 target=test-deps
 [ $full = 1 ] && target=test
-echo "fresh: PATH=$P make $target"
+# --full runs CI's own entry point, which runs make test
+run="make $target"
+[ $full = 1 ] && run="sh .ci/run"
+echo "fresh: PATH=$P $run"
 status=0
-(cd "$tmp/src" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS PATH="$P" make "$target") || status=$?
+(cd "$tmp/src" && env -u MAKEFLAGS -u MAKELEVEL -u MFLAGS PATH="$P" $run) || status=$?
 
 echo "fresh: apt-get was called as:"
 sed 's/^/    /' "$tmp/apt-calls"
@@ -105,7 +109,7 @@ if [ -s "$log" ]; then
 	grep -E '^Inst |newest version' "$log" | sed 's/^/    /' | head -40
 	tail -1 "$log" | sed 's/^/    /'
 fi
-[ $status = 0 ] || { echo "fresh: FAIL: make $target exited $status" >&2; exit 1; }
+[ $status = 0 ] || { echo "fresh: FAIL: $run exited $status" >&2; exit 1; }
 
 asked=$(grep '^apt-get install' "$tmp/apt-calls" | tail -1 | tr ' ' '\n' | grep -v '^-' |
 	grep -vx 'apt-get\|install' | sort | tr '\n' ' ')
