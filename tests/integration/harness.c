@@ -562,7 +562,7 @@ const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm
 void h_show_verdict(const char *what, const struct bp_json *proc)
 {
 	const struct bp_json *v = bp_json_get(proc, "verdict");
-	const struct bp_json *ev = bp_json_get(v, "evidence");
+	const struct bp_json *ev = bp_json_get(v, "evidence"), *lv = bp_json_get(v, "levers");
 	size_t i;
 
 	fprintf(stderr, "%s: pid %.0f %s -> %s (%s)\n", what,
@@ -570,6 +570,8 @@ void h_show_verdict(const char *what, const struct bp_json *proc)
 		bp_json_str(bp_json_get(v, "class")), bp_json_str(bp_json_get(v, "confidence")));
 	for (i = 0; i < bp_json_len(ev); i++)
 		fprintf(stderr, "    %s\n", bp_json_str(bp_json_at(ev, i)));
+	for (i = 0; i < bp_json_len(lv); i++)
+		fprintf(stderr, "    => %s\n", bp_json_str(bp_json_at(lv, i)));
 	fprintf(stderr, "    (boundprof's shares of %.3f s busy: cpu %.3f, memory %.3f, IO %.3f, "
 		"locks %.3f, run queue %.3f, other %.3f)\n",
 		bp_json_num(bp_json_get(v, "busy_s")), bp_json_num(bp_json_path(v, "shares.cpu")),

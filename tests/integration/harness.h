@@ -61,7 +61,7 @@ struct bp_json *h_record_json(const char *name, char *const cmd[]);
 
 /* the process object in a report with this comm, or NULL */
 const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm);
-/* boundprof's verdict for a process, its evidence and the counts it came from, on stderr */
+/* boundprof's verdict for a process, its evidence, levers and the counts it came from, on stderr */
 void h_show_verdict(const char *what, const struct bp_json *proc);
 /* the "self" fraction of a function among a process's hotspots, or -1 */
 double h_hotspot_self(const struct bp_json *proc, const char *function);

@@ -56,21 +56,6 @@ static struct bp_json *record(const char *name, char *const cmd[], char **out)
 	return h_json_file(h_path(name));
 }
 
-static void show(const struct bp_json *proc)
-{
-	const struct bp_json *v = bp_json_get(proc, "verdict");
-	const struct bp_json *ev = bp_json_get(v, "evidence"), *lv = bp_json_get(v, "levers");
-	size_t i;
-
-	fprintf(stderr, "pid %.0f %s -> %s (%s)\n", bp_json_num(bp_json_get(proc, "pid")),
-		bp_json_str(bp_json_get(proc, "comm")), bp_json_str(bp_json_get(v, "class")),
-		bp_json_str(bp_json_get(v, "confidence")));
-	for (i = 0; i < bp_json_len(ev); i++)
-		fprintf(stderr, "  - %s\n", bp_json_str(bp_json_at(ev, i)));
-	for (i = 0; i < bp_json_len(lv); i++)
-		fprintf(stderr, "  => %s\n", bp_json_str(bp_json_at(lv, i)));
-}
-
 /* some line of the verdict's evidence (or levers) has every one of the words */
 static bool says(const struct bp_json *proc, const char *list, const char *a, const char *b)
 {
@@ -155,7 +140,7 @@ static void test_memset_loop(void **state)
 	k = fixture_busy("memsetloop");
 	p = h_find_proc(rep, "memsetloop");
 	assert_non_null(p);
-	show(p);
+	h_show_verdict("memsetloop", p);
 	expect_own(p, "fill_buffers", "libc");
 	assert_non_null(strstr(bp_json_str(bp_json_path(p, "own_code.callee")), "memset"));
 	cls = bp_json_str(bp_json_path(p, "verdict.class"));
@@ -188,7 +173,7 @@ static void test_libm_loop(void **state)
 	k = fixture_busy("mathloop");
 	p = h_find_proc(rep, "mathloop");
 	assert_non_null(p);
-	show(p);
+	h_show_verdict("mathloop", p);
 	expect_own(p, "accumulate_logs", "libm");
 	cls = bp_json_str(bp_json_path(p, "verdict.class"));
 	h_expect_class("mathloop", cls, &k, "cpu-bound");
@@ -236,7 +221,7 @@ static void test_one_byte_calls(void **state)
 	k = fixture_busy("byteio");
 	p = h_find_proc(rep, "byteio");
 	assert_non_null(p);
-	show(p);
+	h_show_verdict("byteio", p);
 	reads = count_of(out, "reads ");
 	writes = count_of(out, "writes ");
 	got_r = bp_json_num(bp_json_path(p, "syscalls.reads"));

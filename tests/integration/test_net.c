@@ -80,19 +80,6 @@ static struct bp_json *record(const char *name, char *const cmd[], double *waite
 	return h_json_file(h_path(name));
 }
 
-static void show(const struct bp_json *proc)
-{
-	const struct bp_json *v = bp_json_get(proc, "verdict");
-	const struct bp_json *ev = bp_json_get(v, "evidence");
-	size_t i;
-
-	fprintf(stderr, "  pid %.0f %s -> %s (%s)\n", bp_json_num(bp_json_get(proc, "pid")),
-		bp_json_str(bp_json_get(proc, "comm")), bp_json_str(bp_json_get(v, "class")),
-		bp_json_str(bp_json_get(v, "confidence")));
-	for (i = 0; i < bp_json_len(ev); i++)
-		fprintf(stderr, "    %s\n", bp_json_str(bp_json_at(ev, i)));
-}
-
 static bool evidence_has(const struct bp_json *proc, const char *needle)
 {
 	const struct bp_json *ev = bp_json_path(proc, "verdict.evidence");
@@ -117,7 +104,7 @@ static const struct bp_json *check_client(const struct bp_json *rep, const char 
 	char want[32];
 
 	assert_non_null(p);
-	show(p);
+	h_show_verdict(comm, p);
 	net = bp_json_num(bp_json_path(p, "off_cpu_s.net"));
 	fprintf(stderr, "  network wait %.3f s; delay x requests %.3f s (%+.1f%%); the client "
 		"measured %.3f s\n", net, least, (net / least - 1) * 100, waited);
@@ -287,7 +274,7 @@ static void server__waiting_for_clients__idle_not_io_bound(void **state)
 	assert_non_null(rep);
 	p = h_find_proc(rep, "netserve");
 	assert_non_null(p);
-	show(p);
+	h_show_verdict("netserve", p);
 	fprintf(stderr, "  network waits %.3f s, of them a server's %.3f s\n",
 		bp_json_num(bp_json_path(p, "off_cpu_s.net")),
 		bp_json_num(bp_json_path(p, "network.server_wait_s")));
