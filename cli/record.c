@@ -403,11 +403,6 @@ int cmd_record(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	/* repeated runs are compared: kernel symbols first, not during the first run */
-	if (o.repeat > 1 && bp_session__poll(s, 0)) {
-		ret = EXIT_RUNTIME;
-		goto out;
-	}
 	if (o.cmd) {
 		/* its unwind table before it runs: its first samples need it */
 		bp_session__expect_exec(s, o.cmd_path);

@@ -304,15 +304,14 @@ static void set_site_ranges(struct bp_session *s)
 }
 
 /*
- * Kernel symbols are read at the first poll 100 ms into the recording (or
- * the first drain), after the command (if any) was let go and has mapped
- * its libraries: parsing kallsyms (~120k lines) would otherwise delay its
- * start under the profiler, and the unwind tables its first samples ask
- * for. They name kernel frames at each drain and tell the off-CPU programs
- * where the kernel's lock slow paths are.
+ * Kernel symbols name kernel frames at each drain and tell the off-CPU
+ * programs where the kernel's lock slow paths are. Parsing kallsyms
+ * (~120k lines) runs on a thread of its own while the BPF programs load
+ * and verify, and is taken when sampling goes live, before a command is
+ * let go: done later, on the thread that serves events, it delayed the
+ * unwind tables a just-started command's samples wait for by as long as
+ * the parse took.
  */
-#define KSYMS_DELAY_NS	(100ULL * 1000 * 1000)
-
 static void ensure_ksyms(struct bp_session *s)
 {
 	int err;
@@ -559,6 +558,8 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 		err = -ENOMEM;
 		goto fail;
 	}
+	if (bp_syms__prefetch_kernel(s->syms))
+		bp_dbg("kallsyms read when sampling starts, not beside the BPF load");
 	lo.hz = opts->hz;
 	lo.filter = opts->filter;
 	lo.drain_interval_s = s->opts.drain_interval_s;
@@ -676,6 +677,7 @@ int bp_session__start(struct bp_session *s)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	s->prof->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
 	s->started = true;
+	ensure_ksyms(s);
 
 	s->next_drain_ns = s->live_ns + (uint64_t)(s->opts.drain_interval_s * 1e9);
 	/* targets that already run: take their maps before they can exit */
@@ -708,28 +710,6 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 	uint64_t now;
 	int n, err;
 
-	/* events first: a short command's exec must be seen while it lives */
-	if (!s->ksyms_tried) {
-		n = bp_loader__poll(s->loader, 0);
-		if (n < 0) {
-			bp_err("failed to read process events: %s", strerror(-n));
-			return n;
-		}
-	}
-	now = bp_now_ns();
-	/*
-	 * A command just started maps its libraries, and its first samples
-	 * ask for their unwind tables: kallsyms (~50 ms to parse) waits
-	 * until those are served, or for the first drain.
-	 */
-	if (!s->ksyms_tried && now - s->live_ns < KSYMS_DELAY_NS) {
-		uint64_t left_ms = (KSYMS_DELAY_NS - (now - s->live_ns)) / 1000000 + 1;
-
-		if ((uint64_t)timeout_ms > left_ms)
-			timeout_ms = left_ms;
-	} else {
-		ensure_ksyms(s);
-	}
 	now = bp_now_ns();
 	if (now < s->next_drain_ns) {
 		uint64_t left_ms = (s->next_drain_ns - now) / 1000000 + 1;

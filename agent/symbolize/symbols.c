@@ -8,6 +8,8 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -135,6 +137,11 @@ struct bp_syms {
 	struct bp_kallsyms **old_ksyms;	/* kept: their names were handed out */
 	size_t nr_old_ksyms;
 	const char *kernel_build_id;
+	/* kallsyms read on a thread of its own (bp_syms__prefetch_kernel) */
+	pthread_t kload;
+	bool kload_started;
+	struct bp_kallsyms *kload_k;
+	int kload_err;
 
 	struct bp_elf *vdso;
 	int vdso_err;
@@ -1326,12 +1333,52 @@ static const char *kernel_build_id(struct bp_syms *s)
 	return NULL;
 }
 
-int bp_syms__load_kernel(struct bp_syms *s)
+static void *kload_run(void *arg)
 {
-	struct bp_kallsyms *k, **old;
+	struct bp_syms *s = arg;
+
+	s->kload_err = bp_kallsyms__load(s->kallsyms_path, &s->kload_k);
+	return NULL;
+}
+
+int bp_syms__prefetch_kernel(struct bp_syms *s)
+{
+	sigset_t all, old;
 	int err;
 
-	err = bp_kallsyms__load(s->kallsyms_path, &k);
+	if (s->kload_started)
+		return 0;
+	/* signals stay with the threads that handle them */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&s->kload, NULL, kload_run, s);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err)
+		return -err;
+	s->kload_started = true;
+	return 0;
+}
+
+/* the prefetch's result: 0 and *k, or -errno; -ENOENT when none was started */
+static int kload_join(struct bp_syms *s, struct bp_kallsyms **k)
+{
+	if (!s->kload_started)
+		return -ENOENT;
+	pthread_join(s->kload, NULL);
+	s->kload_started = false;
+	*k = s->kload_k;
+	s->kload_k = NULL;
+	return s->kload_err;
+}
+
+int bp_syms__load_kernel(struct bp_syms *s)
+{
+	struct bp_kallsyms *k = NULL, **old;
+	int err;
+
+	err = kload_join(s, &k);
+	if (err == -ENOENT && !k)
+		err = bp_kallsyms__load(s->kallsyms_path, &k);
 	if (err)
 		return err;
 	if (s->ksyms) {
@@ -1400,6 +1447,12 @@ void bp_syms__free(struct bp_syms *s)
 
 	if (!s)
 		return;
+	if (s->kload_started) {
+		struct bp_kallsyms *k = NULL;
+
+		kload_join(s, &k);
+		bp_kallsyms__free(k);
+	}
 	while (s->procs.n)
 		proc_destroy(s, s->procs.v[s->procs.n - 1]);
 	while (s->files.n)

@@ -86,8 +86,19 @@ struct bp_syms_stats {
 struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts);
 void bp_syms__free(struct bp_syms *s);
 
-/* reads kallsyms; 0 or -errno. Without it kernel frames stay unnamed. */
+/*
+ * Reads kallsyms; 0 or -errno. Without it kernel frames stay unnamed. After
+ * bp_syms__prefetch_kernel() it takes that read's result (waiting for it).
+ */
 int bp_syms__load_kernel(struct bp_syms *s);
+
+/*
+ * Starts reading kallsyms (~80 ms of CPU) on a thread of its own, so that
+ * it overlaps other start-up work instead of delaying the first events;
+ * bp_syms__load_kernel() takes the result. 0 or -errno (then load it
+ * synchronously).
+ */
+int bp_syms__prefetch_kernel(struct bp_syms *s);
 
 /*
  * Read /proc/PID/maps now and open the files it maps (not yet parsing them),
