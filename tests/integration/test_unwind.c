@@ -328,6 +328,40 @@ static double completeness(const struct samples *s, const char *exe)
 	return s->total ? (double)whole / s->total : 0;
 }
 
+/* on a failure: the heaviest stacks that were cut, their ends */
+static void show_cut(const struct samples *s, const char *exe, const char *tag)
+{
+	size_t i, shown = 0, *order = calloc(s->n ? s->n : 1, sizeof(*order)), n = 0;
+
+	if (!order)
+		return;
+	for (i = 0; i < s->n; i++)
+		if (!(s->v[i].n && strcmp(s->v[i].frames[0], "[truncated]") &&
+		      is_entry(s->v[i].frames[0], exe)))
+			order[n++] = i;
+	/* a few dozen kinds: a selection pass per line is enough */
+	while (shown < 8 && shown < n) {
+		size_t best = shown, t;
+		const struct sample *v;
+		int j;
+
+		for (i = shown + 1; i < n; i++)
+			if (s->v[order[i]].count > s->v[order[best]].count)
+				best = i;
+		t = order[shown], order[shown] = order[best], order[best] = t;
+		v = &s->v[order[shown++]];
+		fprintf(stderr, "%s: cut x%llu:", tag, (unsigned long long)v->count);
+		for (j = 0; j < v->n && j < 3; j++)
+			fprintf(stderr, " %s;", v->frames[j]);
+		if (v->n > 6)
+			fprintf(stderr, " ...;");
+		for (j = v->n > 6 ? v->n - 3 : 3; j < v->n; j++)
+			fprintf(stderr, " %s;", v->frames[j]);
+		fprintf(stderr, "\n");
+	}
+	free(order);
+}
+
 /* the share of samples with fn anywhere on their stack */
 static double share(const struct samples *s, const char *fn)
 {
@@ -744,7 +778,6 @@ static void unwind__signal_handler__through_the_signal_frame(void **state)
 	if (r.exit_code)
 		print_run("record -- nofp signal", &r);
 	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
 	read_folded(folded, "nofp", &bp);
 	for (i = 0; i < bp.n; i++) {
 		int j;
@@ -763,6 +796,11 @@ static void unwind__signal_handler__through_the_signal_frame(void **state)
 		"__restore_rt; completeness %.1f%%\n", (unsigned long long)in_handler,
 		(unsigned long long)bp.total, (unsigned long long)whole,
 		100 * completeness(&bp, NULL));
+	if (whole < 0.95 * in_handler || completeness(&bp, NULL) < 0.95) {
+		show_cut(&bp, NULL, "signal");
+		print_run("record -- nofp signal", &r);
+	}
+	h_run_free(&r);
 	/* 3 s of CPU at 499 Hz; the handler has about half of it */
 	assert_true(bp.total > 1000);
 	assert_true(in_handler * 3 > bp.total);
