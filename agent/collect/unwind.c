@@ -784,7 +784,7 @@ static void proc_destroy(struct bp_unwind *u, struct uw_proc *p)
 	free(p);
 }
 
-int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
+static int update_once(struct bp_unwind *u, pid_t pid, bool force)
 {
 	struct uw_proc *p = proc_find(u, pid);
 	struct bp_uw_proc *v = u->val;
@@ -889,6 +889,25 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
 	p->updated_ns = mono_ns();
 	p->val_hash = h;
 	return 0;
+}
+
+/*
+ * A table built on first sight takes tens of ms (a big executable's), and
+ * a process just started maps its libraries meanwhile (ld.so, the first
+ * imports): the list read before the build misses them, and their frames
+ * would stay cut until a miss round trip. The maps are read once more
+ * after a build, so that the list is as new as the tables took to make.
+ */
+#define UW_REREAD_NS	(1000ULL * 1000)
+
+int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
+{
+	uint64_t built = u->st.build_ns;
+	int err = update_once(u, pid, force);
+
+	if (!err && u->st.build_ns - built >= UW_REREAD_NS)
+		update_once(u, pid, false);
+	return err;
 }
 
 uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid)
