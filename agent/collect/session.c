@@ -262,25 +262,49 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
+#define NR_SITE_FUNCS	(sizeof(site_funcs) / sizeof(site_funcs[0]))
+#define SITE_PER_FUNC	8
+
+struct site_found {
+	uint64_t lo[NR_SITE_FUNCS][SITE_PER_FUNC], hi[NR_SITE_FUNCS][SITE_PER_FUNC];
+	uint32_t n[NR_SITE_FUNCS];
+};
+
+static void site_found(void *ctx, size_t which, uint64_t lo, uint64_t hi)
+{
+	struct site_found *f = ctx;
+
+	if (f->n[which] < SITE_PER_FUNC) {
+		f->lo[which][f->n[which]] = lo;
+		f->hi[which][f->n[which]] = hi;
+		f->n[which]++;
+	}
+}
+
 uint32_t bp_session_site_ranges(const struct bp_syms *syms, struct bp_site_range *out,
 				uint32_t max, uint32_t *left_out)
 {
-	uint64_t lo[8], hi[8];
+	const char *names[NR_SITE_FUNCS];
+	struct site_found *f = calloc(1, sizeof(*f));
 	uint32_t n = 0, i, j, k;
 
 	*left_out = 0;
+	if (!f)
+		return 0;
+	for (i = 0; i < NR_SITE_FUNCS; i++)
+		names[i] = site_funcs[i].name;
+	bp_syms__kernel_ranges_each(syms, names, NR_SITE_FUNCS, site_found, f);
 	/* in the table's order, so that what does not fit is its end */
-	for (i = 0; i < sizeof(site_funcs) / sizeof(site_funcs[0]); i++) {
-		size_t got = bp_syms__kernel_ranges(syms, site_funcs[i].name, lo, hi, 8);
-
-		for (j = 0; j < got && j < 8; j++) {
+	for (i = 0; i < NR_SITE_FUNCS; i++) {
+		for (j = 0; j < f->n[i]; j++) {
 			if (n == max) {
 				(*left_out)++;
 				continue;
 			}
-			out[n++] = (struct bp_site_range){ lo[j], hi[j], site_funcs[i].site };
+			out[n++] = (struct bp_site_range){ f->lo[i][j], f->hi[i][j], site_funcs[i].site };
 		}
 	}
+	free(f);
 	qsort(out, n, sizeof(*out), cmp_range);
 	/* a symbol listed twice (aliases) would overlap: keep the first */
 	for (i = k = 0; i < n; i++) {
@@ -307,7 +331,7 @@ static void set_site_ranges(struct bp_session *s)
  * Kernel symbols name kernel frames at each drain and tell the off-CPU
  * programs where the kernel's lock slow paths are. Parsing kallsyms
  * (~120k lines) runs on a thread of its own while the BPF programs load
- * and verify, and is taken when sampling goes live, before a command is
+ * and verify, and is taken just before sampling goes live and a command is
  * let go: done later, on the thread that serves events, it delayed the
  * unwind tables a just-started command's samples wait for by as long as
  * the parse took.
@@ -668,6 +692,8 @@ int bp_session__start(struct bp_session *s)
 	uint32_t i;
 	int err;
 
+	/* the lock slow paths known before the first switch is seen */
+	ensure_ksyms(s);
 	err = bp_loader__attach(s->loader, on_event, s);
 	if (err)
 		return err;
@@ -677,7 +703,6 @@ int bp_session__start(struct bp_session *s)
 	clock_gettime(CLOCK_REALTIME, &rt);
 	s->prof->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
 	s->started = true;
-	ensure_ksyms(s);
 
 	s->next_drain_ns = s->live_ns + (uint64_t)(s->opts.drain_interval_s * 1e9);
 	/* targets that already run: take their maps before they can exit */

@@ -397,6 +397,16 @@ int bp_kallsyms__find(const struct bp_kallsyms *k, uint64_t addr, struct bp_ksym
 	return 0;
 }
 
+/* where symbol i ends: the next core symbol, or a bounded guess after the last */
+static uint64_t sym_end(const struct bp_kallsyms *k, size_t i)
+{
+	uint64_t a = k->syms[i].addr;
+
+	if (i + 1 < k->nr && !k->syms[i + 1].mod)
+		return k->syms[i + 1].addr;
+	return a > UINT64_MAX - KSYM_LAST_MAX ? UINT64_MAX : a + KSYM_LAST_MAX;
+}
+
 size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64_t *start,
 			   uint64_t *end, size_t max)
 {
@@ -411,13 +421,56 @@ size_t bp_kallsyms__ranges(const struct bp_kallsyms *k, const char *base, uint64
 			continue;
 		if (n < max) {
 			start[n] = e->addr;
-			end[n] = i + 1 < k->nr && !k->syms[i + 1].mod ? k->syms[i + 1].addr :
-				 e->addr > UINT64_MAX - KSYM_LAST_MAX ? UINT64_MAX :
-									e->addr + KSYM_LAST_MAX;
+			end[n] = sym_end(k, i);
 		}
 		n++;
 	}
 	return n;
+}
+
+/* the first two bytes (the terminator for a one-letter string, none after it) */
+static unsigned int two_chars(const char *s)
+{
+	return s[0] ? (uint8_t)s[0] | (unsigned int)(uint8_t)s[1] << 8 : 0;
+}
+
+void bp_kallsyms__ranges_each(const struct bp_kallsyms *k, const char *const *names, size_t n,
+			      bp_ksym_range_fn fn, void *ctx)
+{
+	/* the first two bytes of every name: all but a few symbols stop there */
+	uint8_t seen[65536 / 8] = { 0 };
+	size_t i, j, lens[256];
+
+	if (n > sizeof(lens) / sizeof(lens[0]))
+		n = sizeof(lens) / sizeof(lens[0]);
+	for (j = 0; j < n; j++) {
+		unsigned int v = two_chars(names[j]);
+
+		lens[j] = strlen(names[j]);
+		seen[v >> 3] |= 1 << (v & 7);
+		/* a one-letter name's clones ("x.isra.0") */
+		if (names[j][0] && !names[j][1]) {
+			v = (uint8_t)names[j][0] | '.' << 8;
+			seen[v >> 3] |= 1 << (v & 7);
+		}
+	}
+	for (i = 0; i < k->nr; i++) {
+		const struct ksym_ent *e = &k->syms[i];
+		const char *name = k->names + e->name;
+		unsigned int v;
+		size_t len;
+
+		if (e->mod || (e->flags & KSYM_END) || !name[0])
+			continue;
+		v = two_chars(name);
+		if (!(seen[v >> 3] & (1 << (v & 7))))
+			continue;
+		len = strcspn(name, ".");
+		/* "__" starts a third of all symbols: the length sorts them first */
+		for (j = 0; j < n; j++)
+			if (lens[j] == len && !memcmp(names[j], name, len))
+				fn(ctx, j, e->addr, sym_end(k, i));
+	}
 }
 
 int bp_kallsyms__core_offset(const struct bp_kallsyms *k, uint64_t addr, uint64_t *off)

@@ -1261,10 +1261,11 @@ int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
 	return k + 1;
 }
 
-size_t bp_syms__kernel_ranges(const struct bp_syms *s, const char *base, uint64_t *start,
-			      uint64_t *end, size_t max)
+void bp_syms__kernel_ranges_each(const struct bp_syms *s, const char *const *names, size_t n,
+				 bp_ksym_range_fn fn, void *ctx)
 {
-	return s->ksyms ? bp_kallsyms__ranges(s->ksyms, base, start, end, max) : 0;
+	if (s->ksyms)
+		bp_kallsyms__ranges_each(s->ksyms, names, n, fn, ctx);
 }
 
 int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_info *out)

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "symbolize/kallsyms.h"
+
 struct bp_syms;
 
 struct bp_syms_opts {
@@ -151,10 +153,11 @@ void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out);
 const void *bp_syms__vdso_image(struct bp_syms *s, size_t *size);
 
 /*
- * Address ranges of core-kernel functions named base (or base.SUFFIX), after
- * bp_syms__load_kernel(); returns how many exist, filling up to max.
+ * Address ranges of core-kernel functions named names[i] (or names[i].SUFFIX),
+ * after bp_syms__load_kernel(), in one pass: fn(ctx, i, start, end) for each.
+ * Nothing without kernel symbols.
  */
-size_t bp_syms__kernel_ranges(const struct bp_syms *s, const char *base, uint64_t *start,
-			      uint64_t *end, size_t max);
+void bp_syms__kernel_ranges_each(const struct bp_syms *s, const char *const *names, size_t n,
+				 bp_ksym_range_fn fn, void *ctx);
 
 #endif /* BP_SYMBOLS_H */

@@ -25,6 +25,27 @@ static uint64_t hex_at(const uint8_t *p, const uint8_t *end)
 	return v;
 }
 
+struct each {
+	uint64_t start[4], stop[4];
+	size_t n, other;
+};
+
+/* names[1]'s ranges; names[0] is "", which no symbol is */
+static void each_range(void *ctx, size_t which, uint64_t start, uint64_t stop)
+{
+	struct each *e = ctx;
+
+	if (which != 1) {
+		e->other++;
+		return;
+	}
+	if (e->n < 4) {
+		e->start[e->n] = start;
+		e->stop[e->n] = stop;
+	}
+	e->n++;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	const char *path = fuzz_path("kallsyms");
@@ -59,6 +80,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			for (at = 0; at < n && at < 4; at++)
 				if (start[at] > stop[at])
 					abort();
+			/* the one-pass lookup finds the same, for a base name */
+			if (name[0] && !strchr(name, '.')) {
+				const char *names[2] = { "", name };
+				struct each e = { .n = 0 };
+
+				bp_kallsyms__ranges_each(k, names, 2, each_range, &e);
+				if (e.n != n || e.other)
+					abort();
+				for (at = 0; at < n && at < 4; at++)
+					if (e.start[at] != start[at] || e.stop[at] != stop[at])
+						abort();
+			}
 		}
 	}
 	(void)bp_kallsyms__count(k);
