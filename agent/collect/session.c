@@ -460,6 +460,24 @@ static int drain(struct bp_session *s, bool full)
 	return err;
 }
 
+/*
+ * The counters of the cgroups a process is in, kept from now as its
+ * baseline (nothing when they are watched already). A targeted command may
+ * move into a cgroup just before its exec, and a quota throttles it from
+ * its first period on: read at the exec event, before the unwind tables
+ * and the drain (tens of ms on a slow machine), not when its facts are
+ * taken, so that none of its throttling is missed.
+ */
+static void cg_baseline(struct bp_session *s, pid_t pid)
+{
+	struct bp_proc_ids ids = {};
+
+	if (!s->cgw || bp_cgwatch__read_ids(s->cgw, pid, &ids))
+		return;
+	bp_cgwatch__use(s->cgw, &ids, bp_now_ns());
+	bp_proc_ids_free(&ids);
+}
+
 static void on_new_proc(void *ctx, struct bp_proc *proc)
 {
 	fill_meta(ctx, proc);
@@ -487,6 +505,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	 * below (tens of ms), for a target or a process that was being
 	 * sampled; any other waits for its first sample, like its symbols.
 	 */
+	if (ev->kind == BP_EV_EXEC && (s->opts.filter || s->opts.cgroup))
+		cg_baseline(s, ev->tgid);
 	if (ev->kind == BP_EV_EXEC && s->unwind) {
 		bp_unwind__forget(s->unwind, ev->tgid);
 		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED))
