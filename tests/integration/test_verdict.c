@@ -87,9 +87,24 @@ static void expect(const struct bp_json *rep, const char *comm, const struct h_b
 static void expect_summary(const struct bp_json *rep, const struct h_busy *k,
 			   const char *compute)
 {
+	const struct bp_json *ev = bp_json_path(rep, "summary.verdict.evidence");
+	const struct bp_json *procs = bp_json_get(rep, "processes");
+	size_t i;
+
 	fprintf(stderr, "  summary: %s (%s)\n",
 		bp_json_str(bp_json_path(rep, "summary.verdict.class")),
 		bp_json_str(bp_json_path(rep, "summary.verdict.confidence")));
+	/* what the summary stands on: its evidence, and every process's verdict */
+	for (i = 0; i < bp_json_len(ev); i++)
+		fprintf(stderr, "    %s\n", bp_json_str(bp_json_at(ev, i)));
+	for (i = 0; i < bp_json_len(procs); i++) {
+		const struct bp_json *pr = bp_json_at(procs, i);
+
+		fprintf(stderr, "    pid %.0f %s: %s, %.3f s wall, %.3f s on-CPU\n",
+			bp_json_num(bp_json_get(pr, "pid")), bp_json_str(bp_json_get(pr, "comm")),
+			bp_json_str(bp_json_path(pr, "verdict.class")),
+			bp_json_num(bp_json_get(pr, "wall_s")), bp_json_num(bp_json_get(pr, "on_cpu_s")));
+	}
 	h_expect_class("summary", bp_json_str(bp_json_path(rep, "summary.verdict.class")), k,
 		       compute);
 }
