@@ -1360,11 +1360,9 @@ int bp_syms__prefetch_kernel(struct bp_syms *s)
 	return 0;
 }
 
-/* the prefetch's result: 0 and *k, or -errno; -ENOENT when none was started */
+/* the started prefetch's result: 0 and *k, or -errno */
 static int kload_join(struct bp_syms *s, struct bp_kallsyms **k)
 {
-	if (!s->kload_started)
-		return -ENOENT;
 	pthread_join(s->kload, NULL);
 	s->kload_started = false;
 	*k = s->kload_k;
@@ -1377,9 +1375,8 @@ int bp_syms__load_kernel(struct bp_syms *s)
 	struct bp_kallsyms *k = NULL, **old;
 	int err;
 
-	err = kload_join(s, &k);
-	if (err == -ENOENT && !k)
-		err = bp_kallsyms__load(s->kallsyms_path, &k);
+	/* a failed prefetch is not read again: its error is the answer */
+	err = s->kload_started ? kload_join(s, &k) : bp_kallsyms__load(s->kallsyms_path, &k);
 	if (err)
 		return err;
 	if (s->ksyms) {
