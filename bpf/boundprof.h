@@ -216,6 +216,7 @@ struct bp_thr_rec {
 	char comm[BP_COMM_LEN];
 	__u64 rchar, wchar;	/* bytes through read and write system calls (task io accounting) */
 	__u64 syscr, syscw;	/* read- and write-family system calls (task io accounting) */
+	__u64 steal_ns;		/* of oncpu_ns, what the hypervisor took (the vCPU ran no guest) */
 };
 
 struct bp_proc_rec {

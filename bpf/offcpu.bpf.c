@@ -85,6 +85,9 @@ struct bp_tls {
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
 	__u64 se_ns;		/* the kernel's count of its run time when it last left a CPU */
+	__u64 steal_in;		/* its CPU's steal clock when it was switched in; 0: unknown */
+	__u64 in_ts;		/* switched in at (on_ts moves with the task iterator) */
+	__u64 steal_ns;		/* of oncpu_ns, the time the hypervisor ran something else */
 	struct bp_net_key net;
 	/*
 	 * Who ended its waits, gathered here while the waker stays the same
@@ -752,6 +755,44 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	st->ustack = n > 0 ? hash_stack(&st->ust) : 0;
 }
 
+/*
+ * The steal clock of the CPU @t is on, as its run queue last read it (at
+ * the top of __schedule(), just before sched_switch): the time the
+ * hypervisor kept this vCPU from running. 0 when the kernel keeps none
+ * (no CONFIG_PARAVIRT_TIME_ACCOUNTING, or bare metal).
+ */
+static __always_inline __u64 cpu_steal(struct task_struct *t)
+{
+	struct cfs_rq *cfs = t->se.cfs_rq;
+	struct rq *rq;
+
+	if (!cfs || !bpf_core_field_exists(cfs->rq))
+		return 0;
+	rq = cfs->rq;
+	if (!rq || !bpf_core_field_exists(rq->prev_steal_time_rq) ||
+	    BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id())
+		return 0;
+	return BPF_CORE_READ(rq, prev_steal_time_rq);
+}
+
+/*
+ * The run [old, now) of @t on this CPU ends. The kernel leaves stolen time
+ * out of a thread's run time, and a switch-to-switch count has it in: the
+ * part stolen is kept apart so that both are known.
+ */
+static __always_inline void run_done(struct task_struct *t, struct bp_tls *st, __u64 old,
+				     __u64 now)
+{
+	__u64 steal = st->steal_in ? cpu_steal(t) : 0;
+
+	__sync_fetch_and_add(&st->oncpu_ns, now - old);
+	if (steal > st->steal_in && now > st->in_ts) {
+		steal -= st->steal_in;
+		__sync_fetch_and_add(&st->steal_ns,
+				     steal < now - st->in_ts ? steal : now - st->in_ts);
+	}
+}
+
 static __always_inline struct bp_tls *tls_get(struct task_struct *t, __u64 now)
 {
 	struct bp_tls *st = bpf_task_storage_get(&tls, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
@@ -787,9 +828,10 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			stat_inc(BP_STAT_SWITCHES);
 			old = __sync_lock_test_and_set(&st->on_ts, 0);
 			if (old && now > old)
-				__sync_fetch_and_add(&st->oncpu_ns, now - old);
+				run_done(prev, st, old, now);
 			else if (!old)
 				unseen_run(prev, st, now);
+			st->steal_in = 0;
 			/* before the state leaves RUNNING: see unseen_run() */
 			st->se_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
 			st->switches++;
@@ -831,6 +873,8 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			}
 			st->wake_ts = 0;
 			st->pending = 0;
+			st->steal_in = cpu_steal(next);
+			st->in_ts = now;
 			st->on_ts = now;
 			set_state(next, st, BP_TS_RUNNING, now);
 		}
@@ -1015,6 +1059,7 @@ static __always_inline void fill_thr_rec(struct bp_thr_rec *r, struct task_struc
 	r->state = st->known ? st->state : BP_TS__MAX;
 	r->start_ns = st->start_ns;
 	r->oncpu_ns = st->oncpu_ns;
+	r->steal_ns = st->steal_ns;
 	r->switches = st->switches;
 	r->wakeups = st->wakeups;
 	r->wake_lat_ns = st->wake_lat_ns;
@@ -1078,7 +1123,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 	if (st) {
 		old = __sync_lock_test_and_set(&st->on_ts, 0);
 		if (old && now > old)
-			__sync_fetch_and_add(&st->oncpu_ns, now - old);
+			run_done(p, st, old, now);
 		else if (!old)
 			unseen_run(p, st, now);
 		if (st->known)

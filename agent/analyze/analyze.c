@@ -468,7 +468,9 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 
 		if (exact) {
 			ts->on_cpu_s = t->oncpu_ns / 1e9;
+			ts->steal_s = t->steal_ns / 1e9;
 			ps->on_cpu_s += ts->on_cpu_s;
+			ps->steal_s += ts->steal_s;
 		} else {
 			ts->on_cpu_s = p->pmu ? 0 : a->thr_ns[i] / 1e9;
 		}

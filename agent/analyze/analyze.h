@@ -26,6 +26,7 @@ struct bp_thread_summary {
 	uint32_t tid;
 	const struct bp_thread *t;	/* NULL if only known from samples */
 	double on_cpu_s;		/* exact with off-CPU tracing, else sampled */
+	double steal_s;			/* of on_cpu_s, the hypervisor ran something else */
 	double off_s[BP_KIND__MAX];	/* by wait class; [BP_KIND_ONCPU] unused */
 	double wall_s;			/* its lifetime inside the window */
 	double accounted_s;		/* on_cpu_s + every off_s */
@@ -37,6 +38,7 @@ struct bp_proc_summary {
 	uint64_t samples;		/* on-CPU samples */
 	double on_cpu_s;		/* exact with off-CPU tracing, else sampled */
 	double on_cpu_sampled_s;
+	double steal_s;			/* of on_cpu_s, the hypervisor ran something else */
 	double wall_s;
 	double off_s[BP_KIND__MAX];	/* thread-seconds in each wait class */
 	double throttled_s;		/* of off_s[RUNQUEUE]: waiting out a CPU quota (groups.h) */

@@ -885,6 +885,23 @@ static bool near(double share, double threshold, const struct bp_thresholds *t)
 	return share < threshold + t->borderline;
 }
 
+/*
+ * Steal: the guest counted the thread as running while the host ran
+ * something else on its virtual CPU. Not a class of its own (the thread
+ * did want the CPU); said whatever the class, since no change to the code
+ * gets that time back.
+ */
+static void steal_lines(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	if (e->on_s <= 0 || e->steal_s < 0.05 || e->steal_s < 0.1 * e->on_s)
+		return;
+	EVIDENCE("%.0f%% of its on-CPU time (%.2f of %.2f s) the hypervisor ran something else "
+		 "on its virtual CPU (steal time)", pct(e->steal_s / e->on_s), e->steal_s, e->on_s);
+	LEVER("The stolen time is the host's, not the code's: on a less loaded host or a "
+	      "dedicated instance the same work takes %.2f s on-CPU instead of %.2f s",
+	      e->on_s - e->steal_s, e->on_s);
+}
+
 static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		   struct bp_verdict *v)
 {
@@ -1013,6 +1030,7 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->second = runner_up(v, v->cls);
 	if (busy < t->min_busy_s && v->cls != BP_CLASS_IDLE)
 		v->conf = drop(v->conf);
+	steal_lines(e, v);
 	if (e->python && e->python_free_threaded)
 		EVIDENCE("Python %s is a free-threaded build: no GIL, its threads run Python in "
 			 "parallel", e->python);

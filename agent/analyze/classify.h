@@ -120,6 +120,7 @@ struct bp_evidence {
 	uint32_t ncpus;
 	double machine_busy;		/* share of all CPUs busy during the window */
 	double others_cpu_s;		/* CPU seconds other processes used meanwhile */
+	double steal_s;			/* of on_s, the hypervisor ran something else */
 	/* on-CPU samples by what the code was doing */
 	uint64_t samples;
 	double frac_io_path;		/* kernel submitting or completing block IO */

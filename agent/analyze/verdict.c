@@ -372,6 +372,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->ncpus = p->ncpus;
 	e->machine_busy = s->busy_frac;
 	e->others_cpu_s = others_cpu(p, s, ps->on_cpu_s);
+	e->steal_s = ps->steal_s;
 	e->samples = ps->samples;
 	e->frac_io_path = ps->frac_io_path;
 	e->frac_fault = ps->frac_fault;
@@ -412,6 +413,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		if (p->system_wide && !ps->active)
 			continue;
 		e->on_s += ps->on_cpu_s;
+		e->steal_s += ps->steal_s;
 		e->rq_s += ps->off_s[BP_KIND_RUNQUEUE];
 		e->io_s += ps->off_s[BP_KIND_IO];
 		e->lock_s += ps->off_s[BP_KIND_LOCK];

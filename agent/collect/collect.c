@@ -54,7 +54,7 @@ struct stack_table {
 struct base {
 	uint32_t id;		/* tid, or tgid for a process; 0: dropped */
 	uint32_t kind;		/* BP_REC_THREAD or BP_REC_PROC */
-	uint64_t oncpu_ns, switches, wakeups, wake_lat_ns;
+	uint64_t oncpu_ns, steal_ns, switches, wakeups, wake_lat_ns;
 	uint64_t rchar, wchar, syscr, syscw;
 	uint64_t hist[BP_HIST_SLOTS];	/* wakeup latency; for a process: timeline ns */
 };
@@ -769,6 +769,7 @@ static void on_record(void *ctx, const void *rec, size_t len)
 		t->end_ns = r->end_ns;
 		t->exited = r->end_ns != 0;
 		t->oncpu_ns += since(r->oncpu_ns, &b->oncpu_ns);
+		t->steal_ns += since(r->steal_ns, &b->steal_ns);
 		t->switches += since(r->switches, &b->switches);
 		t->wakeups += since(r->wakeups, &b->wakeups);
 		t->wake_lat_ns += since(r->wake_lat_ns, &b->wake_lat_ns);

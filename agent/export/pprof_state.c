@@ -99,6 +99,7 @@ static void write_thread(struct bp_json_w *j, struct bp_buf *x, const struct bp_
 	bp_json_w_kv_uint64(j, "start_ns", t->start_ns);
 	bp_json_w_kv_uint64(j, "end_ns", t->end_ns);
 	bp_json_w_kv_uint64(j, "oncpu_ns", t->oncpu_ns);
+	bp_json_w_kv_uint64(j, "steal_ns", t->steal_ns);
 	bp_json_w_kv_uint64(j, "switches", t->switches);
 	bp_json_w_kv_uint64(j, "wakeups", t->wakeups);
 	bp_json_w_kv_uint64(j, "wake_lat_ns", t->wake_lat_ns);
@@ -924,6 +925,7 @@ static int read_thread(struct st *s, struct bp_proc *proc, const struct bp_json 
 	t->start_ns = st_u64(s, o, "start_ns");
 	t->end_ns = st_u64(s, o, "end_ns");
 	t->oncpu_ns = st_u64(s, o, "oncpu_ns");
+	t->steal_ns = st_u64(s, o, "steal_ns");
 	t->switches = st_u64(s, o, "switches");
 	t->wakeups = st_u64(s, o, "wakeups");
 	t->wake_lat_ns = st_u64(s, o, "wake_lat_ns");

@@ -157,6 +157,7 @@ static void write_threads(struct bp_json_w *w, const struct bp_proc_summary *ps)
 		bp_json_w_kv_string(w, "comm", t->t ? t->t->comm : "");
 		bp_json_w_kv_double(w, "wall_s", t->wall_s);
 		bp_json_w_kv_double(w, "on_cpu_s", t->on_cpu_s);
+		bp_json_w_kv_double(w, "steal_s", t->steal_s);
 		write_kinds(w, "off_cpu_s", t->off_s);
 		bp_json_w_kv_double(w, "accounted_s", t->accounted_s);
 		if (t->gil_s > 0)
@@ -637,6 +638,7 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_kv_double(w, "wall_s", ps->wall_s);
 	bp_json_w_kv_double(w, "on_cpu_s", ps->on_cpu_s);
 	bp_json_w_kv_double(w, "on_cpu_sampled_s", ps->on_cpu_sampled_s);
+	bp_json_w_kv_double(w, "steal_s", ps->steal_s);
 	bp_json_w_kv_uint64(w, "samples", ps->samples);
 	bp_json_w_kv_uint64(w, "threads", ps->threads);
 	if (proc->python) {

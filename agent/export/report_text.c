@@ -412,6 +412,10 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		if (ps->verdict)
 			verdict_block(out, ps->verdict);
 		bp_buf_printf(out, "  %.2f s on-CPU", ps->on_cpu_s);
+		/* a busy host's doing, not the program's: said where the time is */
+		if (ps->steal_s >= 0.01 && ps->steal_s >= 0.01 * ps->on_cpu_s)
+			bp_buf_printf(out, " (%.2f s of it the hypervisor ran something else)",
+				      ps->steal_s);
 		if (ps->wall_s > 0)
 			bp_buf_printf(out, ", %.2f s wall", ps->wall_s);
 		bp_buf_printf(out, ", %u thread%s%s", ps->threads, ps->threads == 1 ? "" : "s",

@@ -69,6 +69,7 @@ static int merge_thread(struct bp_proc *dp, const struct bp_thread *st)
 		t->end_ns = st->end_ns;
 	t->state = st->state;
 	t->oncpu_ns += st->oncpu_ns;
+	t->steal_ns += st->steal_ns;
 	t->switches += st->switches;
 	t->wakeups += st->wakeups;
 	t->wake_lat_ns += st->wake_lat_ns;

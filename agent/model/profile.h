@@ -72,6 +72,7 @@ struct bp_thread {
 	uint32_t state;			/* enum bp_tstate at the last report */
 	uint64_t start_ns, end_ns;	/* tracked from / exited at (0: alive) */
 	uint64_t oncpu_ns;
+	uint64_t steal_ns;		/* of oncpu_ns, the hypervisor ran something else */
 	uint64_t switches;
 	uint64_t wakeups;
 	uint64_t wake_lat_ns;

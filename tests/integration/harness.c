@@ -711,8 +711,8 @@ int h_sched_read(const char *comm, struct h_sched *out, int max)
 		struct h_sched k = {};
 
 		if (sscanf(line, "sched pid=%d comm=%31s threads=%d wall=%lf on=%lf rq=%lf "
-				 "runs=%lf pre_on=%lf pre_rq=%lf", &k.pid, k.comm, &k.threads, &k.wall,
-			   &k.on, &k.rq, &k.runs, &k.pre_on, &k.pre_rq) != 9) {
+				 "runs=%lf pre_on=%lf pre_rq=%lf steal=%lf", &k.pid, k.comm, &k.threads,
+			   &k.wall, &k.on, &k.rq, &k.runs, &k.pre_on, &k.pre_rq, &k.steal) != 10) {
 			fprintf(stderr, "harness: bad fixture line: %s\n", line);
 			continue;
 		}
@@ -720,8 +720,9 @@ int h_sched_read(const char *comm, struct h_sched *out, int max)
 			continue;
 		fprintf(stderr, "  kernel: %s pid %d, %d thread%s: %.3f s wall, %.3f s on-CPU, "
 			"%.3f s runnable, %.3f s blocked, %.0f runs (before: %.3f s on-CPU, %.3f s "
-			"runnable)\n", k.comm, k.pid, k.threads, k.threads == 1 ? "" : "s", k.wall,
-			k.on, k.rq, k.wall - k.on - k.rq, k.runs, k.pre_on, k.pre_rq);
+			"runnable), machine steal %.2f s\n", k.comm, k.pid, k.threads,
+			k.threads == 1 ? "" : "s", k.wall, k.on, k.rq, k.wall - k.on - k.rq, k.runs,
+			k.pre_on, k.pre_rq, k.steal);
 		out[n++] = k;
 	}
 	free(text);
@@ -909,11 +910,26 @@ void h_cpu_between(const struct h_psample *s, int n, double t0, double t1, doubl
 	*lo = b0 >= 0 && a1 >= b0 ? s[a1].cpu - s[b0].cpu : 0;
 }
 
-bool h_io_rq_split(const char *who, const struct h_sched *k, double io, double rq)
+bool h_io_rq_split(const char *who, const struct h_sched *k, const struct bp_json *proc)
 {
-	double room = k->runs * H_WAKEUP_S, blocked = k->wall - k->on - k->rq;
+	double io = bp_json_num(bp_json_path(proc, "off_cpu_s.io"));
+	double rq = bp_json_num(bp_json_path(proc, "off_cpu_s.runqueue"));
+	double on = bp_json_num(bp_json_get(proc, "on_cpu_s"));
+	double steal = bp_json_num(bp_json_get(proc, "steal_s"));
+	double room = k->runs * H_WAKEUP_S, blocked;
 	char what[64];
 	bool ok;
+
+	fprintf(stderr, "  %s: boundprof %.4f s on-CPU, of it %.4f s stolen (the machine's "
+		"steal: %.2f s)\n", who, on, steal, k->steal);
+	if (!(steal >= 0 && steal <= k->steal + 0.01)) {
+		fprintf(stderr, "  %s: more steal than the machine had\n", who);
+		return false;
+	}
+	snprintf(what, sizeof(what), "%s on-CPU less steal", who);
+	if (!h_near_kernel(what, on - steal, k->on + k->pre_on, room, room))
+		return false;
+	blocked = k->wall - k->on - k->rq - steal;
 
 	snprintf(what, sizeof(what), "%s IO + run queue", who);
 	ok = h_near_kernel(what, io + rq, blocked + k->rq + k->pre_rq, room, room);

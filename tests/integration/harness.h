@@ -113,14 +113,16 @@ int h_wait_recording(pid_t pid, double timeout_s);
  * process's environment: boundprof passes it on to the command). Seconds;
  * thread-seconds summed over the fixture's threads, each from the start of
  * its work to its end (pre_*: what came before, fork and exec included).
- * wall - on - rq is the time the threads were blocked; runs how many times
- * they were switched in.
+ * wall - on - rq is the time the threads were blocked, and the time the
+ * hypervisor took while they ran (steal: the kernel leaves it out of on);
+ * runs how many times they were switched in.
  */
 struct h_sched {
 	int pid;
 	char comm[32];
 	int threads;
 	double wall, on, rq, runs, pre_on, pre_rq;
+	double steal;	/* the machine's, all CPUs, over the fixture's life */
 };
 
 /* true when the kernel keeps schedstat (else: skip, loudly) */
@@ -163,8 +165,14 @@ struct h_busy {
  * the wait is IO. The split between them moves: from the wakeup
  * (sched_waking) to the enqueue is blocked to the kernel and the run queue
  * to us, and a wakeup's IPI to a vCPU the host is not running takes a while.
+ * Steal: boundprof counts the time the hypervisor took while a thread ran as
+ * on-CPU and says how much it was (steal_s), the kernel leaves it out of
+ * on-CPU time, so the kernel's blocked time holds it. boundprof's figure is
+ * checked first: no more than the machine's steal over the fixture's life
+ * (10 ms a tick of slack), and on-CPU minus it the kernel's on-CPU time.
+ * Reads off_cpu_s.io, off_cpu_s.runqueue, on_cpu_s and steal_s of @proc.
  */
-bool h_io_rq_split(const char *who, const struct h_sched *k, double io, double rq);
+bool h_io_rq_split(const char *who, const struct h_sched *k, const struct bp_json *proc);
 
 /* busy time of a fixture that blocks only on `blocked` (NULL: only sleeps) */
 struct h_busy h_busy_of(const struct h_sched *k, const char *blocked);

@@ -225,8 +225,7 @@ static void test_io_wait(void **state)
 	fprintf(stderr, "odirect: io wait %.3f s (io.wait_s %.3f), on-CPU %.3f s, wall %.3f s\n",
 		num(p, "off_cpu_s.io"), num(p, "io.wait_s"), num(p, "on_cpu_s"), num(p, "wall_s"));
 	/* it waited on the disk, then for a CPU after each read, as the kernel says */
-	assert_true(h_io_rq_split("odirect", &k, num(p, "off_cpu_s.io"),
-				  num(p, "off_cpu_s.runqueue")));
+	assert_true(h_io_rq_split("odirect", &k, p));
 	assert_true(num(p, "io.wait_s") == num(p, "off_cpu_s.io"));
 	check_accounting(p);
 	bp_json_free(rep);
@@ -240,8 +239,7 @@ static void test_io_wait(void **state)
 	assert_non_null(p);
 	fprintf(stderr, "fsyncer: io wait %.3f s, on-CPU %.3f s, wall %.3f s\n",
 		num(p, "off_cpu_s.io"), num(p, "on_cpu_s"), num(p, "wall_s"));
-	assert_true(h_io_rq_split("fsyncer", &k, num(p, "off_cpu_s.io"),
-				  num(p, "off_cpu_s.runqueue")));
+	assert_true(h_io_rq_split("fsyncer", &k, p));
 	check_accounting(p);
 	bp_json_free(rep);
 }

@@ -74,6 +74,7 @@ struct bp_thread *bld_thread(struct bp_proc *pr, uint32_t tid, const char *comm,
 	t->state = seed % BP_TS__MAX;
 	t->start_ns = T0 + seed * 1000;
 	t->oncpu_ns = oncpu;
+	t->steal_ns = oncpu / 7;
 	t->switches = 100 + seed;
 	t->wakeups = 40 + seed;
 	t->wake_lat_ns = 123456789 + seed;
@@ -406,6 +407,7 @@ static void assert_thread_eq(const struct bp_thread *a, const struct bp_thread *
 	assert_true(a->start_ns == b->start_ns);
 	assert_true(a->end_ns == b->end_ns);
 	assert_true(a->oncpu_ns == b->oncpu_ns);
+	assert_true(a->steal_ns == b->steal_ns);
 	assert_true(a->switches == b->switches);
 	assert_true(a->wakeups == b->wakeups);
 	assert_true(a->wake_lat_ns == b->wake_lat_ns);

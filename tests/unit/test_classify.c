@@ -141,6 +141,26 @@ static void cpu__fits_cache__high(void **state)
 	assert_near(v.hot_4x, bp_amdahl(0.74, 4), 1e-9);
 }
 
+/* stolen time is said whatever the class, with what it costs, and not below a tenth */
+static void steal__said_with_what_it_costs(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.steal_s = 1.5;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_true(has_line(&v, false, "30% of its on-CPU time (1.50 of 5.00 s) the hypervisor "
+				       "ran something else"));
+	assert_true(has_line(&v, true, "takes 3.50 s on-CPU instead of 5.00 s"));
+
+	e.steal_s = 0.45;
+	decide(&e, NULL, &v);
+	assert_false(has_line(&v, false, "hypervisor"));
+	assert_false(has_line(&v, true, "hypervisor"));
+}
+
 static void cpu__memory_unmeasured__medium(void **state)
 {
 	struct bp_evidence e = busy_cpu(5);
@@ -1016,6 +1036,7 @@ int main(void)
 		cmocka_unit_test(amdahl__arithmetic),
 		cmocka_unit_test(cpu__fits_cache__high),
 		cmocka_unit_test(cpu__memory_unmeasured__medium),
+		cmocka_unit_test(steal__said_with_what_it_costs),
 		cmocka_unit_test(cpu__few_samples__one_level_down),
 		cmocka_unit_test(membw__traffic_against_this_machine__any_llc),
 		cmocka_unit_test(membw__little_traffic__cpu),

@@ -105,6 +105,7 @@ static void merge__twice__additive_doubles_facts_stay(void **state)
 	pt = &pp->threads[0];
 	qt = &qp->threads[0];
 	assert_true(qt->oncpu_ns == 2 * pt->oncpu_ns);
+	assert_true(qt->steal_ns == 2 * pt->steal_ns);
 	assert_true(qt->switches == 2 * pt->switches);
 	assert_true(qt->wake_lat_ns == 2 * pt->wake_lat_ns);
 	assert_true(qt->wake_lat_max == pt->wake_lat_max);
