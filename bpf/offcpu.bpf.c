@@ -766,13 +766,14 @@ static __always_inline __u64 cpu_steal(struct task_struct *t)
 	struct cfs_rq *cfs = t->se.cfs_rq;
 	struct rq *rq;
 
-	if (!cfs || !bpf_core_field_exists(cfs->rq))
+	/* direct loads, not helper calls: this runs at every switch */
+	if (!cfs || !bpf_core_field_exists(cfs->rq) ||
+	    !bpf_core_field_exists(((struct rq *)0)->prev_steal_time_rq))
 		return 0;
 	rq = cfs->rq;
-	if (!rq || !bpf_core_field_exists(rq->prev_steal_time_rq) ||
-	    BPF_CORE_READ(rq, cpu) != (int)bpf_get_smp_processor_id())
+	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
 		return 0;
-	return BPF_CORE_READ(rq, prev_steal_time_rq);
+	return rq->prev_steal_time_rq;
 }
 
 /*
@@ -781,15 +782,20 @@ static __always_inline __u64 cpu_steal(struct task_struct *t)
  * part stolen is kept apart so that both are known.
  */
 static __always_inline void run_done(struct task_struct *t, struct bp_tls *st, __u64 old,
-				     __u64 now)
+				     __u64 now, __u64 *steal_now)
 {
-	__u64 steal = st->steal_in ? cpu_steal(t) : 0;
+	__u64 steal;
 
 	__sync_fetch_and_add(&st->oncpu_ns, now - old);
+	if (!st->steal_in)
+		return;
+	if (*steal_now == ~0ULL)
+		*steal_now = cpu_steal(t);
+	steal = *steal_now;
+	/* only the thread's own switch-out and exit add to it: no atomic needed */
 	if (steal > st->steal_in && now > st->in_ts) {
 		steal -= st->steal_in;
-		__sync_fetch_and_add(&st->steal_ns,
-				     steal < now - st->in_ts ? steal : now - st->in_ts);
+		st->steal_ns += steal < now - st->in_ts ? steal : now - st->in_ts;
 	}
 }
 
@@ -815,7 +821,7 @@ SEC("?tp_btf/sched_switch")
 int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
 	unsigned int prev_state = bp_switch_prev_state(ctx, prev);
-	__u64 now = bpf_ktime_get_ns(), old;
+	__u64 now = bpf_ktime_get_ns(), old, steal = ~0ULL;
 	struct bp_tls *st;
 
 	if (prev->pid && is_target_task(prev) && !(prev_state & BP_TASK_DEAD)) {
@@ -828,7 +834,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			stat_inc(BP_STAT_SWITCHES);
 			old = __sync_lock_test_and_set(&st->on_ts, 0);
 			if (old && now > old)
-				run_done(prev, st, old, now);
+				run_done(prev, st, old, now, &steal);
 			else if (!old)
 				unseen_run(prev, st, now);
 			st->steal_in = 0;
@@ -873,7 +879,10 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			}
 			st->wake_ts = 0;
 			st->pending = 0;
-			st->steal_in = cpu_steal(next);
+			/* prev's and next's CPU: one read serves both */
+			if (steal == ~0ULL)
+				steal = cpu_steal(next);
+			st->steal_in = steal;
 			st->in_ts = now;
 			st->on_ts = now;
 			set_state(next, st, BP_TS_RUNNING, now);
@@ -1096,7 +1105,7 @@ static __always_inline void fill_proc_rec(struct bp_proc_rec *r, __u32 tgid, str
 SEC("?tp_btf/sched_process_exit")
 int BPF_PROG(bp_thread_exit, struct task_struct *p)
 {
-	__u64 now = bpf_ktime_get_ns(), old;
+	__u64 now = bpf_ktime_get_ns(), old, steal = ~0ULL;
 	struct bp_rec_scratch *sc;
 	struct bp_thr_rec *rec;
 	struct bp_proc_rec *prec;
@@ -1123,7 +1132,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 	if (st) {
 		old = __sync_lock_test_and_set(&st->on_ts, 0);
 		if (old && now > old)
-			run_done(p, st, old, now);
+			run_done(p, st, old, now, &steal);
 		else if (!old)
 			unseen_run(p, st, now);
 		if (st->known)
