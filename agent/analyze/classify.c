@@ -505,7 +505,7 @@ static double idle_share(const struct bp_evidence *e)
 	return (e->tl_s[BP_TS_SLEEP] + e->tl_s[BP_TS_NET] * (1 - net_work_frac(e))) / tlw(e);
 }
 
-static void classify_idle(const struct bp_evidence *e, struct bp_verdict *v)
+static void classify_idle(const struct bp_evidence *e, struct bp_verdict *v, double peer)
 {
 	double sleep = e->have_timeline && e->wall_s > 0 ? idle_share(e) : 1 - v->parallelism;
 
@@ -513,6 +513,9 @@ static void classify_idle(const struct bp_evidence *e, struct bp_verdict *v)
 	v->conf = BP_CONF_HIGH;
 	EVIDENCE("slept or waited for events %.0f%% of its %.2f s wall time, %.3f s on-CPU",
 		 pct(sleep), e->wall_s, e->on_s);
+	if (peer >= 0.01)
+		EVIDENCE("%.0f%% waiting through pipes on processes that did next to nothing "
+			 "themselves (%.3f s busy in all)", pct(peer), v->busy_s);
 	if (e->net_idle_s > 0.01 && e->net_idle_s >= 0.1 * e->sleep_s)
 		EVIDENCE("%.2f s of it waiting for connections or requests on the network, as a "
 			 "server does", e->net_idle_s);
@@ -955,12 +958,17 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 	 * idle: asleep nearly all the wall time. With a timeline that means no
 	 * thread did anything else; without one, next to no CPU or waiting.
 	 * A server waiting for connections or requests waits for work too.
+	 * Several processes that wait on each other through pipes while none
+	 * of them works (`sleep 1 | cat`) are idle together: their pipe waits
+	 * count as sleep when what they did in all is next to nothing.
 	 */
 	if (e->wall_s > 0 &&
 	    ((e->have_timeline && idle_share(e) >= t->idle_sleep) ||
+	     (e->have_timeline && idle_share(e) + peer >= t->idle_sleep &&
+	      busy < (1 - t->idle_sleep) * e->wall_s) ||
 	     (!e->have_timeline && v->parallelism < t->idle_max_cpu &&
 	      busy < (1 - t->idle_sleep) * e->wall_s))) {
-		classify_idle(e, v);
+		classify_idle(e, v, idle_share(e) >= t->idle_sleep ? 0 : peer);
 		return;
 	}
 	if (busy <= 0) {

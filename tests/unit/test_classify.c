@@ -709,6 +709,49 @@ static void idle__sleeps(void **state)
 	assert_true(has_line(&v, false, "slept or waited for events 100%"));
 }
 
+/*
+ * `sh -c "sleep 3 | cat"` as one recording: the shell and sleep asleep, cat
+ * waiting on sleep through the pipe. Nobody worked: idle, not the verdict
+ * of 10 ms of start-up. A pipeline whose one busy stage keeps the rest
+ * waiting is not idle, however many stages wait.
+ */
+static void idle__a_pipeline_of_sleepers(void **state)
+{
+	struct bp_evidence e = busy_cpu(3);
+	struct bp_verdict v;
+
+	e.on_s = 0.005;
+	e.rq_s = 0.005;
+	e.sleep_s = 6;
+	e.pipe_s = 3;
+	e.tl_s[BP_TS_RUNNING] = 0.005;
+	e.tl_s[BP_TS_RUNQUEUE] = 0.005;
+	e.tl_s[BP_TS_SLEEP] = 6;
+	e.tl_s[BP_TS_PIPE] = 3;
+	e.tl_wall_s = 9.01;	/* three processes' timelines, each over 3 s */
+	e.samples = 0;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_IDLE);
+	assert_true(has_line(&v, false, "slept or waited for events 67%"));
+	assert_true(has_line(&v, false, "33% waiting through pipes on processes that did next "
+				       "to nothing themselves (0.010 s busy in all)"));
+	/* one stage computing all along, five waiting on it, the shell asleep */
+	e.on_s = 3;
+	e.rq_s = 0;
+	e.sleep_s = 3;
+	e.pipe_s = 15;
+	e.tl_s[BP_TS_RUNNING] = 3;
+	e.tl_s[BP_TS_RUNQUEUE] = 0;
+	e.tl_s[BP_TS_SLEEP] = 3;
+	e.tl_s[BP_TS_PIPE] = 15;
+	e.tl_wall_s = 21;
+	e.samples = 297;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_not_equal(v.cls, BP_CLASS_IDLE);
+}
+
 static void unknown__too_short(void **state)
 {
 	struct bp_evidence e = busy_cpu(0.05);
@@ -1056,6 +1099,7 @@ int main(void)
 		cmocka_unit_test(throttled__contention_dominates_starved),
 		cmocka_unit_test(io__memory_limit_named),
 		cmocka_unit_test(idle__sleeps),
+		cmocka_unit_test(idle__a_pipeline_of_sleepers),
 		cmocka_unit_test(unknown__too_short),
 		cmocka_unit_test(mixed__no_single_limit),
 		cmocka_unit_test(confidence__borderline_and_short_runs_drop),
