@@ -208,6 +208,46 @@ static void critical_path__idle_parent_to_its_busiest_child(void **state)
 	bp_profile__free(p);
 }
 
+/*
+ * A command whose path stops at itself while a child did the work: the
+ * parent read its binary from a congested disk for 2 s, then waited in
+ * wait4 for a child that computed, which never woke it (the child was
+ * still running when the recording ended). The recording is the child's
+ * CPU, not the parent's IO.
+ */
+static void critical_path__short_path_gives_way_to_a_busier_process(void **state)
+{
+	struct bp_profile *p = base();
+	struct bp_proc *sh = proc(p, 1, 0, "stress-ng", "stress-ng --cpu 1", SEC / 100, 0, 0,
+				  2 * SEC);
+	struct bp_summary s;
+	uint32_t f = bld_frame(p, "stress-ng", "filemap_read", NULL, NULL, 0x20, true);
+
+	sh->tl_ns[BP_TS_IO] = 2 * SEC;
+	bld_sample(p, 1, 1, BP_KIND_IO, BLD_STACK(p, f), 40, 2 * SEC);
+	proc(p, 2, 1, "stress-ng-cpu", "stress-ng --cpu 1", 39 * SEC / 10, 0, 0, 0);
+	summarize(p, &s);
+	assert_int_equal(s.waits->nr_crit, 1);
+	assert_int_equal(s.procs[s.waits->crit[0]].proc->pid, 1);
+	assert_int_equal(ps_of(&s, 1)->verdict->cls, BP_CLASS_IO);
+	assert_int_equal(s.overall.cls, BP_CLASS_CPU);
+	/* with the child idle the parent's own IO is the command's verdict */
+	bp_summary_free(&s);
+	bp_profile__free(p);
+	p = base();
+	sh = proc(p, 1, 0, "stress-ng", "stress-ng --cpu 1", SEC / 100, 0, 0, 2 * SEC);
+	f = bld_frame(p, "stress-ng", "filemap_read", NULL, NULL, 0x20, true);
+	sh->tl_ns[BP_TS_IO] = 2 * SEC;
+	bld_sample(p, 1, 1, BP_KIND_IO, BLD_STACK(p, f), 40, 2 * SEC);
+	proc(p, 2, 1, "stress-ng-cpu", "stress-ng --cpu 1", SEC / 100, 0, 0, 39 * SEC / 10);
+	summarize(p, &s);
+	assert_int_equal(s.waits->nr_crit, 1);
+	assert_int_equal(s.overall.cls, BP_CLASS_IO);
+	assert_string_equal(s.overall.evidence[0], ps_of(&s, 1)->verdict->evidence[0]);
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
 static void critical_path__several_roots__none(void **state)
 {
 	struct bp_profile *p = cat_gzip_wc();
@@ -319,6 +359,7 @@ int main(void)
 		cmocka_unit_test(pipeline__stages_blocked_on_their_neighbour),
 		cmocka_unit_test(critical_path__command_verdict_is_what_held_it_back),
 		cmocka_unit_test(critical_path__idle_parent_to_its_busiest_child),
+		cmocka_unit_test(critical_path__short_path_gives_way_to_a_busier_process),
 		cmocka_unit_test(critical_path__several_roots__none),
 		cmocka_unit_test(pipeline__both_ways_between_two__one_edge_no_loop),
 		cmocka_unit_test(wakers__threads_of_one_process_together),
