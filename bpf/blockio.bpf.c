@@ -82,6 +82,8 @@ const volatile __u8 io_start_at_issue = 0;
 
 /* requests that ended without a completion event (see io_unseen_end) */
 __u64 io_unseen_done = 0;
+/* of them, those bp_io_sweep() found (no later request reused their structure) */
+__u64 io_unseen_swept = 0;
 
 /* what a new row starts from; too big for the 512-byte stack next to the rest */
 static const struct bp_io_val io_zero;
@@ -234,8 +236,14 @@ static __always_inline void io_track(struct request *rq)
 	err = bpf_map_update_elem(&io_rqs, &id, &r, BPF_NOEXIST);
 	if (err == -EEXIST) {
 		stale = bpf_map_lookup_elem(&io_rqs, &id);
-		if (stale)
-			io_unseen_end(stale, r.start_ns);
+		if (stale) {
+			struct io_rq old;
+
+			/* whoever deletes the entry ends it: bp_io_sweep() may race */
+			__builtin_memcpy(&old, stale, sizeof(old));
+			if (!bpf_map_delete_elem(&io_rqs, &id))
+				io_unseen_end(&old, r.start_ns);
+		}
 		err = bpf_map_update_elem(&io_rqs, &id, &r, BPF_ANY);
 	}
 	if (err) {
@@ -261,7 +269,9 @@ static __always_inline void io_finish(struct request *rq, bool expected)
 	__builtin_memcpy(&key, &r->key, sizeof(key));
 	lat = now > r->start_ns ? now - r->start_ns : 0;
 	bytes = r->bytes;
-	bpf_map_delete_elem(&io_rqs, &id);
+	/* not ours to end when bp_io_sweep() took it meanwhile */
+	if (bpf_map_delete_elem(&io_rqs, &id))
+		return;
 	dev_done(key.dev, now);
 	io_add(&key, bytes, lat, true);
 }
@@ -322,8 +332,8 @@ int BPF_PROG(bp_io_merge, struct request *rq)
 	if (!r)
 		return 0;
 	dev = r->key.dev;
-	bpf_map_delete_elem(&io_rqs, &id);
-	dev_done(dev, bpf_ktime_get_ns());
+	if (!bpf_map_delete_elem(&io_rqs, &id))
+		dev_done(dev, bpf_ktime_get_ns());
 	return 0;
 }
 
@@ -350,6 +360,42 @@ int BPF_PROG(bp_io_complete, struct request *rq, blk_status_t error, unsigned in
 	if (nr_bytes < rq->__data_len)
 		return 0;
 	io_finish(rq, nr_bytes > 0);
+	return 0;
+}
+
+/*
+ * A tracked request whose request structure no longer holds it ended
+ * without a completion event: freed (blk-mq clears mq_hctx on free) or
+ * reused by a request we do not track (a passthrough command, a flush),
+ * which gave it a new start stamp. A plugged, queued or requeued request
+ * keeps both. Without this, the last such request of a recording (no
+ * reuse comes after it) would be missing from the counts.
+ */
+static long sweep_one(struct bpf_map *map, __u64 *id, struct io_rq *r, void *ctx)
+{
+	struct request *rq = (struct request *)*id;
+	struct blk_mq_hw_ctx *hctx;
+	struct io_rq old;
+	__u64 start;
+
+	if (bpf_core_read(&hctx, sizeof(hctx), &rq->mq_hctx) ||
+	    bpf_core_read(&start, sizeof(start), &rq->start_time_ns))
+		return 0;
+	if (hctx && start == r->rq_start)
+		return 0;
+	__builtin_memcpy(&old, r, sizeof(old));
+	if (!bpf_map_delete_elem(map, id)) {
+		io_unseen_end(&old, bpf_ktime_get_ns());
+		__sync_fetch_and_add(&io_unseen_swept, 1);
+	}
+	return 0;
+}
+
+/* run from userspace (BPF_PROG_TEST_RUN) before each window's block IO is read */
+SEC("?raw_tp")
+int bp_io_sweep(void *ctx)
+{
+	bpf_for_each_map_elem(&io_rqs, sweep_one, NULL, 0);
 	return 0;
 }
 

@@ -60,7 +60,9 @@ struct bp_blockio {
 	char *sysfs_root;	/* NULL: /sys */
 	int rows_fd[2];
 	int devs_fd;
+	int sweep_fd;		/* bp_io_sweep, -1 without it */
 	volatile __u64 *unseen;	/* in the skeleton's .bss */
+	volatile __u64 *swept;
 	struct dev_base *base;
 	uint32_t nr_base;
 };
@@ -162,6 +164,9 @@ int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries)
 		return 0;
 	}
 	bpf_program__set_autoload(skel->progs.bp_io_merge, has[TP_RQ_MERGE]);
+	/* run on demand, never attached */
+	bpf_program__set_autoload(skel->progs.bp_io_sweep, true);
+	bpf_program__set_autoattach(skel->progs.bp_io_sweep, false);
 	skel->rodata->io_start_at_issue = at_issue;
 
 	if (io_entries < MIN_ROWS)
@@ -237,7 +242,7 @@ struct bp_blockio *bp_blockio__new(struct boundprof_bpf *skel, const char *sysfs
 
 	if (!b)
 		return NULL;
-	b->rows_fd[0] = b->rows_fd[1] = b->devs_fd = -1;
+	b->rows_fd[0] = b->rows_fd[1] = b->devs_fd = b->sweep_fd = -1;
 	if (sysfs_root) {
 		b->sysfs_root = strdup(sysfs_root);
 		if (!b->sysfs_root)
@@ -246,9 +251,11 @@ struct bp_blockio *bp_blockio__new(struct boundprof_bpf *skel, const char *sysfs
 	if (!skel || !io_traced(skel))
 		return b;
 	b->unseen = &skel->bss->io_unseen_done;
+	b->swept = &skel->bss->io_unseen_swept;
 	b->rows_fd[0] = bpf_map__fd(skel->maps.io0);
 	b->rows_fd[1] = bpf_map__fd(skel->maps.io1);
 	b->devs_fd = bpf_map__fd(skel->maps.io_devs);
+	b->sweep_fd = bpf_program__fd(skel->progs.bp_io_sweep);
 	err = read_devs(b->devs_fd, base_dev, b);
 	if (err) {
 		bp_blockio__free(b);
@@ -444,10 +451,20 @@ int bp_blockio__finish(struct bp_blockio *b, struct bp_profile *p)
 		return 0;
 	p->io_enabled = true;
 	if (unseen)
-		bp_info("block IO: %" PRIu64 " requests ended without a completion event; "
-			"counted without a latency", unseen);
+		bp_info("block IO: %" PRIu64 " requests ended without a completion event (%" PRIu64
+			" found at a window's end); counted without a latency", unseen,
+			(uint64_t)*b->swept);
 	f.window = p->end_ns > p->start_ns ? p->end_ns - p->start_ns : 0;
 	return read_devs(b->devs_fd, finish_dev, &f);
+}
+
+int bp_blockio__sweep(struct bp_blockio *b)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, opts);
+
+	if (!b || b->sweep_fd < 0)
+		return 0;
+	return bpf_prog_test_run_opts(b->sweep_fd, &opts);
 }
 
 int bp_blockio__rebase(struct bp_blockio *b)

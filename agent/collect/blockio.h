@@ -27,6 +27,13 @@ struct bp_blockio *bp_blockio__new(struct boundprof_bpf *skel, const char *sysfs
 /* drain buffer idx (the loader has flipped away from it) into the profile */
 int bp_blockio__drain(struct bp_blockio *b, int idx, struct bp_profile *p);
 
+/*
+ * Before the last drain of a window: end the tracked requests whose request
+ * structure no longer holds them (they ended, unheard of), so that they
+ * count in this window. 0 or -errno; 0 when the kernel cannot run it.
+ */
+int bp_blockio__sweep(struct bp_blockio *b);
+
 /* end of the window: device busy time and peaks since bp_blockio__new() */
 int bp_blockio__finish(struct bp_blockio *b, struct bp_profile *p);
 
@@ -37,7 +44,7 @@ void bp_blockio__free(struct bp_blockio *b);
 
 /*
  * Requests that ended without a completion event reaching the programs
- * (found when their request structure was reused): counted in ops and
+ * (found when their request structure was reused or freed): counted in ops and
  * bytes, not in latencies. 0 when IO is not traced.
  */
 uint64_t bp_blockio__unseen(const struct bp_blockio *b);

@@ -948,6 +948,22 @@ static int finish_profile(struct bp_session *s, struct bp_profile *p)
 	return err;
 }
 
+/*
+ * Requests that ended unheard of count in the window that ends now. Not
+ * fatal: without the sweep they count when their request structure is
+ * reused, as before.
+ */
+static void sweep_io(struct bp_session *s)
+{
+	int err;
+
+	if (!s->loader->blockio)
+		return;
+	err = bp_blockio__sweep(s->loader->blockio);
+	if (err)
+		bp_dbg("block IO sweep failed: %s", strerror(-err));
+}
+
 int bp_session__stop(struct bp_session *s)
 {
 	int err;
@@ -957,6 +973,7 @@ int bp_session__stop(struct bp_session *s)
 	s->stopped = true;
 	/* events first: exits that happened before the end belong to the window */
 	bp_loader__poll(s->loader, 0);
+	sweep_io(s);
 	err = drain(s, true);
 	if (!err)
 		err = finish_profile(s, s->prof);
@@ -972,6 +989,7 @@ int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
 
 	*closed = NULL;
 	bp_loader__poll(s->loader, 0);
+	sweep_io(s);
 	err = drain(s, true);
 	if (!err)
 		err = finish_profile(s, s->prof);

@@ -223,9 +223,12 @@ static void disk_bound_head__consumer_waits_on_the_reader(void **state)
 	pipeline(rep, st, 2, st[0]);
 	blocked_on(st[1], st[0], "input");
 	bounds_it(rep, st[0]);
-	fprintf(stderr, "  dd waited %.3f s on block IO in %.3f s\n",
+	fprintf(stderr, "  dd waited %.3f s on block IO in %.3f s; %.0f reads, %.0f bytes "
+		"(%d, %d written)\n",
 		bp_json_num(bp_json_path(st[0], "off_cpu_s.io")),
-		bp_json_num(bp_json_get(st[0], "wall_s")));
+		bp_json_num(bp_json_get(st[0], "wall_s")),
+		bp_json_num(bp_json_path(st[0], "io.read_ops")),
+		bp_json_num(bp_json_path(st[0], "io.read_bytes")), BYTES / 4096, BYTES);
 	/* every read waited on the disk, whatever else the machine does */
 	assert_true(bp_json_num(bp_json_path(st[0], "off_cpu_s.io")) > 0);
 	assert_true(bp_json_num(bp_json_path(st[0], "io.read_ops")) >= BYTES / 4096);
