@@ -378,13 +378,18 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
  * tables of the files it maps. 0 when its unwind list was written, 1 when
  * it had not changed (and force was not set), <0 on failure.
  */
+static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns);
+
 static int snapshot_force(struct bp_session *s, pid_t pid, bool force)
 {
 	int err = 0;
 
 	/* the unwind list first: it is what the next samples wait for */
-	if (s->unwind)
+	if (s->unwind) {
 		err = bp_unwind__update(s->unwind, pid, force);
+		if (bp_unwind__deferred(s->unwind))
+			unwind_later(s, pid, 0);
+	}
 	/* unchanged maps after a miss: nothing new to name either */
 	if (err == 1)
 		return 1;
@@ -412,16 +417,18 @@ static void snapshot(struct bp_session *s, pid_t pid)
 #define UW_RECHECK_NS		(1000ULL * 1000 * 1000)
 #define UW_RECHECK_TARGET_NS	(100ULL * 1000 * 1000)
 
-static void unwind_miss(struct bp_session *s, pid_t pid)
+/* write the process's unwind list again at due_ns (the earlier of two dues stands) */
+static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns)
 {
 	struct bp_uw_pending *n;
 	uint32_t i;
 
-	if (!s->unwind || snapshot_force(s, pid, false) != 1)
-		return;
 	for (i = 0; i < s->nr_uw_pending; i++)
-		if (s->uw_pending[i].pid == pid)
+		if (s->uw_pending[i].pid == pid) {
+			if (due_ns < s->uw_pending[i].due_ns)
+				s->uw_pending[i].due_ns = due_ns;
 			return;
+		}
 	if (s->nr_uw_pending == s->cap_uw_pending) {
 		uint32_t ncap = s->cap_uw_pending ? 2 * s->cap_uw_pending : 16;
 
@@ -431,25 +438,52 @@ static void unwind_miss(struct bp_session *s, pid_t pid)
 		s->uw_pending = n;
 		s->cap_uw_pending = ncap;
 	}
-	s->uw_pending[s->nr_uw_pending++] = (struct bp_uw_pending){
-		.pid = pid,
-		.due_ns = bp_now_ns() + (s->opts.filter ? UW_RECHECK_TARGET_NS : UW_RECHECK_NS),
-	};
+	s->uw_pending[s->nr_uw_pending++] = (struct bp_uw_pending){ .pid = pid, .due_ns = due_ns };
+}
+
+static void unwind_miss(struct bp_session *s, pid_t pid)
+{
+	if (!s->unwind || snapshot_force(s, pid, false) != 1)
+		return;
+	unwind_later(s, pid,
+		     bp_now_ns() + (s->opts.filter ? UW_RECHECK_TARGET_NS : UW_RECHECK_NS));
 }
 
 /* the pending rewrites that are due */
 static void unwind_refresh_pending(struct bp_session *s)
 {
 	uint64_t now = bp_now_ns();
-	uint32_t i, n = 0;
+	uint32_t i, n = 0, nr = s->nr_uw_pending;
+	pid_t due[64];
+	uint32_t nd = 0;
 
-	for (i = 0; i < s->nr_uw_pending; i++) {
-		if (now >= s->uw_pending[i].due_ns)
-			snapshot(s, s->uw_pending[i].pid);
+	/* taken out first: a refresh may ask for another (tables left for a later slice) */
+	for (i = 0; i < nr; i++) {
+		if (now >= s->uw_pending[i].due_ns && nd < sizeof(due) / sizeof(due[0]))
+			due[nd++] = s->uw_pending[i].pid;
 		else
 			s->uw_pending[n++] = s->uw_pending[i];
 	}
 	s->nr_uw_pending = n;
+	for (i = 0; i < nd; i++)
+		snapshot(s, due[i]);
+}
+
+/* how long until the next pending rewrite is due, in ms (capped at cap_ms) */
+static int unwind_wait_ms(const struct bp_session *s, int cap_ms)
+{
+	uint64_t now = bp_now_ns(), first = UINT64_MAX;
+	uint32_t i;
+
+	for (i = 0; i < s->nr_uw_pending; i++)
+		if (s->uw_pending[i].due_ns < first)
+			first = s->uw_pending[i].due_ns;
+	if (first == UINT64_MAX)
+		return cap_ms;
+	if (first <= now)
+		return 0;
+	return (first - now) / 1000000 + 1 < (uint64_t)cap_ms ? (int)((first - now) / 1000000 + 1)
+							      : cap_ms;
 }
 
 static int drain(struct bp_session *s, bool full)
@@ -514,8 +548,11 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		cg_baseline(s, ev->tgid);
 	if (ev->kind == BP_EV_EXEC && s->unwind) {
 		bp_unwind__forget(s->unwind, ev->tgid);
-		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED))
+		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED)) {
 			bp_unwind__update(s->unwind, ev->tgid, true);
+			if (bp_unwind__deferred(s->unwind))
+				unwind_later(s, ev->tgid, 0);
+		}
 	}
 	/*
 	 * Samples of the old image must resolve against the old maps, so
@@ -766,6 +803,8 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 
 		if ((uint64_t)timeout_ms > left_ms)
 			timeout_ms = left_ms;
+		if (s->nr_uw_pending)
+			timeout_ms = unwind_wait_ms(s, timeout_ms);
 		n = bp_loader__poll(s->loader, timeout_ms);
 		if (n < 0) {
 			bp_err("failed to read process events: %s", strerror(-n));

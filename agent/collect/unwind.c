@@ -106,6 +106,8 @@ struct bp_unwind {
 	uint64_t tick;
 	struct bp_uw_proc *val;	/* the value being written */
 	struct bp_unwind_stats st;
+	uint64_t deadline_ns;	/* no new table builds after this, in this update; 0 none */
+	bool deferred;		/* the last update left files without their tables */
 };
 
 static uint64_t mono_ns(void)
@@ -693,6 +695,13 @@ static struct uw_file *map_file(struct bp_unwind *u, pid_t pid, const struct xma
 		return f;
 	}
 reopen:
+	/* time's up for this update: listed without a table until the next slice */
+	if (u->deadline_ns && mono_ns() >= u->deadline_ns) {
+		if (fd >= 0)
+			close(fd);
+		u->deferred = true;
+		return NULL;
+	}
 	if (fd < 0) {
 		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		/* replaced between the stat and the open: next time */
@@ -900,14 +909,32 @@ static int update_once(struct bp_unwind *u, pid_t pid, bool force)
  */
 #define UW_REREAD_NS	(1000ULL * 1000)
 
+/*
+ * Tables built in one update, at most this long: a process that maps 30
+ * libraries (perf: 250,000 rows, 120 ms here, several times that on a
+ * busy machine) would hold the event loop, and the command it execs next
+ * would run with cut stacks all that time. The rest is built in later
+ * slices, between events (bp_unwind__deferred()).
+ */
+#define UW_SLICE_NS	(10ULL * 1000 * 1000)
+
 int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
 {
 	uint64_t built = u->st.build_ns;
-	int err = update_once(u, pid, force);
+	int err;
 
+	u->deferred = false;
+	u->deadline_ns = mono_ns() + UW_SLICE_NS;
+	err = update_once(u, pid, force);
 	if (!err && u->st.build_ns - built >= UW_REREAD_NS)
 		update_once(u, pid, false);
+	u->deadline_ns = 0;
 	return err;
+}
+
+bool bp_unwind__deferred(const struct bp_unwind *u)
+{
+	return u && u->deferred;
 }
 
 uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid)

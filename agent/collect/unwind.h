@@ -62,6 +62,13 @@ void bp_unwind__free(struct bp_unwind *u);
  */
 int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force);
 
+/*
+ * The last bp_unwind__update() ran out of its time slice and listed some
+ * files without their tables (walked by frame pointers meanwhile): update
+ * the process again soon, after other events, to build the rest.
+ */
+bool bp_unwind__deferred(const struct bp_unwind *u);
+
 /* when its list was last written (CLOCK_MONOTONIC ns), 0 if never */
 uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid);
 
