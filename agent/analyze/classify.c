@@ -908,7 +908,7 @@ static void steal_lines(const struct bp_evidence *e, struct bp_verdict *v)
 static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		   struct bp_verdict *v)
 {
-	double busy, on_cpu_wall, peer;
+	double busy, on_cpu_wall, peer, asleep;
 
 	if (!t)
 		t = &bp_default_thresholds;
@@ -962,13 +962,14 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 	 * of them works (`sleep 1 | cat`) are idle together: their pipe waits
 	 * count as sleep when what they did in all is next to nothing.
 	 */
+	asleep = idle_share(e);
 	if (e->wall_s > 0 &&
-	    ((e->have_timeline && idle_share(e) >= t->idle_sleep) ||
-	     (e->have_timeline && idle_share(e) + peer >= t->idle_sleep &&
+	    ((e->have_timeline && asleep >= t->idle_sleep) ||
+	     (e->have_timeline && asleep + peer >= t->idle_sleep &&
 	      busy < (1 - t->idle_sleep) * e->wall_s) ||
 	     (!e->have_timeline && v->parallelism < t->idle_max_cpu &&
 	      busy < (1 - t->idle_sleep) * e->wall_s))) {
-		classify_idle(e, v, idle_share(e) >= t->idle_sleep ? 0 : peer);
+		classify_idle(e, v, asleep >= t->idle_sleep ? 0 : peer);
 		return;
 	}
 	if (busy <= 0) {

@@ -373,23 +373,30 @@ static void feed_memprobe(struct bp_session *s, uint64_t now)
 	}
 }
 
+static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns);
+
+/* the process's unwind list written; tables left for a later slice come next */
+static int unwind_update(struct bp_session *s, pid_t pid, bool force)
+{
+	int err = bp_unwind__update(s->unwind, pid, force);
+
+	if (bp_unwind__deferred(s->unwind))
+		unwind_later(s, pid, 0);
+	return err;
+}
+
 /*
  * Read the process's maps now, while it lives, and give the unwinder the
  * tables of the files it maps. 0 when its unwind list was written, 1 when
  * it had not changed (and force was not set), <0 on failure.
  */
-static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns);
-
 static int snapshot_force(struct bp_session *s, pid_t pid, bool force)
 {
 	int err = 0;
 
 	/* the unwind list first: it is what the next samples wait for */
-	if (s->unwind) {
-		err = bp_unwind__update(s->unwind, pid, force);
-		if (bp_unwind__deferred(s->unwind))
-			unwind_later(s, pid, 0);
-	}
+	if (s->unwind)
+		err = unwind_update(s, pid, force);
 	/* unchanged maps after a miss: nothing new to name either */
 	if (err == 1)
 		return 1;
@@ -472,18 +479,16 @@ static void unwind_refresh_pending(struct bp_session *s)
 /* how long until the next pending rewrite is due, in ms (capped at cap_ms) */
 static int unwind_wait_ms(const struct bp_session *s, int cap_ms)
 {
-	uint64_t now = bp_now_ns(), first = UINT64_MAX;
+	uint64_t now = bp_now_ns(), first = UINT64_MAX, wait;
 	uint32_t i;
 
 	for (i = 0; i < s->nr_uw_pending; i++)
 		if (s->uw_pending[i].due_ns < first)
 			first = s->uw_pending[i].due_ns;
-	if (first == UINT64_MAX)
-		return cap_ms;
 	if (first <= now)
 		return 0;
-	return (first - now) / 1000000 + 1 < (uint64_t)cap_ms ? (int)((first - now) / 1000000 + 1)
-							      : cap_ms;
+	wait = first == UINT64_MAX ? (uint64_t)cap_ms : (first - now) / 1000000 + 1;
+	return wait < (uint64_t)cap_ms ? (int)wait : cap_ms;
 }
 
 static int drain(struct bp_session *s, bool full)
@@ -548,11 +553,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		cg_baseline(s, ev->tgid);
 	if (ev->kind == BP_EV_EXEC && s->unwind) {
 		bp_unwind__forget(s->unwind, ev->tgid);
-		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED)) {
-			bp_unwind__update(s->unwind, ev->tgid, true);
-			if (bp_unwind__deferred(s->unwind))
-				unwind_later(s, ev->tgid, 0);
-		}
+		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED))
+			unwind_update(s, ev->tgid, true);
 	}
 	/*
 	 * Samples of the old image must resolve against the old maps, so
