@@ -330,9 +330,10 @@ static void hex_args(const struct bp_json *a, char *const *argv, char words[][3]
  * (the kernel ran no completion program for it, ~1 in 10^3..10^4 here, and
  * no later request reused the structure) is counted when the recording
  * ends. The kernel cannot be made to skip a completion on demand, so the
- * test makes the state itself: it copies one of odirect's tracked requests
- * (a real request structure) back into the map after odirect ended, with
- * another start stamp, as a request started and then lost would leave it.
+ * test makes the state itself: after odirect ended it puts one of odirect's
+ * tracked requests back into the map, keyed 8 bytes into its real request
+ * structure (whose fields there hold no request's start), as a request
+ * started and then lost would leave it.
  */
 static void test_ended_unseen_counted_at_the_end(void **state)
 {
@@ -378,8 +379,22 @@ static void test_ended_unseen_counted_at_the_end(void **state)
 	for (i = 0; i < 3000 && access(done, F_OK); i++)
 		usleep(10000);
 	assert_int_equal(access(done, F_OK), 0);
-	/* the same request structure, with a start stamp it no longer has */
+	/*
+	 * Inside the same request structure, 8 bytes on: a key no request
+	 * will ever have, so that no later request's start can end it before
+	 * the sweep does (the real one is reused within milliseconds), and
+	 * whose fields read as another request's.
+	 */
 	hex_args(bp_json_get(e, "key"), upd + 7, words, 8);
+	{
+		uint64_t k = 0;
+
+		for (i = 7; i >= 0; i--)
+			k = k << 8 | strtoul(words[i], NULL, 16);
+		k += 8;
+		for (i = 0; i < 8; i++)
+			snprintf(words[i], 3, "%02x", (unsigned int)(k >> (8 * i) & 0xff));
+	}
 	upd[15] = "value";
 	upd[16] = "hex";
 	hex_args(bp_json_get(e, "value"), upd + 17, words + 8, 56);
