@@ -540,6 +540,19 @@ uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_pr
 	return end > start ? end - start : 0;
 }
 
+/*
+ * An unnamed frame is labelled by its offset from a base: its mapping's
+ * start ("[anon]+0x0" is JIT code at the first byte of its page, where a
+ * CPU that fuses a loop's compare and branch puts every sample), or the
+ * kernel's _text. Only an address outside every mapping ("[unknown]") and a
+ * kernel address with no kallsyms to place it have none: an offset of 0
+ * means no base only there.
+ */
+static bool frame_has_base(const struct bp_frame *f)
+{
+	return f->offset || (strcmp(f->module, "[unknown]") && strcmp(f->module, "[kernel]"));
+}
+
 const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *buf, size_t len)
 {
 	const char *k = kernel_suffix && f->kernel ? "_[k]" : "";
@@ -551,8 +564,7 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
 			 f->line, k);
 	} else if (f->name) {
 		snprintf(buf, len, "%s%s", f->name, k);
-	} else if (!f->offset && f->module[0] == '[') {
-		/* "[unknown]", "[kernel]": no base to count an offset from */
+	} else if (!frame_has_base(f)) {
 		snprintf(buf, len, "%s%s", f->module, k);
 	} else {
 		snprintf(buf, len, "%s+0x%" PRIx64 "%s", f->module, f->offset, k);

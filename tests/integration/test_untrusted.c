@@ -314,6 +314,20 @@ static bool contains(const char *hay, size_t len, const char *needle)
 	return memmem(hay, len, needle, strlen(needle)) != NULL;
 }
 
+/* label, whole: not followed by another hex digit ("[anon]+0x0", not "+0x0a") */
+static bool label_at(const char *hay, size_t len, const char *label)
+{
+	size_t n = strlen(label);
+	const char *p = hay, *end = hay + len;
+
+	while ((p = memmem(p, (size_t)(end - p), label, n))) {
+		p += n;
+		if (p == end || !*p || !strchr("0123456789abcdef", *p))
+			return true;
+	}
+	return false;
+}
+
 /* --- a benign recording of the same shape, for the bounds --------------- */
 
 static long base_rss_kb;
@@ -378,6 +392,36 @@ static void perfmap_symlink(bool own_mount_ns)
 	expect_clean(all, len, marker);
 	/* its code was sampled, and stayed unnamed */
 	assert_true(contains(all, len, "[anon]+0x"));
+	free(all);
+	measured_free(&m);
+}
+
+/*
+ * JIT code with no perf map, all its time at the first byte of its page:
+ * still labelled by its offset ("[anon]+0x0"). The label once dropped an
+ * offset of 0, and on a CPU that fuses the loop's two instructions every
+ * sample of the plain jit loop lands there: the label then depended on the
+ * machine (issue 23). jit0 puts the samples at 0 on every x86 CPU.
+ */
+static void test_jit_at_page_start(void **state)
+{
+	char script[512], *all = NULL;
+	struct measured m;
+	size_t len = 0;
+	pid_t pid;
+
+#if !defined(__x86_64__)
+	fprintf(stderr, "SKIP: the jit0 fixture is x86-64 code\n");
+	skip();
+#endif
+	snprintf(script, sizeof(script), "exec %s jit0 %llx 60", h_fixture("attacker"), JIT_ADDR);
+	pid = start_attacker(script);
+	record_pid(pid, &m, &all, &len);
+	assert_int_equal(m.exit_code, 0);
+	if (!label_at(all, len, "[anon]+0x0"))
+		fail_msg("no frame labelled [anon]+0x0: the JIT frame at its page's first byte "
+			 "lost its offset");
+	expect_clean(all, len, "no-marker-planted");
 	free(all);
 	measured_free(&m);
 }
@@ -562,6 +606,7 @@ static void test_many_mapped_files(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(test_jit_at_page_start, teardown),
 		cmocka_unit_test_teardown(test_perfmap_symlink, teardown),
 		cmocka_unit_test_teardown(test_perfmap_symlink_own_mount_ns, teardown),
 		cmocka_unit_test_teardown(test_perfmap_own_file_named, teardown),

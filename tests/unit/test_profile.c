@@ -75,6 +75,23 @@ static void frame_label__kernel_suffix_and_offsets(void **state)
 	assert_string_equal(bp_frame_label(&k, true, buf, sizeof(buf)), "schedule_[k]");
 	assert_string_equal(bp_frame_label(&k, false, buf, sizeof(buf)), "schedule");
 	assert_string_equal(bp_frame_label(&u, true, buf, sizeof(buf)), "libfoo.so+0xabc");
+	/*
+	 * an offset of 0 from a mapping is an offset all the same: JIT code
+	 * sampled at its page's first byte (issue 23); only an address with
+	 * no base at all has none
+	 */
+	u.module = "[anon]";
+	u.offset = 0;
+	assert_string_equal(bp_frame_label(&u, true, buf, sizeof(buf)), "[anon]+0x0");
+	u.module = "libfoo.so";
+	assert_string_equal(bp_frame_label(&u, true, buf, sizeof(buf)), "libfoo.so+0x0");
+	u.module = "[unknown]";
+	assert_string_equal(bp_frame_label(&u, true, buf, sizeof(buf)), "[unknown]");
+	k.name = NULL;
+	assert_string_equal(bp_frame_label(&k, true, buf, sizeof(buf)), "[kernel]_[k]");
+	k.name = "schedule";
+	u.module = "libfoo.so";
+	u.offset = 0xabc;
 	/* a known line names the source file's base name */
 	u.name = "distance_matrix";
 	u.file = "/src/dm/main.rs";
