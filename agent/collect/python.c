@@ -19,6 +19,7 @@
 #include "collect/loader.h"
 #include "collect/python.h"
 #include "model/profile.h"
+#include "proc/procinfo.h"
 #include "proc/procmaps.h"
 #include "python.h"
 #include "symbolize/python_code.h"
@@ -37,6 +38,12 @@
 #define TABLE_REFETCH_MAX	(1024 * 1024)
 /* an interpreter still starting (3.12+: its GIL not made yet) is retried this often */
 #define RETRIES_MAX		30
+/*
+ * A python executable whose libpython or libc the dynamic loader has not
+ * mapped yet is looked at again until it has, for at most this long: on a
+ * loaded machine or a cold disk the loader can take seconds.
+ */
+#define LOADER_WAIT_NS		(30ULL * 1000000000ULL)
 #define MAX_LOADS		8
 
 enum file_kind {
@@ -92,6 +99,8 @@ struct py_proc {
 	uint32_t pid;		/* 0: dropped */
 	uint8_t state;
 	uint8_t retries;
+	bool loading;		/* NEW, waiting for the loader to map the interpreter or libc */
+	uint64_t first_look_ns;
 	bool exited;
 	bool retiring;
 	bool free_threaded;
@@ -536,6 +545,48 @@ static int publish(struct bp_python *py, struct py_proc *p)
 	return 0;
 }
 
+/*
+ * The dynamic loader is still mapping an interpreter's libraries: libc is
+ * not there yet, and the executable is a python (its libpython comes
+ * before libc: the loader maps needed libraries in the order they are
+ * listed) or an interpreter we can walk, which needs libc's thread data.
+ */
+static bool loader_busy(const struct scan *s)
+{
+	if (s->musl || s->libc)
+		return false;
+	return s->python ? s->python->kind == FILE_PYTHON : s->exe_python;
+}
+
+/* true while the loader may still be at work: the process is looked at again */
+static bool still_loading(struct bp_python *py, struct py_proc *p)
+{
+	uint64_t now = bp_now_ns();
+
+	if (!p->first_look_ns)
+		p->first_look_ns = now;
+	if (now - p->first_look_ns > LOADER_WAIT_NS) {
+		bp_dbg("pid %u: its interpreter or libc still not mapped after %llu s: "
+		       "native frames only", p->pid, LOADER_WAIT_NS / 1000000000ULL);
+		py->st.loader_timeouts++;
+		return false;
+	}
+	if (!p->loading)
+		py->st.loader_waits++;
+	p->loading = true;
+	return true;
+}
+
+bool bp_python__waiting(const struct bp_python *py)
+{
+	uint32_t i;
+
+	for (i = 0; py && i < py->nr_procs; i++)
+		if (py->procs[i]->loading && !py->procs[i]->exited)
+			return true;
+	return false;
+}
+
 int bp_python__attach(struct bp_python *py, pid_t pid)
 {
 	struct scan s = { .py = py, .pid = pid };
@@ -560,14 +611,17 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 		return 0;
 	}
 	f = s.python;
+	/*
+	 * Not (yet) an interpreter we can walk: a python executable's first
+	 * sample can come while ld.so is still mapping its libraries, before
+	 * its libpython, or before the libc whose thread data we read. Look
+	 * again at every tick until they are there. Anything else is not
+	 * looked at again until it execs.
+	 */
+	if (loader_busy(&s) && still_loading(py, p))
+		return 0;
+	p->loading = false;
 	if (!f) {
-		/*
-		 * Not (yet) an interpreter. A python executable's first sample
-		 * can come before ld.so mapped its libpython: look again at a
-		 * few ticks. Anything else is not looked at again until it execs.
-		 */
-		if (s.exe_python && p->retries++ < 3)
-			return 0;
 		p->state = PROC_NONE;
 		return 0;
 	}
@@ -635,7 +689,7 @@ void bp_python__tick(struct bp_python *py)
 
 		if (!p->pid || p->exited)
 			continue;
-		if (p->state == PROC_NEW && p->retries) {
+		if (p->state == PROC_NEW && p->loading) {
 			bp_python__attach(py, p->pid);
 			continue;
 		}

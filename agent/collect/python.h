@@ -28,6 +28,8 @@ struct bp_python_stats {
 	uint64_t code_refetched;	/* line tables read again from the living process */
 	uint64_t code_dropped;		/* not kept: the per-process bound */
 	uint64_t frames_unread;		/* Python frames whose code object we never got */
+	uint64_t loader_waits;		/* processes looked at again: libpython or libc not mapped yet */
+	uint64_t loader_timeouts;	/* ... given up on after LOADER_WAIT_NS */
 };
 
 struct bp_python *bp_python__new(struct bp_loader *l, const char *proc_root);
@@ -48,6 +50,8 @@ void bp_python__exited(struct bp_python *py, pid_t pid);
 void bp_python__retire(struct bp_python *py);
 /* at each drain: retry what was not ready (an interpreter still starting) */
 void bp_python__tick(struct bp_python *py);
+/* a process waits for its loader to map the interpreter: tick soon, not at the next drain */
+bool bp_python__waiting(const struct bp_python *py);
 
 /* one record of the Python ring (bpf/python.h) */
 void bp_python__on_event(void *ctx, const void *rec, size_t len);

@@ -423,6 +423,8 @@ static void snapshot(struct bp_session *s, pid_t pid)
  */
 #define UW_RECHECK_NS		(1000ULL * 1000 * 1000)
 #define UW_RECHECK_TARGET_NS	(100ULL * 1000 * 1000)
+/* how soon a process whose loader is still mapping its interpreter is looked at again */
+#define PY_LOADER_POLL_MS	20
 
 /* write the process's unwind list again at due_ns (the earlier of two dues stands) */
 static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns)
@@ -796,6 +798,7 @@ void bp_session__expect_exec(struct bp_session *s, const char *path)
 
 int bp_session__poll(struct bp_session *s, int timeout_ms)
 {
+	bool waiting_python = bp_python__waiting(s->python);
 	uint64_t now;
 	int n, err;
 
@@ -807,6 +810,9 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 			timeout_ms = left_ms;
 		if (s->nr_uw_pending)
 			timeout_ms = unwind_wait_ms(s, timeout_ms);
+		/* an interpreter being loaded is looked at again soon, not a drain later */
+		if (waiting_python && timeout_ms > PY_LOADER_POLL_MS)
+			timeout_ms = PY_LOADER_POLL_MS;
 		n = bp_loader__poll(s->loader, timeout_ms);
 		if (n < 0) {
 			bp_err("failed to read process events: %s", strerror(-n));
@@ -816,6 +822,8 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 	}
 	if (s->nr_uw_pending)
 		unwind_refresh_pending(s);
+	if (waiting_python)
+		bp_python__tick(s->python);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, now);
 	if (now >= s->next_drain_ns) {
