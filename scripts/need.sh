@@ -84,12 +84,14 @@ fi
 echo "  DEPS     apt-get install $pkgs"
 mkdir -p "$(dirname "$log")" 2>/dev/null
 export DEBIAN_FRONTEND=noninteractive
+# a parallel build can ask twice at once: the second waits for dpkg's lock
+lock=-oDPkg::Lock::Timeout=600
 # $pkgs is a list of package names: split on purpose
 # shellcheck disable=SC2086
-if ! apt-get install -y -q $pkgs >"$log" 2>&1; then
-	apt-get update -q >>"$log" 2>&1
+if ! apt-get install $lock -y -q $pkgs >"$log" 2>&1; then
+	apt-get update $lock -q >>"$log" 2>&1
 	# shellcheck disable=SC2086
-	if ! apt-get install -y -q $pkgs >>"$log" 2>&1; then
+	if ! apt-get install $lock -y -q $pkgs >>"$log" 2>&1; then
 		tail -20 "$log" >&2
 		echo "need.sh: apt-get install $pkgs failed (log: $log)" >&2
 		exit 1

@@ -63,12 +63,16 @@ real_apt=$(command -v apt-get)
 cat >"$tmp/fake/apt-get" <<EOF
 #!/bin/sh
 echo "apt-get \$*" >>"$tmp/apt-calls"
-case "\$1" in
+verb=
+for a in "\$@"; do
+	case "\$a" in -*) ;; *) verb=\$a; break ;; esac
+done
+case "\$verb" in
 update) echo "stand-in: apt-get update skipped"; exit 0 ;;
 download) exec $real_apt "\$@" ;;	# a .deb into the current directory: installs nothing
 esac
 $real_apt -s "\$@" || exit \$?
-[ "\$1" = install ] || exit 0
+[ "\$verb" = install ] || exit 0
 for p in "\$@"; do
 	case "\$p" in -* | install) continue ;; esac
 	dpkg -L "\$p" 2>/dev/null | while read -r f; do

@@ -13,9 +13,12 @@ SAN_CFLAGS	:= $(CPPFLAGS) -g -O1 $(SAN_FLAGS) -std=gnu11 $(WARNINGS) -D_GNU_SOUR
 SAN_OBJS	:= $(patsubst %.c,$(OUT)/san/%.o,$(AGENT_SRCS)) $(OUT)/san/flame_assets.o
 LIBAGENT_SAN	:= $(OUT)/san/libagent.a
 TEST_LDLIBS	:= $(call pc_libs,cmocka,-lcmocka) $(ALL_LDLIBS)
-# every test binary: BP_TEST_CASE picks one case (tests/filter.c)
 TEST_FILTER	:= $(OUT)/san/tests/filter.o
-TEST_LDFLAGS	:= $(LDFLAGS) -Wl,--wrap=_cmocka_run_group_tests
+# every test binary: BP_TEST_CASE picks one case, each case is timed, and a
+# failing one prints the machine it failed on (tests/filter.c)
+TEST_WRAPS	:= _cmocka_run_group_tests _assert_true _assert_int_equal _assert_int_not_equal \
+		   _assert_string_equal _assert_string_not_equal _assert_memory_equal _fail _skip
+TEST_LDFLAGS	:= $(LDFLAGS) $(foreach w,$(TEST_WRAPS),-Wl,--wrap=$(w))
 
 UNIT_SRCS	:= $(sort $(wildcard tests/unit/test_*.c))
 UNIT_BINS	:= $(patsubst tests/unit/%.c,$(OUT)/tests/unit/%,$(UNIT_SRCS))
@@ -142,12 +145,34 @@ test-kernels: boundprof $(OUT)/tests/fixtures/split $(OUT)/tests/fixtures/spin
 test-fresh:
 	$(Q)sh tests/fresh.sh $(if $(filter 1,$(FULL)),--full)
 
+# Everything the stages run, built first with every CPU: the stages
+# themselves run one test at a time, as they must (they time things).
+TEST_BUILD	:= boundprof $(UNIT_BINS) $(UNIT_DATA) $(INTEG_BINS) $(FIXTURES) $(FUZZ_BINS) \
+		   $(OUT)/tests/fixtures/split $(OUT)/tests/fixtures/spin
+NPROC		:= $(shell nproc 2>/dev/null || echo 1)
+# one row per case (tests/filter.c) and per stage, read by tests/summary.sh
+TEST_RESULTS	:= $(OUT)/tests/results.tsv
+TEST_STAGES	:= $(OUT)/tests/stages.tsv
+UNIT_ENV	+= BP_TEST_RESULTS=$(TEST_RESULTS)
+INTEG_ENV	+= BP_TEST_RESULTS=$(TEST_RESULTS)
+
+.PHONY: test-build
+test-build: $(TEST_BUILD)
+
 ifeq ($(T),)
-test: boundprof
-	$(Q)$(MAKE) --no-print-directory test-unit
-	$(Q)$(MAKE) --no-print-directory fuzz-smoke
-	$(Q)$(MAKE) --no-print-directory test-integration
-	$(Q)$(MAKE) --no-print-directory test-kernels
+# A failing stage does not stop the others: one summary of every failure at
+# the end, and a non-zero exit. The test tools are installed first, so that
+# no unit test finds one missing.
+TEST_STAGE_LIST	:= test-unit fuzz-smoke test-integration test-kernels
+test:
+	$(Q)mkdir -p $(OUT)/tests && : >$(TEST_RESULTS) && : >$(TEST_STAGES)
+	$(Q)t0=$$(date +%s); failed=; \
+	stage() { ts=$$(date +%s); $(MAKE) --no-print-directory "$$@" || failed="$$failed $$1"; \
+		printf '%s\t%s\n' "$$1" $$(( $$(date +%s) - ts )) >>$(TEST_STAGES); }; \
+	stage test-deps; \
+	stage test-build -j$(NPROC); \
+	case "$$failed" in *test-build*) ;; *) for s in $(TEST_STAGE_LIST); do stage $$s; done ;; esac; \
+	sh tests/summary.sh $(TEST_RESULTS) $(TEST_STAGES) $$(( $$(date +%s) - t0 )) "$$failed"
 else
 # T=NAME: a test binary (test_merge, merge, unit/test_flame: a name in both
 # tests/unit and tests/integration runs both), a case (the name of a test
@@ -169,14 +194,18 @@ endif
 T_UNIT		:= $(filter $(UNIT_BINS),$(T_BINS))
 T_INTEG		:= $(filter $(INTEG_BINS),$(T_BINS))
 
+# (a binary with no case of that name exits 77: the others may have it)
 test: $(T_BINS) $(if $(T_UNIT),$(UNIT_DATA)) $(if $(T_INTEG),boundprof test-deps $(FIXTURES))
-	$(Q)fail=0; for t in $(T_UNIT); do \
+	$(Q)fail=0; ran=0; for t in $(T_UNIT); do \
 		echo "  UNIT     $$(basename $$t) $(T_CASE)"; \
-		BP_TEST_CASE='$(T_CASE)' $(UNIT_ENV) $$t || fail=1; \
+		BP_TEST_CASE='$(T_CASE)' $(UNIT_ENV) $$t; rc=$$?; \
+		[ $$rc = 77 ] || { ran=1; [ $$rc = 0 ] || fail=1; }; \
 	done; for t in $(T_INTEG); do \
 		echo "  INTEG    $$(basename $$t) $(T_CASE)"; \
-		BP_TEST_CASE='$(T_CASE)' $(INTEG_ENV) $$t || fail=1; \
-	done; exit $$fail
+		BP_TEST_CASE='$(T_CASE)' $(INTEG_ENV) $$t; rc=$$?; \
+		[ $$rc = 77 ] || { ran=1; [ $$rc = 0 ] || fail=1; }; \
+	done; [ $$ran = 1 ] || { echo "T=$(T): no test case of that name" >&2; fail=1; }; \
+	exit $$fail
 endif
 
 -include $(wildcard $(OUT)/san/agent/*/*.d $(OUT)/san/tests/*.d $(OUT)/san/tests/*/*.d \

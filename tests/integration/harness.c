@@ -177,6 +177,101 @@ static void untrack(pid_t pid)
 			bg[i] = bg[--nr_bg];
 }
 
+/* --- what a failing case prints of boundprof (bp_test_failure_facts) ------ */
+
+static struct {
+	pid_t pid;		/* the last boundprof started */
+	char cmd[768];
+	char *err;		/* its stderr, when it ended */
+	char json[512];		/* the last report read */
+	char *json_text;
+} last;
+
+static void remember_cmd(char *const argv[], pid_t pid)
+{
+	size_t n = 0;
+	int i;
+
+	if (strcmp(argv[0], h_bin()))
+		return;
+	last.pid = pid;
+	free(last.err);
+	last.err = NULL;
+	for (i = 0; argv[i] && n + 1 < sizeof(last.cmd); i++)
+		n += (size_t)snprintf(last.cmd + n, sizeof(last.cmd) - n, "%s%s", i ? " " : "",
+				      argv[i]);
+}
+
+static void remember_err(pid_t pid, const char *err)
+{
+	if (pid != last.pid || !err)
+		return;
+	free(last.err);
+	last.err = strdup(err);
+}
+
+static void remember_json(const char *path, const char *text, size_t len)
+{
+	snprintf(last.json, sizeof(last.json), "%s", path);
+	free(last.json_text);
+	last.json_text = strndup(text, len);
+}
+
+/* the losses a report counted: every non-zero drops_detail entry */
+static void print_losses(const struct bp_json *rep)
+{
+	const struct bp_json *d = bp_json_get(rep, "drops_detail");
+	size_t i, shown = 0;
+
+	fprintf(stderr, "  its losses: drops.samples %.0f, drops.stacks %.0f;",
+		bp_json_num(bp_json_path(rep, "drops.samples")),
+		bp_json_num(bp_json_path(rep, "drops.stacks")));
+	for (i = 0; i < bp_json_len(d); i++) {
+		double v = bp_json_num(bp_json_at(d, i));
+
+		if (v != 0) {
+			fprintf(stderr, " %s %.0f", bp_json_key_at(d, i), v);
+			shown++;
+		}
+	}
+	fprintf(stderr, "%s\n", shown ? "" : " nothing in drops_detail");
+}
+
+/* the cmocka runner's hook (tests/filter.c), when a case fails */
+void bp_test_failure_facts(void);
+void bp_test_failure_facts(void)
+{
+	char err[128];
+
+	if (last.cmd[0]) {
+		const char *e = last.err, *tail;
+		int lines = 0;
+
+		fprintf(stderr, "  last boundprof run: %s\n", last.cmd);
+		if (e && *e) {
+			/* its last 12 lines */
+			for (tail = e + strlen(e); tail > e; tail--)
+				if (tail[-1] == '\n' && tail[0] && ++lines > 12)
+					break;
+			fprintf(stderr, "  its stderr%s:\n%s%s", tail > e ? " (last lines)" : "",
+				tail, tail[strlen(tail) - 1] == '\n' ? "" : "\n");
+		} else {
+			fprintf(stderr, "  its stderr: %s\n", e ? "empty" : "not read (still running?)");
+		}
+	}
+	if (last.json_text) {
+		struct bp_json *rep = bp_json_parse(last.json_text, strlen(last.json_text), err,
+						    sizeof(err));
+
+		fprintf(stderr, "  last report read: %s (%.0f samples, %.2f s)\n", last.json,
+			bp_json_num(bp_json_path(rep, "system.samples")),
+			bp_json_num(bp_json_get(rep, "duration_s")));
+		if (rep)
+			print_losses(rep);
+		bp_json_free(rep);
+	}
+}
+
 static pid_t spawn_fds(char *const argv[], int *out_fd, int *err_fd)
 {
 	int o[2] = { -1, -1 }, e[2] = { -1, -1 };
@@ -208,6 +303,7 @@ static pid_t spawn_fds(char *const argv[], int *out_fd, int *err_fd)
 		*err_fd = e[0];
 	}
 	track(pid);
+	remember_cmd(argv, pid);
 	return pid;
 }
 
@@ -417,6 +513,7 @@ int h_wait(pid_t pid, int out_fd, int err_fd, double timeout_s, struct run *r)
 		}
 	}
 	untrack(pid);
+	remember_err(pid, r->err);
 	r->status = status;
 	r->signaled = WIFSIGNALED(status);
 	r->exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -516,6 +613,8 @@ struct bp_json *h_json_file(const char *path)
 	j = bp_json_parse(text, len, err, sizeof(err));
 	if (!j)
 		fprintf(stderr, "harness: %s: invalid JSON: %s\n", path, err);
+	else
+		remember_json(path, text, len);
 	free(text);
 	return j;
 }
