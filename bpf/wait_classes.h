@@ -49,8 +49,8 @@
 	WAIT(IO, IO, 2, 2, YES, "io", "io", "io", "[io]", "block IO", "waiting on block IO",	\
 	     "waiting on block IO", "waiting on block IO",					\
 	     (205, 14, 70, 62), (205, 14, 55, 78))						\
-	WAIT(LOCK, LOCK, 3, 3, YES, "lock", "lock", "lock", "[lock]", "lock", "waiting on locks",	\
-	     "waiting on locks", "waiting on locks",						\
+	WAIT(LOCK, LOCK, 3, 3, YES, "lock", "lock", "lock", "[lock]", "lock",			\
+	     "waiting on locks", "waiting on locks", "waiting on locks",			\
 	     (112, 16, 45, 54), (112, 16, 35, 73))						\
 	WAIT(SLEEP, SLEEP, 5, 7, NO, "sleep", "sleep", "sleep", "[sleep]", "sleep", "sleeping",	\
 	     "sleeping or waiting for events", "sleeping or waiting for events",		\
@@ -61,8 +61,8 @@
 	WAIT(NET, NET, 6, 4, CLIENT, "net", "net", "net", "[net]", "network",			\
 	     "waiting on the network", "waiting on the network", "waiting on the network",	\
 	     (188, 14, 72, 55), (188, 14, 58, 74))						\
-	WAIT(PIPE, PIPE, 7, 5, PEER, "pipe", "pipe", "pipe", "[pipe]", "pipe", "waiting on pipes",	\
-	     "waiting on other processes through pipes",					\
+	WAIT(PIPE, PIPE, 7, 5, PEER, "pipe", "pipe", "pipe", "[pipe]", "pipe",			\
+	     "waiting on pipes", "waiting on other processes through pipes",			\
 	     "waiting on another process through a pipe",					\
 	     (28, 12, 70, 60), (28, 12, 55, 76))
 

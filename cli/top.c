@@ -277,7 +277,8 @@ static void render_groups(struct top_state *st, const struct bp_groups *gs, stru
 		for (j = 0; j < g[i].nr_busiest; j++) {
 			const struct row *r = g[i].busiest[j];
 
-			used += snprintf(busiest + used, used < sizeof(busiest) ? sizeof(busiest) - used : 0,
+			used += snprintf(busiest + used,
+					 used < sizeof(busiest) ? sizeof(busiest) - used : 0,
 					 "%s%u %.15s %.0f", j ? ", " : "", r->ps->proc->pid,
 					 r->ps->proc->comm, r->cpu * 100);
 			if (used >= sizeof(busiest))

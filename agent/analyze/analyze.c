@@ -9,7 +9,7 @@
 
 const char *bp_tstate_name(uint32_t s)
 {
-	return s < BP_TS__MAX ? bp_wait_class_of_state(s)->state : "unknown";
+	return s < BP_TS__MAX ? bp_wclass_of_state(s)->state : "unknown";
 }
 
 double bp_oncpu_seconds(const struct bp_profile *p, uint64_t samples, uint64_t ns)

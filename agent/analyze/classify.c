@@ -163,7 +163,7 @@ static void timeline_evidence(const struct bp_evidence *e, struct bp_verdict *v)
 			 v->parallelism, e->ncpus);
 	else
 		EVIDENCE("%.0f%% of wall time %s", pct(e->tl_s[best] / tlw(e)),
-			 bp_wait_class_of_state(best)->verdict);
+			 bp_wclass_of_state(best)->verdict);
 }
 
 /* the timeline sentence, unless the verdict says the same thing in more detail */

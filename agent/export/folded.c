@@ -205,7 +205,7 @@ int bp_export_folded_grouped(const struct bp_profile *p, enum bp_folded_view vie
 		put_sanitized(&f.text, f.lines[i].comm);
 		if (view != BP_VIEW_ONCPU) {
 			bp_buf_putc(&f.text, ';');
-			bp_buf_puts(&f.text, bp_wait_class(f.lines[i].kind)->frame);
+			bp_buf_puts(&f.text, bp_wclass(f.lines[i].kind)->frame);
 		}
 		for (j = 0; j < nr; j++) {
 			bp_buf_putc(&f.text, ';');

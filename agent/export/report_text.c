@@ -142,7 +142,8 @@ static void wall_lines(struct bp_buf *out, const struct bp_profile *p,
 		if (share[order[i]] < 0.005 && i > 0)
 			continue;
 		pct(a, sizeof(a), share[order[i]]);
-		bp_buf_printf(out, "%s %s %s", j++ ? "," : "", a, bp_wait_class_of_state(order[i])->wall);
+		bp_buf_printf(out, "%s %s %s", j++ ? "," : "", a,
+			      bp_wclass_of_state(order[i])->wall);
 		if (order[i] == BP_TS_IO && bp_report_text_proc_io(io, sizeof(io), p, ps->proc->pid))
 			bp_buf_printf(out, " (%s)", io);
 	}
@@ -158,7 +159,7 @@ static void thread_line(struct bp_buf *out, const struct bp_proc_summary *ps)
 	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
 		if (ps->off_s[k] < 0.005)
 			continue;
-		bp_buf_printf(out, ", %.2f s %s", ps->off_s[k], bp_wait_class(k)->threads);
+		bp_buf_printf(out, ", %.2f s %s", ps->off_s[k], bp_wclass(k)->threads);
 		j++;
 	}
 	bp_buf_putc(out, '\n');
@@ -238,7 +239,7 @@ static void group_paragraphs(struct bp_buf *out, const struct bp_profile *p,
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
 			if (g->off_s[k] < 0.005)
 				continue;
-			bp_buf_printf(out, ", %.2f s %s", g->off_s[k], bp_wait_class(k)->threads);
+			bp_buf_printf(out, ", %.2f s %s", g->off_s[k], bp_wclass(k)->threads);
 			if (k == BP_KIND_RUNQUEUE && g->throttled_s >= 0.005)
 				bp_buf_printf(out, " (%.2f s throttled)", g->throttled_s);
 		}

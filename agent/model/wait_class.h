@@ -48,7 +48,7 @@ struct bp_wait_class {
 extern const struct bp_wait_class bp_wait_classes[BP_KIND__MAX];
 
 /* the class of kind k; a kind past the table is "other" */
-static inline const struct bp_wait_class *bp_wait_class(uint32_t k)
+static inline const struct bp_wait_class *bp_wclass(uint32_t k)
 {
 	return &bp_wait_classes[k < BP_KIND__MAX ? k : BP_KIND_OTHER];
 }
@@ -57,7 +57,7 @@ static inline const struct bp_wait_class *bp_wait_class(uint32_t k)
 enum bp_kind bp_kind_of_state(uint32_t s);
 
 /* the class of thread state s (enum bp_tstate) */
-static inline const struct bp_wait_class *bp_wait_class_of_state(uint32_t s)
+static inline const struct bp_wait_class *bp_wclass_of_state(uint32_t s)
 {
 	return &bp_wait_classes[bp_kind_of_state(s)];
 }
