@@ -44,24 +44,29 @@ const struct bp_thresholds bp_default_thresholds = {
 	.syscall = 0.5,
 };
 
-static const char *const class_names[BP_CLASS__MAX] = {
-	[BP_CLASS_UNKNOWN] = "unknown",
-	[BP_CLASS_CPU] = "cpu-bound",
-	[BP_CLASS_MEMBW] = "memory-bandwidth-bound",
-	[BP_CLASS_IO] = "io-bound",
-	[BP_CLASS_LOCK] = "lock-bound",
-	[BP_CLASS_STARVED] = "cpu-starved",
-	[BP_CLASS_IDLE] = "idle",
-	[BP_CLASS_MIXED] = "mixed",
-	[BP_CLASS_PEER] = "blocked-on-peer",
-	[BP_CLASS_THROTTLED] = "cpu-throttled",
-	[BP_CLASS_GIL] = "gil-bound",
-	[BP_CLASS_SYSCALL] = "syscall-bound",
-};
+#define CLASS_NAME(id, name, ...)	[BP_CLASS_##id] = name,
+static const char *const class_names[BP_CLASS__MAX] = { BP_VERDICT_CLASSES(CLASS_NAME) };
+#define CLASS_COLOUR(id, name, colour, ...)	[BP_CLASS_##id] = colour,
+static const char *const class_colours[BP_CLASS__MAX] = { BP_VERDICT_CLASSES(CLASS_COLOUR) };
 
 const char *bp_class_name(enum bp_class c)
 {
 	return c < BP_CLASS__MAX ? class_names[c] : "unknown";
+}
+
+const char *bp_class_colour(enum bp_class c)
+{
+	return class_colours[c < BP_CLASS__MAX ? c : BP_CLASS_UNKNOWN];
+}
+
+int bp_class_find(const char *name)
+{
+	int c;
+
+	for (c = 0; c < BP_CLASS__MAX; c++)
+		if (!strcmp(name, class_names[c]))
+			return c;
+	return -ENOENT;
 }
 
 const char *bp_confidence_name(enum bp_confidence c)
@@ -929,6 +934,7 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->share_net = e->net_s / busy;
 		v->share_gil = e->gil_s / busy;
 	}
+	v->share_syscall = e->frac_syscall;
 	on_cpu_wall = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_RUNNING] / tlw(e) :
 							   (v->parallelism > 1 ? 1 : v->parallelism);
 	v->hot_wall = e->hot_frac * on_cpu_wall;

@@ -108,6 +108,30 @@ static void names__match_the_contract(void **state)
 	assert_string_equal(bp_class_name(BP_CLASS_SYSCALL), "syscall-bound");
 }
 
+/* every verdict class has a name and a colour of its own, and is found by its name */
+static void classes__every_class_through_every_accessor(void **state)
+{
+	int c, d;
+
+	for (c = 0; c < BP_CLASS__MAX; c++) {
+		const char *name = bp_class_name(c), *colour = bp_class_colour(c);
+
+		assert_non_null(name);
+		assert_true(name[0]);
+		assert_int_equal(bp_class_find(name), c);
+		assert_non_null(colour);
+		assert_int_equal(strlen(colour), 7);
+		assert_int_equal(strspn(colour + 1, "0123456789abcdef"), 6);
+		for (d = 0; d < c; d++) {
+			assert_string_not_equal(bp_class_name(d), name);
+			assert_string_not_equal(bp_class_colour(d), colour);
+		}
+	}
+	assert_string_equal(bp_class_name(BP_CLASS__MAX), "unknown");
+	assert_string_equal(bp_class_colour(BP_CLASS__MAX), bp_class_colour(BP_CLASS_UNKNOWN));
+	assert_true(bp_class_find("no-such-class") < 0);
+}
+
 static void amdahl__arithmetic(void **state)
 {
 	assert_near(bp_amdahl(0.74, 4), 1 / (1 - 0.74 + 0.74 / 4), 1e-12);
@@ -1076,6 +1100,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names__match_the_contract),
+		cmocka_unit_test(classes__every_class_through_every_accessor),
 		cmocka_unit_test(amdahl__arithmetic),
 		cmocka_unit_test(cpu__fits_cache__high),
 		cmocka_unit_test(cpu__memory_unmeasured__medium),
