@@ -53,7 +53,7 @@ static void losses(const struct bp_profile *p, struct bp_buf *out)
 		const struct bp_counter *c = &bp_counters[i];
 		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
 
-		if (!v || c->kind != BP_CNT_NOTE)
+		if (!v || !bp_counter_is_note(c))
 			continue;
 		bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v, c->what);
 		any = true;
