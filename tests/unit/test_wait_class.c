@@ -220,6 +220,81 @@ static void folded_and_flame__every_class_frame(void **state)
 	bp_profile__free(p);
 }
 
+/* a file of the source tree, NUL-terminated */
+static char *read_doc(const char *rel)
+{
+	const char *src = getenv("BP_SRC") ? getenv("BP_SRC") : ".";
+	char path[4096], *doc;
+	FILE *f;
+	long n;
+
+	snprintf(path, sizeof(path), "%s/%s", src, rel);
+	f = fopen(path, "r");
+	if (!f)
+		fail_msg("cannot read %s (BP_SRC is the source root)", path);
+	assert_int_equal(fseek(f, 0, SEEK_END), 0);
+	n = ftell(f);
+	assert_true(n > 0);
+	rewind(f);
+	doc = calloc(1, n + 1);
+	assert_non_null(doc);
+	assert_int_equal(fread(doc, 1, n, f), n);
+	fclose(f);
+	return doc;
+}
+
+/* docs/offcpu.md has a row for every class, most productive first, as the ranks say */
+static void docs__offcpu_lists_every_class_by_rank(void **state)
+{
+	char row[128], *doc = read_doc("docs/offcpu.md");
+	const char *at[BP_KIND__MAX];
+	int k, j;
+
+	for (k = 0; k < BP_KIND__MAX; k++) {
+		const struct bp_wait_class *c = &bp_wait_classes[k];
+
+		snprintf(row, sizeof(row), "\n| %s | `%s`", c->state, c->state);
+		at[k] = strstr(doc, row);
+		if (!at[k])
+			fail_msg("docs/offcpu.md has no row '%s' for the class %s", row + 1, c->name);
+	}
+	for (k = 0; k < BP_KIND__MAX; k++)
+		for (j = 0; j < BP_KIND__MAX; j++)
+			if (bp_wait_classes[j].rank < bp_wait_classes[k].rank && at[j] > at[k])
+				fail_msg("docs/offcpu.md lists %s before %s, which ranks higher",
+					 bp_wait_classes[k].name, bp_wait_classes[j].name);
+	free(doc);
+}
+
+/* the docs that list the classes by name name every one */
+static void docs__every_class_named(void **state)
+{
+	static const char *const names_in[] = { "docs/formats.md", "docs/agent.md",
+						"docs/pprof.md" };
+	char want[64], alt[64], key[64], *doc;
+	uint32_t i;
+	int k;
+
+	for (i = 0; i < sizeof(names_in) / sizeof(names_in[0]); i++) {
+		doc = read_doc(names_in[i]);
+		for (k = BP_KIND_ONCPU + 1; k < BP_KIND__MAX; k++) {
+			snprintf(want, sizeof(want), "`%s`", bp_wait_classes[k].name);
+			snprintf(alt, sizeof(alt), ".%s`", bp_wait_classes[k].name);
+			snprintf(key, sizeof(key), "\"%s\"", bp_wait_classes[k].name);
+			if (!strstr(doc, want) && !strstr(doc, alt) && !strstr(doc, key))
+				fail_msg("%s does not name the wait class %s", names_in[i], want);
+		}
+		free(doc);
+	}
+	doc = read_doc("docs/flamegraph.md");
+	for (k = 0; k < BP_KIND__MAX; k++) {
+		snprintf(want, sizeof(want), "`%s`", bp_wait_classes[k].frame);
+		if (!strstr(doc, want))
+			fail_msg("docs/flamegraph.md has no frame %s", want);
+	}
+	free(doc);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -228,6 +303,8 @@ int main(void)
 		cmocka_unit_test(busy__counts_what_the_table_says),
 		cmocka_unit_test(diff__every_class_that_grew__named),
 		cmocka_unit_test(folded_and_flame__every_class_frame),
+		cmocka_unit_test(docs__offcpu_lists_every_class_by_rank),
+		cmocka_unit_test(docs__every_class_named),
 	};
 
 	return cmocka_run_group_tests_name("wait_class", tests, NULL, NULL);
