@@ -6,7 +6,7 @@
  * search asks with prompt(), as flamegraph.pl's does. No network, no
  * libraries: the file must work from file:// on a plane.
  *
- * The data (id="bp-data", written by agent/export_flame.c) is one tree, the
+ * The data (id="bp-data", written by agent/export/flame.c) is one tree, the
  * wall-clock one, in preorder: n = name index, c = number of children,
  * s = on-CPU samples and w = microseconds ending at the node; a diff has b =
  * BEFORE's total us instead of s. The three views are derived from it here:
@@ -63,7 +63,7 @@
 	(D.procs || []).forEach(function (p) { procVerdict[p.name] = p; });
 
 	/*
-	 * The columns are strings of base-32 numbers (export_flame.c put_code):
+	 * The columns are strings of base-32 numbers (flame.c put_code):
 	 * a character from the first half of the alphabet ends a number, one
 	 * from the second half carries 5 more significant bits.
 	 */
