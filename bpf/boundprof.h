@@ -72,6 +72,7 @@ struct bp_oncpu_val {
  * value, report name and meaning.
  */
 #include "counters.h"
+#include "wait_classes.h"
 
 #define BP__STAT_ENUM(id, value, ...)	BP_STAT_##id = value,
 #define BP__STAT_NONE(...)
@@ -112,19 +113,20 @@ struct bp_event {
  * Thread states for wall-clock accounting. Wait classes of off-CPU
  * intervals use the same numbers. The numbers are the ABI and only grow
  * (saved profiles keep arrays by them); a process's timeline takes, at
- * each moment, the most productive state among its threads in the order
- * of BP_TS_RANKS (rules.h), not in the order of the numbers.
+ * each moment, the most productive state among its threads by the RANK of
+ * the table (bp_timeline_advance() in rules.h), not in the order of the
+ * numbers. Every state is a row of bpf/wait_classes.h: running (on a CPU),
+ * runqueue (runnable, waiting for a CPU), io (uninterruptible with
+ * in_iowait: block IO, page cache miss, fsync), lock (futex mutex wait,
+ * kernel mutex, rwsem, semaphore), other (other uninterruptible waits,
+ * stopped, traced), sleep (interruptible: waiting for work or events), net
+ * (a network socket: receive, send buffer full, connect, accept), pipe
+ * (another local process: a pipe, FIFO or Unix socket).
  */
+#define BP__TS_ENUM(kind, ts, value, ...)	BP_TS_##ts = value,
 enum bp_tstate {
-	BP_TS_RUNNING = 0,	/* on a CPU */
-	BP_TS_RUNQUEUE,		/* runnable, waiting for a CPU (preempted, or woken) */
-	BP_TS_IO,		/* uninterruptible with in_iowait: block IO, page cache miss, fsync */
-	BP_TS_LOCK,		/* futex mutex wait, kernel mutex / rwsem / semaphore */
-	BP_TS_OTHER,		/* other uninterruptible waits, stopped, traced */
-	BP_TS_SLEEP,		/* interruptible: sleep, waiting for work or events */
-	BP_TS_NET,		/* a network socket: receive, send buffer full, connect, accept */
-	BP_TS_PIPE,		/* another local process: a pipe, FIFO or Unix socket */
-	BP_TS__MAX,
+	BP_WAIT_CLASSES(BP__TS_ENUM)
+	BP_TS__MAX,		/* the table's last row has the highest value */
 };
 
 /*

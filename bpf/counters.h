@@ -3,10 +3,11 @@
  * Every counter boundprof keeps, in one table: the BPF programs' per-CPU
  * counters (enum bp_stat in boundprof.h is made from it) and the ones
  * userspace keeps in the profile. The JSON report's drops_detail, the
- * reason labels of boundprof_agent_lost_total on /metrics, the losses of
- * the text report and the counter table in docs/architecture.md are all
- * made from, or checked against, this table: a counter is added with one
- * row here (plus the row the docs test asks for).
+ * reason labels of boundprof_agent_lost_total and boundprof_agent_noted_total
+ * on /metrics, the losses and notes of the text report and the counter
+ * table in docs/architecture.md are all made from, or checked against, this
+ * table: a counter is added with one row here (plus the row the docs test
+ * asks for).
  *
  * BPF(ID, VALUE, NAME, KIND, WHAT)
  *	enum bp_stat BP_STAT_<ID> = VALUE. The values are the ABI (saved
@@ -22,6 +23,11 @@
  *	LOST_STACK   a loss, summed in drops.stacks
  *	LOST         any other loss
  *	NOTE         not a loss, but it explains missing data
+ *	REPAIR       not a loss: data the kernel did not give, made up from
+ *	             another source
+ *	Losses are the reasons of boundprof_agent_lost_total, notes and
+ *	repairs those of boundprof_agent_noted_total; drops_detail has both
+ *	(it is older than the split: the kind is in docs/architecture.md).
  * WHAT	one line: the text report prints "N WHAT", the docs show it.
  *
  * Rows are in report order. The BPF side expands only the BPF rows' IDs
@@ -77,7 +83,7 @@
 	BPF(PY_TRUNC, 29, "python_stacks_truncated", LOST, "Python stacks truncated at 127 frames") \
 	BPF(PY_CODE_LOST, 30, "python_code_events_lost", LOST,					\
 	    "Python code objects not copied: event ring full (tried again later)")		\
-	BPF(SWITCH_UNSEEN, 31, "switches_unseen", NOTE,						\
+	BPF(SWITCH_UNSEEN, 31, "switches_unseen", REPAIR,						\
 	    "switch-ins the kernel did not trace: their run time taken from its own count")	\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: the unwind stopped early")			\

@@ -60,16 +60,15 @@
 #define BP_FUTEX_LOCK_PI2	13
 
 /*
- * The process timeline's order of productivity, most productive first: at
- * each moment a process is in the best state any of its threads is in.
- * The states are numbered in the order they were added (the numbers are
- * the ABI, and saved profiles keep arrays by them), so the order lives
- * here: waiting on the network or on a pipe is waiting on work in flight
- * elsewhere, ranked with the other waits on something outside the process
- * and above sleeping (docs/offcpu.md).
+ * The process timeline's order of productivity: each state's rank, 0 the
+ * most productive (the RANK column of bpf/wait_classes.h). The states are
+ * numbered in the order they were added (the numbers are the ABI), so the
+ * order is a column of its own: waiting on the network or on a pipe is
+ * waiting on work in flight elsewhere, ranked with the other waits on
+ * something outside the process and above sleeping (docs/offcpu.md).
  */
-#define BP_TS_RANKS { BP_TS_RUNNING, BP_TS_RUNQUEUE, BP_TS_IO, BP_TS_LOCK, BP_TS_NET,	\
-		      BP_TS_PIPE, BP_TS_OTHER, BP_TS_SLEEP }
+#define BP__TS_RANK(kind, ts, value, rank, ...)	[BP_TS_##ts] = rank,
+#define BP_TS_RANK_OF { BP_WAIT_CLASSES(BP__TS_RANK) }
 
 /* what a thread is switched out for (see docs/offcpu.md) */
 struct bp_switch_facts {
@@ -296,19 +295,19 @@ static __always_inline void bp_split_off(__u64 a, __u64 b, __u64 wake, __u32 cls
 
 /*
  * The process timeline: cnt[] threads are in each state; charge the time
- * since *last to the most productive state any thread is in (BP_TS_RANKS),
+ * since *last to the most productive state any thread is in (BP_TS_RANK_OF),
  * or to idle when none is known, then move the clock to now.
  */
 static __always_inline void bp_timeline_advance(const __u32 *cnt, __u64 *last, __u64 now,
 						__u64 *ns, __u64 *idle_ns)
 {
-	const __u32 ranks[BP_TS__MAX] = BP_TS_RANKS;
-	__u32 best = BP_TS__MAX, i;
+	const __u32 rank[BP_TS__MAX] = BP_TS_RANK_OF;
+	__u32 best = BP_TS__MAX, best_rank = BP_TS__MAX, i;
 
 	for (i = 0; i < BP_TS__MAX; i++) {
-		if (ranks[i] < BP_TS__MAX && cnt[ranks[i]]) {
-			best = ranks[i];
-			break;
+		if (cnt[i] && rank[i] < best_rank) {
+			best = i;
+			best_rank = rank[i];
 		}
 	}
 	if (*last && now > *last) {

@@ -26,9 +26,6 @@
 
 static void print_text(const struct bp_diff *f, const char *a, const char *b, uint32_t top)
 {
-	static const char *const names[BP_KIND__MAX] = {
-		"on-CPU", "runqueue", "io", "lock", "sleep", "other", "net", "pipe",
-	};
 	uint32_t i;
 	int k;
 
@@ -40,7 +37,7 @@ static void print_text(const struct bp_diff *f, const char *a, const char *b, ui
 
 		if (x < 0.0005 && y < 0.0005)
 			continue;
-		printf("  %-20s %10.3f %10.3f  %+8.3f s\n", names[k], x, y, y - x);
+		printf("  %-20s %10.3f %10.3f  %+8.3f s\n", bp_diff_kind_label(k), x, y, y - x);
 	}
 	if (f->biggest < 0.0005) {
 		printf("\nno change: every function has the same share of on-CPU time in both "

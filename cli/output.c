@@ -13,16 +13,15 @@
 static const struct {
 	const char *ext;
 	enum out_fmt fmt;
-	int supported;
 } formats[] = {
 	/* longest suffix first: .offcpu.folded is not plain .folded */
-	{ ".offcpu.folded", OUT_FOLDED_OFFCPU, 1 },
-	{ ".wall.folded", OUT_FOLDED_WALL, 1 },
-	{ ".folded", OUT_FOLDED, 1 },
-	{ ".json", OUT_JSON, 1 },
-	{ ".pb.gz", OUT_PPROF, 1 },
-	{ ".svg", OUT_SVG, 1 },
-	{ ".html", OUT_HTML, 1 },
+	{ ".offcpu.folded", OUT_FOLDED_OFFCPU },
+	{ ".wall.folded", OUT_FOLDED_WALL },
+	{ ".folded", OUT_FOLDED },
+	{ ".json", OUT_JSON },
+	{ ".pb.gz", OUT_PPROF },
+	{ ".svg", OUT_SVG },
+	{ ".html", OUT_HTML },
 };
 
 static int ends_with(const char *s, const char *suffix)
@@ -45,7 +44,7 @@ int output_format(const char *path, enum out_fmt *fmt)
 		if (!ends_with(path, formats[i].ext))
 			continue;
 		*fmt = formats[i].fmt;
-		return formats[i].supported ? 0 : -ENOTSUP;
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -83,11 +82,6 @@ int cli_parse_output(const char *path, struct output *o)
 {
 	int err = output_format(path, &o->fmt);
 
-	if (err == -ENOTSUP) {
-		cli_error("output %s: this format is not available yet (use %s)", path,
-			  output_extensions());
-		return -EINVAL;
-	}
 	if (err) {
 		cli_error("output %s: unknown format; the extension picks it: %s", path,
 			  output_extensions());

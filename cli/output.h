@@ -29,7 +29,7 @@ struct output {
 	struct bp_afile file;
 };
 
-/* the format of a path; 0, -EINVAL (unknown extension) or -ENOTSUP (not built yet) */
+/* the format of a path; 0 or -EINVAL (unknown extension) */
 int output_format(const char *path, enum out_fmt *fmt);
 const char *output_extensions(void);
 

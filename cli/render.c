@@ -87,12 +87,6 @@ static int groups(const struct bp_profile *p, const struct bp_summary *s, struct
 	return 0;
 }
 
-int render_outputs(struct output *outs, int n, const struct bp_profile *p,
-		   const struct bp_summary *s)
-{
-	return render_outputs_saved(outs, n, p, p, s);
-}
-
 int render_outputs_saved(struct output *outs, int n, const struct bp_profile *full,
 			 const struct bp_profile *p, const struct bp_summary *s)
 {

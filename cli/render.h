@@ -10,10 +10,10 @@
 #include "output.h"
 #include "model/profile.h"
 
-/* write every output (prepared with output_prepare); 0 or the first -errno (printed) */
-int render_outputs(struct output *outs, int n, const struct bp_profile *p,
-		   const struct bp_summary *s);
-/* the same, with the saved profile (.pb.gz) written from full: every frame kept */
+/*
+ * write every output (prepared with output_prepare), the saved profile
+ * (.pb.gz) from full, which keeps every frame; 0 or the first -errno (printed)
+ */
 int render_outputs_saved(struct output *outs, int n, const struct bp_profile *full,
 			 const struct bp_profile *p, const struct bp_summary *s);
 

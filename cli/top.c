@@ -36,6 +36,7 @@ struct prev {
 	uint32_t pid;
 	double on_s;
 	double off_s[BP_KIND__MAX];
+	double net_work_s;
 	double thr_s;
 };
 
@@ -53,6 +54,7 @@ struct row {
 	const struct bp_proc_summary *ps;
 	double cpu;			/* CPUs used over the interval */
 	double off[BP_KIND__MAX];	/* thread-seconds per second, per class */
+	double net_work;		/* of off[NET]: a client's waits */
 	double thr;			/* of off[RUNQUEUE]: throttled by a CPU quota */
 	uint32_t group;			/* -g: index in the groups */
 };
@@ -60,7 +62,7 @@ struct row {
 /* a group's rates over the interval, summed over its processes */
 struct grow {
 	const struct bp_group *g;
-	double cpu, off[BP_KIND__MAX], thr;
+	double cpu, off[BP_KIND__MAX], net_work, thr;
 	const struct row *busiest[BP_GROUP_TOP_PROCS];
 	uint32_t nr_busiest;
 };
@@ -145,15 +147,16 @@ static struct prev *find_prev(struct top_state *st, uint32_t pid)
 	return NULL;
 }
 
-static double weight(double cpu, const double *off)
+/* busy CPUs over the interval: on-CPU plus the busy waits, as everywhere (bp_busy_s) */
+static double busy(double cpu, const double *off, double net_work)
 {
-	return cpu + off[BP_KIND_IO] + off[BP_KIND_LOCK] + off[BP_KIND_NET] + off[BP_KIND_PIPE];
+	return bp_busy_s(cpu, off, net_work, true);
 }
 
 static int cmp_rows(const void *a, const void *b)
 {
 	const struct row *x = a, *y = b;
-	double wx = weight(x->cpu, x->off), wy = weight(y->cpu, y->off);
+	double wx = busy(x->cpu, x->off, x->net_work), wy = busy(y->cpu, y->off, y->net_work);
 
 	if (wx != wy)
 		return wx < wy ? 1 : -1;
@@ -163,8 +166,7 @@ static int cmp_rows(const void *a, const void *b)
 static int cmp_grows(const void *a, const void *b)
 {
 	const struct grow *x = a, *y = b;
-	double wx = weight(x->cpu, x->off) + x->off[BP_KIND_RUNQUEUE];
-	double wy = weight(y->cpu, y->off) + y->off[BP_KIND_RUNQUEUE];
+	double wx = busy(x->cpu, x->off, x->net_work), wy = busy(y->cpu, y->off, y->net_work);
 
 	if (wx != wy)
 		return wx < wy ? 1 : -1;
@@ -173,9 +175,7 @@ static int cmp_grows(const void *a, const void *b)
 
 static bool quiet(const struct row *r)
 {
-	return r->cpu < 0.005 && r->off[BP_KIND_IO] < 0.005 && r->off[BP_KIND_LOCK] < 0.005 &&
-	       r->off[BP_KIND_RUNQUEUE] < 0.005 && r->off[BP_KIND_NET] < 0.005 &&
-	       r->off[BP_KIND_PIPE] < 0.005;
+	return busy(r->cpu, r->off, r->net_work) < 0.005;
 }
 
 static void header(struct top_state *st, const struct bp_profile *p, const struct bp_summary *s,
@@ -240,7 +240,7 @@ static void render_groups(struct top_state *st, const struct bp_groups *gs, stru
 			  uint32_t n)
 {
 	struct grow *g = calloc(gs->nr + 1, sizeof(*g));
-	char verdict[40], busy[96];
+	char verdict[40], busiest[96];
 	uint32_t i, j, shown = 0;
 	int k;
 
@@ -258,6 +258,7 @@ static void render_groups(struct top_state *st, const struct bp_groups *gs, stru
 		gr->thr += rows[i].thr;
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
 			gr->off[k] += rows[i].off[k];
+		gr->net_work += rows[i].net_work;
 		if (gr->nr_busiest < BP_GROUP_TOP_PROCS && !quiet(&rows[i]))
 			gr->busiest[gr->nr_busiest++] = &rows[i];
 	}
@@ -269,19 +270,18 @@ static void render_groups(struct top_state *st, const struct bp_groups *gs, stru
 	for (i = 0; i < gs->nr && (int)shown < st->rows; i++) {
 		size_t used = 0;
 
-		if (g[i].cpu < 0.005 && g[i].off[BP_KIND_IO] < 0.005 &&
-		    g[i].off[BP_KIND_LOCK] < 0.005 && g[i].off[BP_KIND_RUNQUEUE] < 0.005 &&
-		    g[i].off[BP_KIND_NET] < 0.005 && g[i].off[BP_KIND_PIPE] < 0.005)
+		if (busy(g[i].cpu, g[i].off, g[i].net_work) < 0.005)
 			continue;
 		shown++;
-		busy[0] = '\0';
+		busiest[0] = '\0';
 		for (j = 0; j < g[i].nr_busiest; j++) {
 			const struct row *r = g[i].busiest[j];
 
-			used += snprintf(busy + used, used < sizeof(busy) ? sizeof(busy) - used : 0,
+			used += snprintf(busiest + used,
+					 used < sizeof(busiest) ? sizeof(busiest) - used : 0,
 					 "%s%u %.15s %.0f", j ? ", " : "", r->ps->proc->pid,
 					 r->ps->proc->comm, r->cpu * 100);
-			if (used >= sizeof(busy))
+			if (used >= sizeof(busiest))
 				break;
 		}
 		verdict_text(g[i].g->have_verdict ? &g[i].g->verdict : NULL, verdict,
@@ -291,7 +291,7 @@ static void render_groups(struct top_state *st, const struct bp_groups *gs, stru
 		       (g[i].off[BP_KIND_RUNQUEUE] - g[i].thr) * 100, g[i].thr * 100,
 		       g[i].off[BP_KIND_IO] * 100, g[i].off[BP_KIND_NET] * 100,
 		       g[i].off[BP_KIND_PIPE] * 100, g[i].off[BP_KIND_LOCK] * 100,
-		       g[i].off[BP_KIND_SLEEP] * 100, verdict, busy[0] ? busy : "-");
+		       g[i].off[BP_KIND_SLEEP] * 100, verdict, busiest[0] ? busiest : "-");
 	}
 	if (!shown)
 		printf("%28s (no busy group in this interval)\n", "");
@@ -339,12 +339,14 @@ static void render(struct top_state *st, const struct bp_profile *p, const struc
 			np[i].on_s = ps->on_cpu_s;
 			np[i].thr_s = ps->throttled_s;
 			memcpy(np[i].off_s, ps->off_s, sizeof(np[i].off_s));
+			np[i].net_work_s = ps->net_work_s;
 		}
 		pv = find_prev(st, ps->proc->pid);
 		r.cpu = (ps->on_cpu_s - (pv ? pv->on_s : 0)) / dt;
 		r.thr = (ps->throttled_s - (pv ? pv->thr_s : 0)) / dt;
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
 			r.off[k] = (ps->off_s[k] - (pv ? pv->off_s[k] : 0)) / dt;
+		r.net_work = (ps->net_work_s - (pv ? pv->net_work_s : 0)) / dt;
 		if (r.thr < 0)
 			r.thr = 0;
 		if (r.thr > r.off[BP_KIND_RUNQUEUE])

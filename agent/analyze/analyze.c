@@ -7,20 +7,9 @@
 #include "analyze/owned.h"
 #include "analyze/pipeline.h"
 
-static const char *const tstate_names[BP_TS__MAX] = {
-	[BP_TS_RUNNING] = "running",
-	[BP_TS_RUNQUEUE] = "runqueue",
-	[BP_TS_IO] = "io",
-	[BP_TS_LOCK] = "lock",
-	[BP_TS_OTHER] = "other",
-	[BP_TS_SLEEP] = "sleep",
-	[BP_TS_NET] = "net",
-	[BP_TS_PIPE] = "pipe",
-};
-
 const char *bp_tstate_name(uint32_t s)
 {
-	return s < BP_TS__MAX ? tstate_names[s] : "unknown";
+	return s < BP_TS__MAX ? bp_wclass_of_state(s)->state : "unknown";
 }
 
 double bp_oncpu_seconds(const struct bp_profile *p, uint64_t samples, uint64_t ns)
@@ -64,9 +53,7 @@ static int cmp_hot_total(const void *a, const void *b)
  */
 double bp_proc_activity(const struct bp_proc_summary *ps)
 {
-	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
-	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER] + ps->net_work_s +
-	       ps->off_s[BP_KIND_PIPE];
+	return bp_busy_s(ps->on_cpu_s, ps->off_s, ps->net_work_s, true);
 }
 
 #define activity bp_proc_activity

@@ -15,7 +15,7 @@
 #include "model/profile.h"
 
 struct bp_hotspot {
-	uint32_t frame;		/* frame id: one function of one module */
+	uint32_t frame;		/* frame id: a function, or one line of it when known (profile.h) */
 	uint64_t self;		/* samples with the function as the leaf */
 	uint64_t total;		/* samples with the function anywhere on the stack */
 	double self_frac;	/* of the process's on-CPU samples */

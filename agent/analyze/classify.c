@@ -10,6 +10,7 @@
 
 #include "analyze/classify.h"
 #include "analyze/syscalls.h"
+#include "model/wait_class.h"
 
 /* see docs/classification.md for where each number comes from */
 const struct bp_thresholds bp_default_thresholds = {
@@ -43,24 +44,29 @@ const struct bp_thresholds bp_default_thresholds = {
 	.syscall = 0.5,
 };
 
-static const char *const class_names[BP_CLASS__MAX] = {
-	[BP_CLASS_UNKNOWN] = "unknown",
-	[BP_CLASS_CPU] = "cpu-bound",
-	[BP_CLASS_MEMBW] = "memory-bandwidth-bound",
-	[BP_CLASS_IO] = "io-bound",
-	[BP_CLASS_LOCK] = "lock-bound",
-	[BP_CLASS_STARVED] = "cpu-starved",
-	[BP_CLASS_IDLE] = "idle",
-	[BP_CLASS_MIXED] = "mixed",
-	[BP_CLASS_PEER] = "blocked-on-peer",
-	[BP_CLASS_THROTTLED] = "cpu-throttled",
-	[BP_CLASS_GIL] = "gil-bound",
-	[BP_CLASS_SYSCALL] = "syscall-bound",
-};
+#define CLASS_NAME(id, name, ...)	[BP_CLASS_##id] = name,
+static const char *const class_names[BP_CLASS__MAX] = { BP_VERDICT_CLASSES(CLASS_NAME) };
+#define CLASS_COLOUR(id, name, colour, ...)	[BP_CLASS_##id] = colour,
+static const char *const class_colours[BP_CLASS__MAX] = { BP_VERDICT_CLASSES(CLASS_COLOUR) };
 
 const char *bp_class_name(enum bp_class c)
 {
 	return c < BP_CLASS__MAX ? class_names[c] : "unknown";
+}
+
+const char *bp_class_colour(enum bp_class c)
+{
+	return class_colours[c < BP_CLASS__MAX ? c : BP_CLASS_UNKNOWN];
+}
+
+int bp_class_find(const char *name)
+{
+	int c;
+
+	for (c = 0; c < BP_CLASS__MAX; c++)
+		if (!strcmp(name, class_names[c]))
+			return c;
+	return -ENOENT;
 }
 
 const char *bp_confidence_name(enum bp_confidence c)
@@ -149,16 +155,6 @@ static enum bp_confidence drop(enum bp_confidence c)
 /* the sentence for how the wall time went, from the merged timeline */
 static void timeline_evidence(const struct bp_evidence *e, struct bp_verdict *v)
 {
-	static const char *const what[BP_TS__MAX] = {
-		[BP_TS_RUNNING] = "on-CPU",
-		[BP_TS_RUNQUEUE] = "waiting for a CPU",
-		[BP_TS_IO] = "waiting on block IO",
-		[BP_TS_LOCK] = "waiting on locks",
-		[BP_TS_OTHER] = "in other kernel waits",
-		[BP_TS_SLEEP] = "sleeping or waiting for events",
-		[BP_TS_NET] = "waiting on the network",
-		[BP_TS_PIPE] = "waiting on another process through a pipe",
-	};
 	int best = 0, i;
 
 	if (!e->have_timeline || e->wall_s <= 0)
@@ -171,7 +167,8 @@ static void timeline_evidence(const struct bp_evidence *e, struct bp_verdict *v)
 			 pct(e->tl_s[best] / tlw(e)), e->threads, e->threads == 1 ? "" : "s",
 			 v->parallelism, e->ncpus);
 	else
-		EVIDENCE("%.0f%% of wall time %s", pct(e->tl_s[best] / tlw(e)), what[best]);
+		EVIDENCE("%.0f%% of wall time %s", pct(e->tl_s[best] / tlw(e)),
+			 bp_wclass_of_state(best)->verdict);
 }
 
 /* the timeline sentence, unless the verdict says the same thing in more detail */
@@ -908,13 +905,18 @@ static void steal_lines(const struct bp_evidence *e, struct bp_verdict *v)
 static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		   struct bp_verdict *v)
 {
+	const double off[BP_KIND__MAX] = {
+		[BP_KIND_RUNQUEUE] = e->rq_s, [BP_KIND_IO] = e->io_s, [BP_KIND_LOCK] = e->lock_s,
+		[BP_KIND_SLEEP] = e->sleep_s, [BP_KIND_OTHER] = e->other_s,
+		[BP_KIND_NET] = e->net_s + e->net_idle_s, [BP_KIND_PIPE] = e->pipe_s,
+	};
 	double busy, on_cpu_wall, peer, asleep;
 
 	if (!t)
 		t = &bp_default_thresholds;
 	memset(v, 0, sizeof(*v));
-	/* a pipe wait waits on another process's work, a server's network wait for work */
-	busy = e->on_s + e->rq_s + e->io_s + e->lock_s + e->other_s + e->net_s;
+	/* a pipe wait waits on another process's work (rule 2 judges it), a server's on work */
+	busy = bp_busy_s(e->on_s, off, e->net_s, false);
 	v->busy_s = busy;
 	v->parallelism = e->wall_s > 0 ? e->on_s / e->wall_s : 0;
 	if (busy > 0) {
@@ -932,6 +934,7 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		v->share_net = e->net_s / busy;
 		v->share_gil = e->gil_s / busy;
 	}
+	v->share_syscall = e->frac_syscall;
 	on_cpu_wall = e->have_timeline && e->wall_s > 0 ? e->tl_s[BP_TS_RUNNING] / tlw(e) :
 							   (v->parallelism > 1 ? 1 : v->parallelism);
 	v->hot_wall = e->hot_frac * on_cpu_wall;

@@ -12,20 +12,18 @@
 #include <stdint.h>
 
 #include "boundprof.h"
+#include "analyze/verdict_classes.h"
 
+/*
+ * The verdict classes (analyze/verdict_classes.h; docs/classification.md):
+ * unknown is too little data, blocked-on-peer mostly waiting on a neighbour
+ * through a pipe, cpu-throttled waiting out its cgroup's CPU quota,
+ * gil-bound threads of one Python interpreter waiting for its GIL,
+ * syscall-bound on-CPU mostly in the kernel serving its system calls.
+ */
+#define BP__CLASS_ENUM(id, ...)	BP_CLASS_##id,
 enum bp_class {
-	BP_CLASS_UNKNOWN = 0,	/* too little data */
-	BP_CLASS_CPU,
-	BP_CLASS_MEMBW,
-	BP_CLASS_IO,
-	BP_CLASS_LOCK,
-	BP_CLASS_STARVED,
-	BP_CLASS_IDLE,
-	BP_CLASS_MIXED,
-	BP_CLASS_PEER,		/* mostly waiting on a neighbour through a pipe */
-	BP_CLASS_THROTTLED,	/* waits out its cgroup's CPU quota */
-	BP_CLASS_GIL,		/* threads of one Python interpreter waiting for its GIL */
-	BP_CLASS_SYSCALL,	/* on-CPU mostly in the kernel, serving its system calls */
+	BP_VERDICT_CLASSES(BP__CLASS_ENUM)
 	BP_CLASS__MAX,
 };
 
@@ -36,6 +34,9 @@ enum bp_confidence {
 };
 
 const char *bp_class_name(enum bp_class c);		/* "cpu-bound", ... (the contract) */
+const char *bp_class_colour(enum bp_class c);		/* "#e4572e": plots and tables */
+/* the class named name (bp_class_name), or -ENOENT */
+int bp_class_find(const char *name);
 
 /* what memory does to a process's speed (bp_verdict.mem_judgement) */
 enum bp_mem_judgement {
@@ -247,6 +248,7 @@ struct bp_verdict {
 	double mem_ratio;
 	double share_throttled;		/* run-queue time waiting out a CPU quota (not in share_rq) */
 	double share_gil;		/* of share_lock: waiting for a Python GIL */
+	double share_syscall;		/* of on-CPU time: in the kernel serving system calls */
 	/* Amdahl caps */
 	double hot_wall;		/* the hottest function's share of wall time */
 	double hot_4x;			/* speedup if it became 4x faster */

@@ -138,11 +138,7 @@ void bp_diff_free(struct bp_diff *d)
 
 const char *bp_diff_kind_label(int kind)
 {
-	static const char *const names[BP_KIND__MAX] = {
-		"on-CPU", "runqueue", "io", "lock", "sleep", "other",
-	};
-
-	return kind >= 0 && kind < BP_KIND__MAX ? names[kind] : "?";
+	return kind >= 0 && kind < BP_KIND__MAX ? bp_wait_classes[kind].label : "?";
 }
 
 /* one side of the gate: its runs' medians, or the recording as one run */

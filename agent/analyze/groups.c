@@ -197,12 +197,6 @@ void bp_cgroup_evidence(const struct bp_profile *p, const struct bp_cgroup *cpu,
 
 /* ------------------------------------------------------------- groups */
 
-static double activity(const struct bp_proc_summary *ps)
-{
-	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
-	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER];
-}
-
 struct build {
 	struct bp_groups *out;
 	uint32_t cap;
@@ -455,7 +449,7 @@ static int cmp_members(const void *a, const void *b, void *ctx)
 	const struct bp_summary *s = ctx;
 	const struct bp_proc_summary *x = &s->procs[*(const uint32_t *)a];
 	const struct bp_proc_summary *y = &s->procs[*(const uint32_t *)b];
-	double ax = activity(x), ay = activity(y);
+	double ax = bp_proc_activity(x), ay = bp_proc_activity(y);
 
 	if (ax != ay)
 		return ax < ay ? 1 : -1;
@@ -504,7 +498,7 @@ int bp_groups_build(const struct bp_profile *p, const struct bp_summary *s, enum
 			for (k = 0; k < BP_KIND__MAX; k++)
 				g->off_s[k] += ps->off_s[k];
 			g->throttled_s += ps->throttled_s;
-			g->activity += activity(ps);
+			g->activity += bp_proc_activity(ps);
 			if (!bp_htab_find(&io.h, bp_hash_u64(proc->pid), pid_io_eq, io.v, &proc->pid,
 					  &idx)) {
 				g->io_ops += io.v[idx].ops;

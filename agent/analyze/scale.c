@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,10 @@ void bp_scale_point_measure(struct bp_scale_point *pt, const struct bp_profile *
 	pt->share_lock = v->share_lock;
 	pt->share_rq = v->share_rq;
 	pt->share_other = v->share_other;
+	pt->share_peer = v->peer_share;
+	pt->share_throttled = v->share_throttled;
+	pt->share_gil = v->share_gil;
+	pt->share_syscall = v->share_syscall;
 	pt->parallelism = v->parallelism;
 	pt->busy_s = v->busy_s;
 	pt->duration_s = sum->duration_s;
@@ -120,45 +125,56 @@ double bp_scale_amdahl(double e, double n)
 	return 1 / (e + (1 - e) / n);
 }
 
+/* the SCALE words of each verdict class and the figure they show (verdict_classes.h) */
+enum figure { FIG_SECONDS, FIG_CPUS, FIG_SHARE, FIG_MIX };
+
+struct wording {
+	enum figure fig;
+	size_t share;			/* FIG_SHARE: offset of the share in the point */
+	const char *fmt;
+};
+
+#define SECONDS			.fig = FIG_SECONDS
+#define CPUS			.fig = FIG_CPUS
+#define MIX			.fig = FIG_MIX
+#define SHARE(field)		.fig = FIG_SHARE, .share = offsetof(struct bp_scale_point, field)
+#define WORDING(id, name, colour, figure, scale)	[BP_CLASS_##id] = { figure, .fmt = scale },
+static const struct wording wordings[BP_CLASS__MAX] = { BP_VERDICT_CLASSES(WORDING) };
+#undef SECONDS
+#undef CPUS
+#undef MIX
+#undef SHARE
+
 /* what the verdict of a point says in a few words */
 static void detail(const struct bp_scale *s, const struct bp_scale_point *pt, char *buf,
 		   size_t len)
 {
+	const struct wording *w = &wordings[pt->cls < BP_CLASS__MAX ? pt->cls : BP_CLASS_UNKNOWN];
+
 	buf[0] = '\0';
-	switch (pt->cls) {
-	case BP_CLASS_LOCK:
-		cat(buf, len, "%.0f%% of busy thread-time waiting on locks", pt->share_lock * 100);
-		if (pt->lock_site[0] && pt->lock_site_share >= 0.5)
-			cat(buf, len, ", %.0f%% of it under %s", pt->lock_site_share * 100,
-			    pt->lock_site);
+	/* the format is the table's, one of the four shapes below */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+	switch (w->fig) {
+	case FIG_SECONDS:
+		cat(buf, len, w->fmt, pt->duration_s);
 		break;
-	case BP_CLASS_STARVED:
-		cat(buf, len, "%.0f%% of busy thread-time waiting for a CPU", pt->share_rq * 100);
-		if (!pt->oversubscribed)
-			cat(buf, len, ", other processes used %.2f CPU-seconds", pt->others_cpu_s);
+	case FIG_CPUS:
+		cat(buf, len, w->fmt, pt->parallelism, s->ncpus);
 		break;
-	case BP_CLASS_CPU:
-		cat(buf, len, "%.2f of %u CPUs used", pt->parallelism, s->ncpus);
+	case FIG_SHARE:
+		cat(buf, len, w->fmt, *(const double *)((const char *)pt + w->share) * 100);
 		break;
-	case BP_CLASS_MEMBW:
-		cat(buf, len, "%.2f of %u CPUs used, its speed set by memory traffic",
-		    pt->parallelism, s->ncpus);
-		break;
-	case BP_CLASS_IO:
-		cat(buf, len, "%.0f%% of busy thread-time on block IO", pt->share_io * 100);
-		break;
-	case BP_CLASS_IDLE:
-		cat(buf, len, "mostly asleep, %.2f of %u CPUs used", pt->parallelism, s->ncpus);
-		break;
-	case BP_CLASS_MIXED:
-		cat(buf, len, "CPU %.0f%%, locks %.0f%%, run queue %.0f%%, IO %.0f%% of busy "
-		    "thread-time", (pt->share_cpu + pt->share_mem) * 100, pt->share_lock * 100,
+	case FIG_MIX:
+		cat(buf, len, w->fmt, (pt->share_cpu + pt->share_mem) * 100, pt->share_lock * 100,
 		    pt->share_rq * 100, pt->share_io * 100);
 		break;
-	default:
-		cat(buf, len, "too little recorded to judge (%.2f s)", pt->duration_s);
-		break;
 	}
+#pragma GCC diagnostic pop
+	if (pt->cls == BP_CLASS_LOCK && pt->lock_site[0] && pt->lock_site_share >= 0.5)
+		cat(buf, len, ", %.0f%% of it under %s", pt->lock_site_share * 100, pt->lock_site);
+	if (pt->cls == BP_CLASS_STARVED && !pt->oversubscribed)
+		cat(buf, len, ", other processes used %.2f CPU-seconds", pt->others_cpu_s);
 }
 
 static void note(const struct bp_scale *s, uint32_t i)

@@ -36,6 +36,9 @@ struct bp_scale_point {
 	enum bp_class cls;			/* the verdict on the point's profile */
 	enum bp_confidence conf;
 	double share_cpu, share_mem, share_io, share_lock, share_rq, share_other;
+	double share_peer;			/* of wall time, waiting on a pipe neighbour */
+	double share_throttled, share_gil;
+	double share_syscall;			/* of on-CPU time */
 	double parallelism;			/* CPUs used */
 	double busy_s;				/* busy thread-seconds of all its runs */
 	double duration_s;			/* the point's recording */

@@ -496,13 +496,6 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 }
 
 /* what a process did or waited on for its work: not sleep, nor a server's wait for work */
-static double proc_busy(const struct bp_proc_summary *ps)
-{
-	return ps->on_cpu_s + ps->off_s[BP_KIND_RUNQUEUE] + ps->off_s[BP_KIND_IO] +
-	       ps->off_s[BP_KIND_LOCK] + ps->off_s[BP_KIND_OTHER] + ps->net_work_s +
-	       ps->off_s[BP_KIND_PIPE];
-}
-
 /*
  * A command's verdict is that of what held it back: the last process of its
  * critical path, led by the path (and the pipeline that process bounds).
@@ -524,7 +517,7 @@ static bool critical_verdict(const struct bp_profile *p, struct bp_summary *s)
 	 * binary from a cold cache) says nothing of the command: the whole
 	 * recording's evidence does.
 	 */
-	if (last->wall_s > 0 && proc_busy(last) < 0.2 * last->wall_s)
+	if (last->wall_s > 0 && bp_proc_activity(last) < 0.2 * last->wall_s)
 		return false;
 	/*
 	 * A path of the command alone, while another process did more: the
@@ -533,7 +526,7 @@ static bool critical_verdict(const struct bp_profile *p, struct bp_summary *s)
 	 */
 	for (i = 0; pl->nr_crit == 1 && i < s->nr_procs; i++)
 		if (&s->procs[i] != last && s->procs[i].proc &&
-		    proc_busy(&s->procs[i]) > proc_busy(last))
+		    bp_proc_activity(&s->procs[i]) > bp_proc_activity(last))
 			return false;
 	pipe = bp_pipeline_of(pl, last->proc->pid, &stage);
 	if (pipe && stage == pipe->bottleneck) {

@@ -170,11 +170,6 @@ void bp_cgwatch__free(struct bp_cgwatch *w)
 	free(w);
 }
 
-const struct bp_cg_mounts *bp_cgwatch__mounts(const struct bp_cgwatch *w)
-{
-	return &w->m;
-}
-
 int bp_cgwatch__read_ids(struct bp_cgwatch *w, pid_t pid, struct bp_proc_ids *ids)
 {
 	return bp_proc_ids_read(NULL, pid, w->m.v2.dir[0] || w->m.v1[0].dir[0] ||

@@ -22,8 +22,6 @@ struct bp_cgwatch;
 struct bp_cgwatch *bp_cgwatch__new(void);
 void bp_cgwatch__free(struct bp_cgwatch *w);
 
-const struct bp_cg_mounts *bp_cgwatch__mounts(const struct bp_cgwatch *w);
-
 /* a process's user and cgroups from /proc (bp_proc_ids_read() with our mounts and users) */
 int bp_cgwatch__read_ids(struct bp_cgwatch *w, pid_t pid, struct bp_proc_ids *ids);
 

@@ -565,24 +565,12 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	return bp_profile__add(c->prof, k->tgid, k->tid, BP_KIND_ONCPU, id, v->samples, v->ns);
 }
 
+/* the class of an off-CPU row: never running, which would make it on-CPU time */
 static enum bp_kind kind_of(uint32_t state)
 {
-	switch (state) {
-	case BP_TS_RUNQUEUE:
-		return BP_KIND_RUNQUEUE;
-	case BP_TS_IO:
-		return BP_KIND_IO;
-	case BP_TS_LOCK:
-		return BP_KIND_LOCK;
-	case BP_TS_SLEEP:
-		return BP_KIND_SLEEP;
-	case BP_TS_NET:
-		return BP_KIND_NET;
-	case BP_TS_PIPE:
-		return BP_KIND_PIPE;
-	default:
-		return BP_KIND_OTHER;
-	}
+	enum bp_kind k = bp_kind_of_state(state);
+
+	return k == BP_KIND_ONCPU ? BP_KIND_OTHER : k;
 }
 
 static int off_row(void *ctx, const void *key, const void *val)

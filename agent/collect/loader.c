@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
-#include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -283,14 +282,9 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 				 o->unwind_rows ? BP_UNWIND_PROCS : 1);
 	bpf_map__set_max_entries(l->skel->maps.pystacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.pystacks1, l->stack_entries);
-	{
-		struct utsname u;
-
-		/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067) */
-		l->py_walk = !o->no_python && !uname(&u) &&
-			     bp_kernel_at_least(u.release, 5, 17) > 0;
-		l->skel->rodata->py_walk = l->py_walk;
-	}
+	/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067), which the floor has */
+	l->py_walk = !o->no_python;
+	l->skel->rodata->py_walk = l->py_walk;
 
 	/*
 	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system

@@ -54,7 +54,7 @@ struct bp_loader {
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
 	uint32_t uw_rows;	/* entries of unwind_rows (1 when unwinding is off) */
 	int stats_fd;		/* > 0 while we hold run-time stats on */
-	bool py_walk;		/* the BPF side walks Python frames (bpf_loop, 5.17+) */
+	bool py_walk;		/* the BPF side walks Python frames (not --no-python) */
 	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
 	void *py_ctx;
 	struct ring_buffer *py_rb;	/* the Python ring, read at every poll and drain */

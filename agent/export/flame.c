@@ -83,18 +83,6 @@ struct flame {
 	bool diff;		/* processes by name alone */
 };
 
-/* the class frames of the folded format, so both read alike */
-static const char *const class_label[BP_KIND__MAX] = {
-	[BP_KIND_ONCPU] = "[on-cpu]",
-	[BP_KIND_RUNQUEUE] = "[runqueue]",
-	[BP_KIND_IO] = "[io]",
-	[BP_KIND_LOCK] = "[lock]",
-	[BP_KIND_SLEEP] = "[sleep]",
-	[BP_KIND_OTHER] = "[other]",
-	[BP_KIND_NET] = "[net]",
-	[BP_KIND_PIPE] = "[pipe]",
-};
-
 static const char *const view_name[] = {
 	[BP_VIEW_ONCPU] = "on",
 	[BP_VIEW_OFFCPU] = "off",
@@ -366,7 +354,7 @@ static int flame_init(struct flame *fl, int ntrees)
 
 	memset(fl, 0, sizeof(*fl));
 	for (i = 0; i < BP_KIND__MAX; i++) {
-		int64_t id = name_id(&fl->names, class_label[i], NT_CLASS);
+		int64_t id = name_id(&fl->names, bp_wait_classes[i].frame, NT_CLASS);
 
 		if (id < 0)
 			return id;
@@ -513,6 +501,37 @@ static void put_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	put_lines(w, "levers", v->levers, v->nr_levers);
 }
 
+static void put_hsl(struct bp_json_w *w, const char *key, const uint16_t *hsl)
+{
+	int i;
+
+	bp_json_w_key(w, key);
+	bp_json_w_begin_array(w);
+	for (i = 0; i < 4; i++)
+		bp_json_w_uint64(w, hsl[i]);
+	bp_json_w_end_array(w);
+}
+
+/* the wait classes, by enum bp_kind: flame.js has no list of its own */
+static void put_classes(struct bp_json_w *w)
+{
+	int k;
+
+	bp_json_w_key(w, "classes");
+	bp_json_w_begin_array(w);
+	for (k = 0; k < BP_KIND__MAX; k++) {
+		const struct bp_wait_class *c = &bp_wait_classes[k];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "frame", c->frame);
+		bp_json_w_kv_string(w, "text", c->text);
+		put_hsl(w, "user", c->user);
+		put_hsl(w, "kernel", c->kernel);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+}
+
 static void put_header(struct bp_json_w *w, const struct bp_profile *p,
 		       const struct bp_summary *s)
 {
@@ -540,6 +559,7 @@ static void put_header(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_kv_double(w, "s_per_sample", samples ? bp_oncpu_seconds(p, samples, ns) / samples
 							: 0);
 	bp_json_w_end_object(w);
+	put_classes(w);
 
 	if (!s)
 		return;

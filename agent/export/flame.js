@@ -6,7 +6,7 @@
  * search asks with prompt(), as flamegraph.pl's does. No network, no
  * libraries: the file must work from file:// on a plane.
  *
- * The data (id="bp-data", written by agent/export_flame.c) is one tree, the
+ * The data (id="bp-data", written by agent/export/flame.c) is one tree, the
  * wall-clock one, in preorder: n = name index, c = number of children,
  * s = on-CPU samples and w = microseconds ending at the node; a diff has b =
  * BEFORE's total us instead of s. The three views are derived from it here:
@@ -25,9 +25,6 @@
 	 */
 	var MIN_W = 0.5;
 	var PAD = 10;
-	var CLASSES = ['on-cpu', 'runqueue', 'io', 'lock', 'sleep', 'other', 'net', 'pipe'];
-	var CLASS_TEXT = ['on-CPU', 'run queue', 'block IO', 'lock', 'sleep', 'other wait',
-			  'network', 'pipe'];
 	var T_NAME = { FRAME: '0', KERNEL: '1', PROC: '2', CLASS: '3', ROOT: '4' };
 	var VIEWS = {
 		on: { label: 'on-CPU', key: '1' },
@@ -43,12 +40,19 @@
 	var IS_SVG = document.documentElement.namespaceURI === SVGNS;
 	var DIFF = D.kind === 'diff';
 	var names = D.names, types = D.types;
+	/*
+	 * The wait classes in the order of the class numbers (bpf/wait_classes.h
+	 * through flame.c): frame, legend text and colours. No list of our own,
+	 * so a class added to the table is drawn without a change here.
+	 */
+	var CLASSES = D.classes;
+	var CLASS_FRAMES = CLASSES.map(function (c) { return c.frame; });
 	var nameClass = new Int8Array(names.length).fill(-1);
 	var i;
 
 	for (i = 0; i < names.length; i++)
 		if (types.charAt(i) === T_NAME.CLASS)
-			nameClass[i] = CLASSES.indexOf(names[i].slice(1, -1));
+			nameClass[i] = CLASS_FRAMES.indexOf(names[i]);
 
 	/* ------------------------------------------------------------ data */
 
@@ -59,7 +63,7 @@
 	(D.procs || []).forEach(function (p) { procVerdict[p.name] = p; });
 
 	/*
-	 * The columns are strings of base-32 numbers (export_flame.c put_code):
+	 * The columns are strings of base-32 numbers (flame.c put_code):
 	 * a character from the first half of the alphabet ends a number, one
 	 * from the second half carries 5 more significant bits.
 	 */
@@ -430,21 +434,11 @@
 		return 'hsl(' + h.toFixed(0) + ',' + s.toFixed(0) + '%,' + l.toFixed(1) + '%)';
 	}
 
-	/* [hue, hue spread, saturation, lightness] per wait class; kernel frames are lighter */
-	var PALETTE = [
-		{ user: [0, 32, 82, 58], kernel: [46, 12, 85, 63] },
-		{ user: [262, 14, 55, 68], kernel: [262, 14, 45, 81] },
-		{ user: [205, 14, 70, 62], kernel: [205, 14, 55, 78] },
-		{ user: [112, 16, 45, 54], kernel: [112, 16, 35, 73] },
-		{ user: [210, 0, 9, 64], kernel: [210, 0, 7, 79] },
-		{ user: [172, 10, 45, 50], kernel: [172, 10, 35, 71] },
-		{ user: [188, 14, 72, 55], kernel: [188, 14, 58, 74] },
-		{ user: [28, 12, 70, 60], kernel: [28, 12, 55, 76] }
-	];
 	var ROOT_FILL = hsl(40, 14, 84), PROC_FILL = hsl(40, 32, 77);
 
 	function classFill(cls, kernel, a) {
-		var p = PALETTE[cls][kernel ? 'kernel' : 'user'];
+		/* [hue, hue spread, saturation, lightness]; kernel frames are lighter */
+		var p = CLASSES[cls][kernel ? 'kernel' : 'user'];
 		var b = (a * 7.31) % 1;
 
 		return hsl(p[0] + p[1] * a, p[2], p[3] + 7 * b - 3.5);
@@ -485,7 +479,7 @@
 			return PROC_FILL;
 		var cls = v.cls[j] < 0 ? 0 : v.cls[j];
 
-		var u = PALETTE[cls].user;
+		var u = CLASSES[cls].user;
 
 		if (t === T_NAME.CLASS)
 			return hsl(u[0] + u[1] / 2, u[2], u[3] - 10);
@@ -597,7 +591,7 @@
 			lines.push('self: ' + fmtValue(v, self) + ', ' +
 				   fmtPct(total ? self / total : 0));
 		if (v.cls[j] > 0 && t !== T_NAME.CLASS)
-			lines.push('waiting: ' + CLASS_TEXT[v.cls[j]]);
+			lines.push('waiting: ' + CLASSES[v.cls[j]].text);
 		return lines;
 	}
 
@@ -667,7 +661,7 @@
 
 		for (var c = state.mode === 'off' ? 1 : 0; c < last; c++)
 			items.push({ fill: classSwatch(c, false), fill2: classSwatch(c, true),
-				     text: CLASS_TEXT[c] });
+				     text: CLASSES[c].text });
 		items.push({ fill: PROC_FILL, text: 'process' });
 		items.push({ fill: MATCH_FILL, text: 'search match' });
 		items.push({ text: '(second square: kernel frames [k])' });

@@ -41,29 +41,6 @@ static bool line_eq(const void *ctx, uint32_t idx, const void *key)
 	       f->lines[idx].group == k->group && strcmp(f->lines[idx].comm, k->comm) == 0;
 }
 
-/* the wait class frame of the off-CPU and wall-clock views */
-static const char *class_frame(uint32_t kind)
-{
-	switch (kind) {
-	case BP_KIND_ONCPU:
-		return "[on-cpu]";
-	case BP_KIND_RUNQUEUE:
-		return "[runqueue]";
-	case BP_KIND_IO:
-		return "[io]";
-	case BP_KIND_LOCK:
-		return "[lock]";
-	case BP_KIND_SLEEP:
-		return "[sleep]";
-	case BP_KIND_NET:
-		return "[net]";
-	case BP_KIND_PIPE:
-		return "[pipe]";
-	default:
-		return "[other]";
-	}
-}
-
 /* what a sample is worth in a view: samples, or microseconds */
 static uint64_t sample_value(const struct bp_profile *p, const struct bp_sample *s,
 			     enum bp_folded_view view)
@@ -228,7 +205,7 @@ int bp_export_folded_grouped(const struct bp_profile *p, enum bp_folded_view vie
 		put_sanitized(&f.text, f.lines[i].comm);
 		if (view != BP_VIEW_ONCPU) {
 			bp_buf_putc(&f.text, ';');
-			bp_buf_puts(&f.text, class_frame(f.lines[i].kind));
+			bp_buf_puts(&f.text, bp_wclass(f.lines[i].kind)->frame);
 		}
 		for (j = 0; j < nr; j++) {
 			bp_buf_putc(&f.text, ';');

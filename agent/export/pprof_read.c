@@ -841,14 +841,12 @@ static int parse_types(struct reader *r)
 	return 0;
 }
 
+/* a wait label: never on-CPU, and one this build does not know is other */
 static enum bp_kind wait_kind(const char *s)
 {
-	int k;
+	int k = bp_kind_find(s);
 
-	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++)
-		if (!strcmp(s, bp_kind_name(k)))
-			return k;
-	return BP_KIND_OTHER;
+	return k > BP_KIND_ONCPU ? (enum bp_kind)k : BP_KIND_OTHER;
 }
 
 struct labels {

@@ -53,32 +53,10 @@ static void losses(const struct bp_profile *p, struct bp_buf *out)
 		const struct bp_counter *c = &bp_counters[i];
 		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
 
-		if (!v || c->kind != BP_CNT_NOTE)
+		if (!v || !bp_counter_is_note(c))
 			continue;
 		bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v, c->what);
 		any = true;
-	}
-}
-
-static const char *state_phrase(int state)
-{
-	switch (state) {
-	case BP_TS_RUNNING:
-		return "on-CPU";
-	case BP_TS_RUNQUEUE:
-		return "waiting for a CPU";
-	case BP_TS_IO:
-		return "waiting on block IO";
-	case BP_TS_LOCK:
-		return "waiting on locks";
-	case BP_TS_OTHER:
-		return "in other kernel waits";
-	case BP_TS_NET:
-		return "waiting on the network";
-	case BP_TS_PIPE:
-		return "waiting on other processes through pipes";
-	default:
-		return "sleeping or waiting for events";
 	}
 }
 
@@ -90,26 +68,6 @@ static void verdict_block(struct bp_buf *out, const struct bp_verdict *v)
 		bp_buf_printf(out, "  %s %s\n", i ? " " : "-", v->evidence[i]);
 	for (i = 0; i < v->nr_levers; i++)
 		bp_buf_printf(out, "  %s %s\n", i ? "  " : "=>", v->levers[i]);
-}
-
-static const char *kind_phrase(int kind)
-{
-	switch (kind) {
-	case BP_KIND_RUNQUEUE:
-		return "waiting for a CPU";
-	case BP_KIND_IO:
-		return "waiting on block IO";
-	case BP_KIND_LOCK:
-		return "waiting on locks";
-	case BP_KIND_SLEEP:
-		return "sleeping";
-	case BP_KIND_NET:
-		return "waiting on the network";
-	case BP_KIND_PIPE:
-		return "waiting on pipes";
-	default:
-		return "in other waits";
-	}
 }
 
 /* who ended its waits, and the network peers it waited on */
@@ -184,7 +142,8 @@ static void wall_lines(struct bp_buf *out, const struct bp_profile *p,
 		if (share[order[i]] < 0.005 && i > 0)
 			continue;
 		pct(a, sizeof(a), share[order[i]]);
-		bp_buf_printf(out, "%s %s %s", j++ ? "," : "", a, state_phrase(order[i]));
+		bp_buf_printf(out, "%s %s %s", j++ ? "," : "", a,
+			      bp_wclass_of_state(order[i])->wall);
 		if (order[i] == BP_TS_IO && bp_report_text_proc_io(io, sizeof(io), p, ps->proc->pid))
 			bp_buf_printf(out, " (%s)", io);
 	}
@@ -200,7 +159,7 @@ static void thread_line(struct bp_buf *out, const struct bp_proc_summary *ps)
 	for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
 		if (ps->off_s[k] < 0.005)
 			continue;
-		bp_buf_printf(out, ", %.2f s %s", ps->off_s[k], kind_phrase(k));
+		bp_buf_printf(out, ", %.2f s %s", ps->off_s[k], bp_wclass(k)->threads);
 		j++;
 	}
 	bp_buf_putc(out, '\n');
@@ -280,7 +239,7 @@ static void group_paragraphs(struct bp_buf *out, const struct bp_profile *p,
 		for (k = BP_KIND_RUNQUEUE; k < BP_KIND__MAX; k++) {
 			if (g->off_s[k] < 0.005)
 				continue;
-			bp_buf_printf(out, ", %.2f s %s", g->off_s[k], kind_phrase(k));
+			bp_buf_printf(out, ", %.2f s %s", g->off_s[k], bp_wclass(k)->threads);
 			if (k == BP_KIND_RUNQUEUE && g->throttled_s >= 0.005)
 				bp_buf_printf(out, " (%.2f s throttled)", g->throttled_s);
 		}

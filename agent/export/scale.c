@@ -7,28 +7,6 @@
 #include "export/scale.h"
 #include "util/json.h"
 
-const char *bp_scale_class_colour(enum bp_class c)
-{
-	switch (c) {
-	case BP_CLASS_CPU:
-		return "#e4572e";
-	case BP_CLASS_MEMBW:
-		return "#b0589a";
-	case BP_CLASS_IO:
-		return "#3d7cc9";
-	case BP_CLASS_LOCK:
-		return "#2e9e4f";
-	case BP_CLASS_STARVED:
-		return "#8b5fc7";
-	case BP_CLASS_IDLE:
-		return "#9a9a9a";
-	case BP_CLASS_MIXED:
-		return "#c9a227";
-	default:
-		return "#555555";
-	}
-}
-
 static const char *mode_name(const struct bp_scale *s)
 {
 	return s->weak ? "weak" : "strong";
@@ -346,7 +324,7 @@ static void panel(struct bp_buf *out, const struct bp_scale *s, int which)
 		if (which && n <= 12)
 			bp_buf_printf(out, "<text class=\"bp-vlabel\" x=\"%.2f\" y=\"%d\" "
 				      "fill=\"%s\">%s</text>\n", px, AREA_B + 50,
-				      bp_scale_class_colour(s->pts[i].cls),
+				      bp_class_colour(s->pts[i].cls),
 				      bp_class_name(s->pts[i].cls));
 	}
 	bp_buf_printf(out, "<text class=\"bp-xtitle\" x=\"%.1f\" y=\"%d\">workers</text>\n",
@@ -387,7 +365,7 @@ static void panel(struct bp_buf *out, const struct bp_scale *s, int which)
 			      "data-value=\"", pt->noisy ? " bp-noisy" : "", i, pt->workers);
 		put_num(out, val);
 		bp_buf_printf(out, "\" cx=\"%.2f\" cy=\"%.2f\" r=\"5.5\" fill=\"%s\">", px,
-			      ax(&y, val), bp_scale_class_colour(pt->cls));
+			      ax(&y, val), bp_class_colour(pt->cls));
 		point_title(out, pt);
 		bp_buf_puts(out, "</circle>\n");
 	}
@@ -454,7 +432,7 @@ static void put_plot(struct bp_buf *out, const struct bp_scale *s, const char *c
 			continue;
 		bp_buf_printf(out, "<circle cx=\"%.0f\" cy=\"56\" r=\"5\" class=\"bp-swatch\" "
 			      "fill=\"%s\" stroke=\"#222\"/><text x=\"%.0f\" y=\"60\">%s</text>",
-			      lx, bp_scale_class_colour(c), lx + 9, bp_class_name(c));
+			      lx, bp_class_colour(c), lx + 9, bp_class_name(c));
 		lx += 20 + 7 * strlen(bp_class_name(c));
 	}
 	bp_buf_puts(out, "</g>\n");
@@ -560,7 +538,7 @@ static void html_table(struct bp_buf *out, const struct bp_scale *s)
 		else
 			bp_buf_puts(out, "<td>-</td>");
 		bp_buf_printf(out, "<td class=\"bp-v\"><span class=\"bp-swatch\" style=\"background:"
-			      "%s\"></span>%s (%s)</td></tr>\n", bp_scale_class_colour(pt->cls),
+			      "%s\"></span>%s (%s)</td></tr>\n", bp_class_colour(pt->cls),
 			      bp_class_name(pt->cls), bp_confidence_name(pt->conf));
 	}
 	bp_buf_puts(out, "</table>\n");

@@ -18,7 +18,4 @@ int bp_scale_json(const struct bp_scale *s, const char *command, struct bp_buf *
 int bp_scale_svg(const struct bp_scale *s, const char *command, struct bp_buf *out);
 int bp_scale_html(const struct bp_scale *s, const char *command, struct bp_buf *out);
 
-/* the colour a verdict is drawn in, "#rrggbb" */
-const char *bp_scale_class_colour(enum bp_class c);
-
 #endif /* BP_EXPORT_SCALE_H */

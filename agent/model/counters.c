@@ -38,6 +38,8 @@ const char *bp_cnt_kind_name(enum bp_cnt_kind kind)
 		return "loss";
 	case BP_CNT_NOTE:
 		return "note";
+	case BP_CNT_REPAIR:
+		return "repair";
 	}
 	return "?";
 }

@@ -20,6 +20,7 @@ enum bp_cnt_kind {
 	BP_CNT_LOST_STACK,	/* lost, and in drops.stacks */
 	BP_CNT_LOST,		/* any other loss */
 	BP_CNT_NOTE,		/* not lost, but explains missing data */
+	BP_CNT_REPAIR,		/* not lost: missing data made up from another source */
 };
 
 #define BP__CNT_NONE(...)
@@ -62,6 +63,12 @@ static inline bool bp_counter_is_loss(const struct bp_counter *c)
 	       c->kind == BP_CNT_LOST;
 }
 
+/* a note or a repair: not a loss, but the reports say it */
+static inline bool bp_counter_is_note(const struct bp_counter *c)
+{
+	return c->kind == BP_CNT_NOTE || c->kind == BP_CNT_REPAIR;
+}
+
 /* the counter's value in one set: BPF counters from st, userspace ones from ucounts */
 static inline uint64_t bp_counter_value(const struct bp_counter *c, const struct bp_stats *st,
 					const uint64_t *ucounts)
@@ -69,7 +76,7 @@ static inline uint64_t bp_counter_value(const struct bp_counter *c, const struct
 	return c->bpf ? st->v[c->idx] : ucounts[c->idx];
 }
 
-/* "seen", "loss (drops.samples)", "loss (drops.stacks)", "loss", "note" */
+/* "seen", "loss (drops.samples)", "loss (drops.stacks)", "loss", "note", "repair" */
 const char *bp_cnt_kind_name(enum bp_cnt_kind kind);
 
 /* the counter of that name, or NULL */

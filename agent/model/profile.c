@@ -7,22 +7,6 @@
 
 #include "model/profile.h"
 
-static const char *const kind_names[BP_KIND__MAX] = {
-	[BP_KIND_ONCPU] = "oncpu",
-	[BP_KIND_RUNQUEUE] = "runqueue",
-	[BP_KIND_IO] = "io",
-	[BP_KIND_LOCK] = "lock",
-	[BP_KIND_SLEEP] = "sleep",
-	[BP_KIND_OTHER] = "other",
-	[BP_KIND_NET] = "net",
-	[BP_KIND_PIPE] = "pipe",
-};
-
-const char *bp_kind_name(enum bp_kind k)
-{
-	return k < BP_KIND__MAX ? kind_names[k] : "unknown";
-}
-
 /* grow *arr to hold at least need elements of size sz; 0 or -ENOMEM */
 static int grow(void **arr, uint32_t *cap, uint64_t need, size_t sz)
 {

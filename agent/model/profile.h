@@ -17,21 +17,8 @@
 
 #include "boundprof.h"
 #include "model/counters.h"
+#include "model/wait_class.h"
 #include "util/htab.h"
-
-enum bp_kind {
-	BP_KIND_ONCPU = 0,
-	BP_KIND_RUNQUEUE,
-	BP_KIND_IO,
-	BP_KIND_LOCK,
-	BP_KIND_SLEEP,
-	BP_KIND_OTHER,
-	BP_KIND_NET,
-	BP_KIND_PIPE,
-	BP_KIND__MAX,
-};
-
-const char *bp_kind_name(enum bp_kind k);
 
 struct bp_frame {
 	const char *name;	/* interned; NULL when it could not be named */

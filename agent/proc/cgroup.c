@@ -36,16 +36,12 @@ const char *bp_cg_tree_name(enum bp_cg_tree t)
 	return t < BP_CGT__MAX ? tree_names[t] : "?";
 }
 
+/* the pressure files' names, as /proc/pressure and cgroup v2 spell them */
 static const char *const psi_names[BP_PSI__MAX] = {
 	[BP_PSI_CPU] = "cpu",
 	[BP_PSI_MEMORY] = "memory",
 	[BP_PSI_IO] = "io",
 };
-
-const char *bp_psi_name(enum bp_psi_res r)
-{
-	return r < BP_PSI__MAX ? psi_names[r] : "?";
-}
 
 /* ------------------------------------------------------------- mounts */
 

@@ -147,8 +147,6 @@ enum bp_psi_res {
 	BP_PSI__MAX,
 };
 
-const char *bp_psi_name(enum bp_psi_res r);	/* "cpu", "memory", "io" */
-
 /* a pressure file: the total= of its "some" and "full" lines, in us */
 struct bp_psi_line {
 	bool some_valid, full_valid;

@@ -436,6 +436,16 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 			bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", c->name } }, 1,
 					   bp_counter_value(c, &a->bpf, a->ucounts));
 	}
+	bp_prom_family(m, "boundprof_agent_noted_total", BP_PROM_COUNTER,
+		       "Not losses: what explains missing data, or repaired it, by reason");
+	for (i = 0; i < bp_nr_counters; i++) {
+		const struct bp_counter *c = &bp_counters[i];
+
+		if (bp_counter_is_note(c))
+			bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", c->name } }, 1,
+					   bp_counter_value(c, &a->bpf, a->ucounts));
+	}
+	/* older than noted_total, which has it too: kept, as series are never removed */
 	scalar_u64(m, "boundprof_agent_user_stacks_cut_total", BP_PROM_COUNTER,
 	       "User stacks ended where frame pointers ran out (not a loss)", a->user_stacks_cut);
 	bp_prom_family(m, "boundprof_agent_map_fill_ratio", BP_PROM_GAUGE,

@@ -208,21 +208,6 @@ int bp_pyelf__read(struct bp_pyelf *e, uint64_t vaddr, void *buf, size_t len)
 	return -ENOENT;
 }
 
-int bp_pyelf__off_to_vaddr(const struct bp_pyelf *e, uint64_t off, uint64_t *vaddr)
-{
-	size_t i;
-
-	for (i = 0; i < e->nr_loads; i++) {
-		const struct load *l = &e->loads[i];
-
-		if (off >= l->off && off - l->off < (l->filesz ? l->filesz : 1)) {
-			*vaddr = off - l->off + l->vaddr;
-			return 0;
-		}
-	}
-	return -ENOENT;
-}
-
 /*
  * glibc x86-64 __pthread_getspecific, for keys below 32:
  *   cmp $0x1f,%edi; ...; add $A,%rax; shl $S,%rax; add %fs:0x10,%rax;

@@ -31,9 +31,6 @@ int bp_pyelf__dynsym(struct bp_pyelf *e, const char *name, uint64_t *addr, uint6
  */
 int bp_pyelf__read(struct bp_pyelf *e, uint64_t vaddr, void *buf, size_t len);
 
-/* the virtual address a file offset is loaded at: 0, or -ENOENT */
-int bp_pyelf__off_to_vaddr(const struct bp_pyelf *e, uint64_t off, uint64_t *vaddr);
-
 /* the loadable segments (file offset, virtual address, file size), up to max; how many */
 size_t bp_pyelf__loads(const struct bp_pyelf *e, uint64_t *off, uint64_t *vaddr,
 		       uint64_t *filesz, size_t max);

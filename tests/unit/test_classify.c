@@ -108,6 +108,62 @@ static void names__match_the_contract(void **state)
 	assert_string_equal(bp_class_name(BP_CLASS_SYSCALL), "syscall-bound");
 }
 
+/* every verdict class has a name and a colour of its own, and is found by its name */
+static void classes__every_class_through_every_accessor(void **state)
+{
+	int c, d;
+
+	for (c = 0; c < BP_CLASS__MAX; c++) {
+		const char *name = bp_class_name(c), *colour = bp_class_colour(c);
+
+		assert_non_null(name);
+		assert_true(name[0]);
+		assert_int_equal(bp_class_find(name), c);
+		assert_non_null(colour);
+		assert_int_equal(strlen(colour), 7);
+		assert_int_equal(strspn(colour + 1, "0123456789abcdef"), 6);
+		for (d = 0; d < c; d++) {
+			assert_string_not_equal(bp_class_name(d), name);
+			assert_string_not_equal(bp_class_colour(d), colour);
+		}
+	}
+	assert_string_equal(bp_class_name(BP_CLASS__MAX), "unknown");
+	assert_string_equal(bp_class_colour(BP_CLASS__MAX), bp_class_colour(BP_CLASS_UNKNOWN));
+	assert_true(bp_class_find("no-such-class") < 0);
+}
+
+/* the docs that list the verdict classes by name name every one */
+static void docs__every_verdict_class_named(void **state)
+{
+	static const char *const docs[] = { "README.md", "docs/classification.md",
+					    "docs/formats.md", "docs/agent.md", "docs/boundprof.1" };
+	const char *src = getenv("BP_SRC") ? getenv("BP_SRC") : ".";
+	char path[4096], *doc;
+	uint32_t i;
+	FILE *f;
+	long n;
+	int c;
+
+	for (i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", src, docs[i]);
+		f = fopen(path, "r");
+		if (!f)
+			fail_msg("cannot read %s (BP_SRC is the source root)", path);
+		assert_int_equal(fseek(f, 0, SEEK_END), 0);
+		n = ftell(f);
+		rewind(f);
+		doc = calloc(1, n + 1);
+		assert_non_null(doc);
+		assert_int_equal(fread(doc, 1, n, f), n);
+		fclose(f);
+		for (c = 0; c < BP_CLASS__MAX; c++)
+			if (!strstr(doc, bp_class_name(c)))
+				fail_msg("%s does not name the verdict class %s", docs[i],
+					 bp_class_name(c));
+		free(doc);
+	}
+}
+
 static void amdahl__arithmetic(void **state)
 {
 	assert_near(bp_amdahl(0.74, 4), 1 / (1 - 0.74 + 0.74 / 4), 1e-12);
@@ -1076,6 +1132,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(names__match_the_contract),
+		cmocka_unit_test(classes__every_class_through_every_accessor),
+		cmocka_unit_test(docs__every_verdict_class_named),
 		cmocka_unit_test(amdahl__arithmetic),
 		cmocka_unit_test(cpu__fits_cache__high),
 		cmocka_unit_test(cpu__memory_unmeasured__medium),

@@ -235,6 +235,13 @@ static void reports__json_text_metrics_carry_every_counter(void **state)
 			 c->name, want);
 		if (bp_counter_is_loss(c) != !!strstr(bp_buf_str(&prom), line))
 			fail_msg("/metrics and the table disagree on %s", c->name);
+		/* ... and every note and repair */
+		snprintf(line, sizeof(line), "\nboundprof_agent_noted_total{reason=\"%s\"} %" PRIu64
+			 "\n", c->name, want);
+		if (bp_counter_is_note(c) != !!strstr(bp_buf_str(&prom), line))
+			fail_msg("/metrics and the table disagree on note %s", c->name);
+		/* every counter is seen, a loss or a note */
+		assert_true(c->kind == BP_CNT_SEEN || bp_counter_is_loss(c) || bp_counter_is_note(c));
 	}
 	assert_int_equal(bp_json_len(d), k);
 	assert_true(strstr(bp_buf_str(&text), "\nlosses:\n"));

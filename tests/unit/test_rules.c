@@ -336,7 +336,7 @@ static void timeline__net_and_pipe_rank_above_sleep_below_lock(void **state)
 		{ 30, BP_TS_NET, -1 },
 		{ 50, BP_TS_PIPE, -1 },
 	};
-	const __u32 ranks[BP_TS__MAX] = BP_TS_RANKS;
+	const __u32 ranks[BP_TS__MAX] = BP_TS_RANK_OF;
 	__u32 seen[BP_TS__MAX] = {}, i;
 
 	replay(c, sizeof(c) / sizeof(c[0]), 60, ns, &idle);
@@ -344,7 +344,7 @@ static void timeline__net_and_pipe_rank_above_sleep_below_lock(void **state)
 	assert_int_equal(ns[BP_TS_LOCK], 5);
 	assert_int_equal(ns[BP_TS_PIPE], 20);
 	assert_int_equal(ns[BP_TS_SLEEP], 10);
-	/* the rank table names every state once */
+	/* every state has a rank, and no two the same */
 	for (i = 0; i < BP_TS__MAX; i++) {
 		assert_true(ranks[i] < BP_TS__MAX);
 		seen[ranks[i]]++;

@@ -229,6 +229,40 @@ static void scale__lock_bound_from_two_says_not_to_ask(void **state)
 	scale_free(s);
 }
 
+/* a point of each verdict class: said in its own words, drawn in its own colour */
+static void scale__every_verdict_class__described_and_coloured(void **state)
+{
+	struct bp_scale *s = scale_new(BP_CLASS__MAX, 64);
+	struct bp_buf svg = BP_BUF_INIT;
+	char fill[32];
+	uint32_t i;
+
+	for (i = 0; i < BP_CLASS__MAX; i++) {
+		/* a new class at every point, so that every point has a note; unknown last */
+		PT(s, i, i + 1, (i + 1) % BP_CLASS__MAX, 1.0 / (1 + 0.5 * i));
+		s->pts[i].share_peer = 0.71;
+	}
+	assert_int_equal(bp_scale_compute(s), 0);
+	assert_int_equal(bp_scale_svg(s, "job", &svg), 0);
+	for (i = 0; i < BP_CLASS__MAX; i++) {
+		const struct bp_scale_point *pt = &s->pts[i];
+
+		assert_contains(pt->note, bp_class_name(pt->cls));
+		if (pt->cls != BP_CLASS_UNKNOWN) {
+			if (strstr(pt->note, "too little recorded"))
+				fail_msg("%s judged as unknown: %s", bp_class_name(pt->cls), pt->note);
+			assert_string_not_equal(bp_class_colour(pt->cls),
+						bp_class_colour(BP_CLASS_UNKNOWN));
+		}
+		snprintf(fill, sizeof(fill), "fill=\"%s\"", bp_class_colour(pt->cls));
+		assert_contains(bp_buf_str(&svg), fill);
+	}
+	assert_contains(s->pts[BP_CLASS_PEER - 1].note, "71% of wall time waiting on another "
+			"process through a pipe");
+	bp_buf_free(&svg);
+	scale_free(s);
+}
+
 /* 4 workers on 2 CPUs: the curve flattens because the CPUs ran out */
 static void scale__oversubscribed_points_are_marked_and_explained(void **state)
 {
@@ -569,6 +603,7 @@ int main(void)
 		cmocka_unit_test(export__svg_is_well_formed_and_needs_no_script),
 		cmocka_unit_test(export__html_fetches_nothing_and_embeds_the_data),
 		cmocka_unit_test(export__text_table_and_closing_line),
+		cmocka_unit_test(scale__every_verdict_class__described_and_coloured),
 		cmocka_unit_test(lock_site__the_caller_of_the_c_library),
 		cmocka_unit_test(runs__attributed_by_tree_and_saved),
 	};
