@@ -78,7 +78,6 @@ struct uw_proc {
 	pid_t pid;
 	struct uw_file **files;	/* one reference each */
 	uint32_t nr_files;
-	uint64_t updated_ns;
 	uint64_t val_hash;	/* of the list last written */
 };
 
@@ -895,7 +894,6 @@ static int update_once(struct bp_unwind *u, pid_t pid, bool force)
 	proc_release(u, p);
 	p->files = files;
 	p->nr_files = nf;
-	p->updated_ns = mono_ns();
 	p->val_hash = h;
 	return 0;
 }
@@ -935,13 +933,6 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force)
 bool bp_unwind__deferred(const struct bp_unwind *u)
 {
 	return u && u->deferred;
-}
-
-uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid)
-{
-	struct uw_proc *p = proc_find(u, pid);
-
-	return p ? p->updated_ns : 0;
 }
 
 void bp_unwind__forget(struct bp_unwind *u, pid_t pid)

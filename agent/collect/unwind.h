@@ -69,9 +69,6 @@ int bp_unwind__update(struct bp_unwind *u, pid_t pid, bool force);
  */
 bool bp_unwind__deferred(const struct bp_unwind *u);
 
-/* when its list was last written (CLOCK_MONOTONIC ns), 0 if never */
-uint64_t bp_unwind__updated_ns(struct bp_unwind *u, pid_t pid);
-
 /* the process exited or exec'd: its list goes, its files' tables may be evicted */
 void bp_unwind__forget(struct bp_unwind *u, pid_t pid);
 
