@@ -290,21 +290,33 @@ static __always_inline __u32 site_of(__u64 ip)
 	return BP_WS_NONE;
 }
 
-/* the innermost frame with a known site names the wait */
+struct site_scan {
+	const struct bp_stack *st;
+	__u32 site;
+};
+
+static long site_scan_frame(__u32 i, void *data)
+{
+	struct site_scan *c = data;
+
+	if (i >= c->st->nr || i >= BP_MAX_STACK_DEPTH)
+		return 1;
+	c->site = site_of(c->st->ips[i]);
+	return c->site != BP_WS_NONE;
+}
+
+/*
+ * The innermost frame with a known site names the wait: one bpf_loop()
+ * callback per frame, verified once rather than unrolled frame by frame.
+ */
 static __always_inline __u32 kstack_site(const struct bp_stack *st)
 {
-	__u32 i, s;
+	struct site_scan c = { .st = st, .site = BP_WS_NONE };
 
 	if (!nr_site_ranges)
 		return BP_WS_NONE;
-	for (i = 0; i < SITE_SCAN_FRAMES; i++) {
-		if (i >= st->nr)
-			break;
-		s = site_of(st->ips[i]);
-		if (s)
-			return s;
-	}
-	return BP_WS_NONE;
+	bpf_loop(SITE_SCAN_FRAMES, site_scan_frame, &c, 0);
+	return c.site;
 }
 
 /*

@@ -326,6 +326,20 @@ static long py_walk_frame(__u32 i, void *data)
 }
 
 /*
+ * The walk's new code objects, one bpf_loop() callback each: unrolled, the
+ * verifier walked py_emit_code() once per slot, a third of bp_oncpu's
+ * verification (107,000 of 279,000 instructions, log level 4).
+ */
+static long py_emit_one(__u32 i, void *data)
+{
+	struct py_walk_ctx *c = data;
+
+	py_emit_code(c->tgid, c->sc->new_code[i & (BP_PY_NEW_MAX - 1)],
+		     c->sc->new_line[i & (BP_PY_NEW_MAX - 1)]);
+	return 0;
+}
+
+/*
  * Walk the sampled thread's Python frames, innermost first, and store the
  * stack; its hash, or 0 when the thread runs no Python.
  */
@@ -336,7 +350,7 @@ static __always_inline __u64 py_store_stack(struct task_struct *task, __u32 tgid
 	struct bp_py_scratch *sc;
 	struct bp_py_proc *py;
 	__u64 ts, h, want;
-	__u32 zero = 0, i, ts_read;
+	__u32 zero = 0, ts_read;
 	void *map;
 	long err;
 
@@ -376,11 +390,8 @@ static __always_inline __u64 py_store_stack(struct task_struct *task, __u32 tgid
 	bpf_loop(BP_MAX_STACK_DEPTH + 1, py_walk_frame, &c, 0);
 	if (c.frame && c.n >= BP_MAX_STACK_DEPTH)
 		stat_inc(BP_STAT_PY_TRUNC);
-	for (i = 0; i < BP_PY_NEW_MAX; i++) {
-		if (i >= c.nnew)
-			break;
-		py_emit_code(tgid, sc->new_code[i], sc->new_line[i]);
-	}
+	if (c.nnew)
+		bpf_loop(c.nnew < BP_PY_NEW_MAX ? c.nnew : BP_PY_NEW_MAX, py_emit_one, &c, 0);
 	if (!c.n || c.n > BP_MAX_STACK_DEPTH)
 		return 0;
 	/* the outermost frame ends the last run */

@@ -122,29 +122,47 @@ static __always_inline struct bp_uw_map *bp_uw_find_map(struct bp_uw_proc *p, __
 	return m;
 }
 
-/* the last row at or below rel in [first, first + count), or NULL */
-static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 count, __u32 rel)
+#define BP_UW_NO_ROW	0xffffffffU
+
+/*
+ * The index of the last row at or below rel in [first, first + count), or
+ * BP_UW_NO_ROW. A global function, verified once on its own: inside the
+ * frame callback, its 23 unrolled steps were walked again at every pass
+ * the verifier made over the callback (about 100,000 instructions for
+ * each program that unwinds; log level 4).
+ */
+__noinline __u32 bp_uw_find_row_idx(__u32 first, __u32 count, __u32 rel)
 {
 	__u64 base = first, n = count, half;
 	struct bp_uw_row *row;
 	__u32 i, idx;
 
 	if (!n)
-		return NULL;
+		return BP_UW_NO_ROW;
 	for (i = 0; i < BP_UW_ROW_STEPS; i++) {
 		half = n >> 1;
 		idx = base + half;
 		row = bpf_map_lookup_elem(&unwind_rows, &idx);
 		if (!row)
-			return NULL;
+			return BP_UW_NO_ROW;
 		base += bp_uw_le(row->pc, rel) * half;
 		n -= half;
 	}
 	idx = base;
 	row = bpf_map_lookup_elem(&unwind_rows, &idx);
 	if (!row || row->pc > rel)
+		return BP_UW_NO_ROW;
+	return idx;
+}
+
+/* the last row at or below rel in [first, first + count), or NULL */
+static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 count, __u32 rel)
+{
+	__u32 idx = bp_uw_find_row_idx(first, count, rel);
+
+	if (idx == BP_UW_NO_ROW)
 		return NULL;
-	return row;
+	return bpf_map_lookup_elem(&unwind_rows, &idx);
 }
 
 static __always_inline void bp_uw_cut(struct bp_uw_walk *w, __u32 why)
