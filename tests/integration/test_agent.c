@@ -910,8 +910,11 @@ static void test_churn_bounded(void **state)
 	forgot0 = metric(page, "boundprof_agent_processes_forgotten_total");
 	free(page);
 
-	/* 150 processes a second for 20 s, each burning ~2 ms of CPU */
-	churn = h_spawn2(ARGV((char *)h_fixture("churn"), "20", "150",
+	/*
+	 * 150 processes a second for 10 s, each burning ~2 ms of CPU: two
+	 * windows of churn, the caches' bound reached in the first
+	 */
+	churn = h_spawn2(ARGV((char *)h_fixture("churn"), "10", "150",
 			      (char *)h_fixture("shortlived"), "0.002"), &out, NULL);
 	assert_true(churn > 0);
 	while (waitpid(churn, NULL, WNOHANG) == 0) {
@@ -931,7 +934,7 @@ static void test_churn_bounded(void **state)
 	}
 	assert_int_equal(h_read_line(out, line, sizeof(line), 5), 0);
 	fprintf(stderr, "churn: %s\n", line);
-	assert_true(atol(line + 8) >= 2000);	/* "started N ok M" */
+	assert_true(atol(line + 8) >= 1000);	/* "started N ok M" */
 	close(out);
 
 	/*
