@@ -589,6 +589,14 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		if (!proc->start_ns)
 			proc->start_ns = ev->ts_ns;
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
+		/*
+		 * A python is looked at from its exec, not its first sample: a
+		 * short-lived one behind a queue of other processes' events may
+		 * be gone by then. Its loader has mapped nothing yet: it is
+		 * looked at again until it has (bp_python__attach()).
+		 */
+		if (!strncmp(ev->comm, "python", 6))
+			set_err(s, bp_python__attach(s->python, ev->tgid));
 		fill_meta(s, proc);
 		/*
 		 * In a targeted run, take the new image's maps now: a short
@@ -603,9 +611,14 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
 		break;
 	case BP_EV_FIRST_SAMPLE:
+		/*
+		 * The interpreter first: a short-lived Python under process
+		 * churn may be gone by the time its facts and symbols are read,
+		 * and its maps are all the walker needs.
+		 */
+		set_err(s, bp_python__attach(s->python, ev->tgid));
 		fill_meta(s, proc);
 		snapshot(s, ev->tgid);
-		set_err(s, bp_python__attach(s->python, ev->tgid));
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);
