@@ -147,7 +147,8 @@ test-fresh:
 
 # Everything the stages run, built first with every CPU: the stages
 # themselves run one test at a time, as they must (they time things).
-TEST_BUILD	:= boundprof $(UNIT_BINS) $(UNIT_DATA) $(INTEG_BINS) $(FIXTURES) $(FUZZ_BINS) \
+# (tests/fuzz/fuzz.mk adds its harnesses)
+TEST_BUILD	:= boundprof $(UNIT_BINS) $(UNIT_DATA) $(INTEG_BINS) $(FIXTURES) \
 		   $(OUT)/tests/fixtures/split $(OUT)/tests/fixtures/spin
 NPROC		:= $(shell nproc 2>/dev/null || echo 1)
 # one row per case (tests/filter.c) and per stage, read by tests/summary.sh

@@ -13,11 +13,14 @@
 const struct bp_counter bp_counters[] = { BP_COUNTERS(BPF_ROW, USER_ROW) };
 const uint32_t bp_nr_counters = sizeof(bp_counters) / sizeof(bp_counters[0]);
 
-/* every BPF counter fits the per-CPU array, and no two share a value */
+/*
+ * every BPF counter fits the per-CPU array, and no two share a value (the
+ * switch never runs: a value twice is a duplicate case label, a build error)
+ */
 #define BPF_FITS(id_, value_, ...)	_Static_assert(value_ < BP_STAT__MAX, #id_ " past BP_STAT__MAX");
 BP_COUNTERS(BPF_FITS, BP__CNT_NONE)
 #define BPF_CASE(id_, value_, ...)	case value_:
-static inline void values_unique(int v)
+static inline void __attribute__((unused)) values_unique(int v)
 {
 	switch (v) {
 	BP_COUNTERS(BPF_CASE, BP__CNT_NONE)

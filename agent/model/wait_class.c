@@ -22,7 +22,7 @@ _Static_assert((int)BP_KIND__MAX == (int)BP_TS__MAX, "a wait class without a thr
 BP_WAIT_CLASSES(FITS)
 #define VALUE_CASE(kind_, ts_, value_, ...)	case value_:
 #define RANK_CASE(kind_, ts_, value_, rank_, ...)	case rank_:
-static inline void values_unique(int v)
+static inline void __attribute__((unused)) values_unique(int v)
 {
 	switch (v) {
 	BP_WAIT_CLASSES(VALUE_CASE)

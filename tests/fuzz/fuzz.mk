@@ -58,6 +58,8 @@ $(FUZZ_OUT)/bin/fuzz_%: tests/fuzz/fuzz_%.c tests/fuzz/fuzz.h $(FUZZ_LIB) | $(FU
 	$(Q)$(FUZZ_CC) $(FUZZ_CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(FUZZ_LIB) $(ALL_LDLIBS)
 
 fuzz-build: $(FUZZ_BINS)
+# built with the tests, on every CPU (tests/tests.mk)
+test-build: $(FUZZ_BINS)
 
 # $(1): harness, $(2): seconds
 define fuzz_run

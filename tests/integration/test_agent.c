@@ -465,7 +465,8 @@ static void test_prometheus_scrapes_agent(void **state)
 	snprintf(cfg, sizeof(cfg), "%s", h_path("prometheus.yml"));
 	snprintf(plog, sizeof(plog), "%s", h_path("prometheus.log"));
 	/* with a token: Prometheus sends it from its credentials_file */
-	snprintf(cmd, sizeof(cmd), "--interval 5 --keep 100 --token-file %s", h_path("token"));
+	/* 3-s windows: the 14-s spinner holds three whole ones, two after Prometheus is up */
+	snprintf(cmd, sizeof(cmd), "--interval 3 --keep 100 --token-file %s", h_path("token"));
 	f = fopen(h_path("token"), "w");
 	assert_non_null(f);
 	fputs("prometheus-scrape-token-0123456789\n", f);
@@ -475,7 +476,7 @@ static void test_prometheus_scrapes_agent(void **state)
 
 	spin_start = wall_now();
 	trace_start(&tr);
-	spin = h_spawn(ARGV((char *)h_fixture("spin"), "17", "1"), NULL);
+	spin = h_spawn(ARGV((char *)h_fixture("spin"), "14", "1"), NULL);
 	assert_true(spin > 0);
 
 	prom_port = free_port();

@@ -104,7 +104,7 @@ static void triad_is_bandwidth_bound(const char *name, unsigned int llc_mib)
 
 	if (llc_mib)
 		setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs(name, llc_mib), 1);
-	rep = h_record_json("triad.json", ARGV((char *)h_fixture("triad"), "5", "128", "2"));
+	rep = h_record_json("triad.json", ARGV((char *)h_fixture("triad"), "3", "128", "2"));
 	assert_non_null(rep);
 	if (llc_mib)
 		assert_int_equal(bp_json_num(bp_json_path(rep, "summary.llc_bytes")),
@@ -140,7 +140,7 @@ static void big_heap_barely_used__not_bandwidth_bound(void **state)
 	const struct bp_json *p;
 
 	setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs("sys32h", 32), 1);
-	rep = h_record_json("heap.json", ARGV((char *)h_fixture("heapspin"), "5", "384"));
+	rep = h_record_json("heap.json", ARGV((char *)h_fixture("heapspin"), "3", "384"));
 	assert_non_null(rep);
 	p = judged(rep, "heapspin");
 	assert_string_not_equal(bp_json_str(bp_json_path(p, "verdict.memory.judgement")),

@@ -36,7 +36,7 @@
 #define FDS_MARGIN	16
 /* where the attacker's code runs (and what the planted perf map names) */
 #define JIT_ADDR	0x7e5500000000ULL
-#define RECORD_S	"3"
+#define RECORD_S	"2"
 #define TIMEOUT_S	90
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
