@@ -209,9 +209,9 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 {
 	const struct bp_frame *leaf, *callee;
 
-	if (!ps->nr_hot || !hot_len)
+	if (!ps->nr_funcs || !hot_len)
 		return;
-	leaf = &p->frames[ps->hot[0].frame];
+	leaf = &p->frames[ps->funcs[0].frame];
 	if (bp_frame_owned(leaf))
 		return;
 	if (!ps->have_own) {
@@ -221,10 +221,7 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 		return;
 	}
 	/* a function, all its lines together: no line to name */
-	if (p->frames[ps->own_frame].name)
-		snprintf(hot, hot_len, "%s", p->frames[ps->own_frame].name);
-	else
-		bp_frame_label(&p->frames[ps->own_frame], false, hot, hot_len);
+	bp_func_label(&p->frames[ps->own_frame], hot, hot_len);
 	e->hot_name = hot;
 	e->hot_frac = ps->own_frac;
 	e->hot_own = true;
@@ -384,10 +381,11 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->throttled_rq_s = ps->throttled_s;
 	bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
 			   bp_proc_psi_cgroup(p, proc), e);
-	if (ps->nr_hot && hot_len) {
-		bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, hot_len);
+	/* a function, all its lines together: algorithms live in functions */
+	if (ps->nr_funcs && hot_len) {
+		bp_func_label(&p->frames[ps->funcs[0].frame], hot, hot_len);
 		e->hot_name = hot;
-		e->hot_frac = ps->hot[0].self_frac;
+		e->hot_frac = ps->funcs[0].self_frac;
 		own_evidence(p, ps, e, hot, hot_len);
 	}
 	python_evidence(p, ps, e, hot, hot_len);
@@ -474,10 +472,10 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		for (i = 0; !e->pmu_valid && i < s->nr_procs; i++)
 			if (s->procs[i].proc && s->procs[i].proc->pmu_valid)
 				mem_evidence(p, s->procs[i].proc, e);
-		if (top->nr_hot && hot_len && top->on_cpu_s > 0) {
-			bp_frame_label(&p->frames[top->hot[0].frame], false, hot, hot_len);
+		if (top->nr_funcs && hot_len && top->on_cpu_s > 0) {
+			bp_func_label(&p->frames[top->funcs[0].frame], hot, hot_len);
 			e->hot_name = hot;
-			e->hot_frac = top->hot[0].self_frac;
+			e->hot_frac = top->funcs[0].self_frac;
 			own_evidence(p, top, e, hot, hot_len);
 			/* its share of all the on-CPU time recorded */
 			e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);

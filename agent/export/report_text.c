@@ -23,13 +23,40 @@ static void frame_where(const struct bp_frame *f, char *buf, size_t len)
 {
 	char label[400];
 
-	bp_frame_label(f, false, label, sizeof(label));
+	bp_func_label(f, label, sizeof(label));
 	if (!f->kernel)
 		snprintf(buf, len, "%s (%s)", label, f->module);
 	else if (!strcmp(f->module, "[kernel]"))
 		snprintf(buf, len, "%s [kernel]", label);
 	else
 		snprintf(buf, len, "%s [kernel module %s]", label, f->module);
+}
+
+/*
+ * A function's hot lines, beneath its share: "lines.c:28 49%, lines.c:29
+ * 26%". A line under 1% of the time is not worth a look; one line alone
+ * needs no share.
+ */
+static void hot_lines(struct bp_buf *out, const struct bp_profile *p, const struct bp_func_hot *h)
+{
+	uint32_t i, shown = 0;
+	char a[16];
+
+	for (i = 0; i < h->nr_lines && shown < 3; i++) {
+		const struct bp_frame *f = &p->frames[h->lines[i].frame];
+		const char *base;
+
+		if (!f->file || !f->line || (shown && h->lines[i].self_frac < 0.01))
+			continue;
+		base = strrchr(f->file, '/');
+		bp_buf_printf(out, "%s%s:%" PRIu32, shown ? ", " : ": ", base ? base + 1 : f->file,
+			      f->line);
+		if (h->nr_lines > 1) {
+			pct(a, sizeof(a), h->lines[i].self_frac);
+			bp_buf_printf(out, " %s", a);
+		}
+		shown++;
+	}
 }
 
 /* the non-zero losses of the counter table (model/counters.h), then its notes */
@@ -395,12 +422,14 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 				      fmin(bp_hist_quantile(ps->wake_hist, 0.5) / 1e3, ps->wake_max_s * 1e3),
 				      fmin(bp_hist_quantile(ps->wake_hist, 0.99) / 1e3, ps->wake_max_s * 1e3),
 				      ps->wake_max_s * 1e3);
-		for (j = 0; j < ps->nr_hot && j < max_hot; j++) {
-			if (j > 0 && ps->hot[j].self_frac < 0.01)
+		for (j = 0; j < ps->nr_funcs && j < max_hot; j++) {
+			if (j > 0 && ps->funcs[j].self_frac < 0.01)
 				break;
-			pct(a, sizeof(a), ps->hot[j].self_frac);
-			frame_where(&p->frames[ps->hot[j].frame], where, sizeof(where));
-			bp_buf_printf(out, "  %4s of on-CPU time in %s\n", a, where);
+			pct(a, sizeof(a), ps->funcs[j].self_frac);
+			frame_where(&p->frames[ps->funcs[j].frame], where, sizeof(where));
+			bp_buf_printf(out, "  %4s of on-CPU time in %s", a, where);
+			hot_lines(out, p, &ps->funcs[j]);
+			bp_buf_printf(out, "\n");
 		}
 	}
 	if (rest)

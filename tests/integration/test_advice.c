@@ -13,6 +13,7 @@
  * checked in the JSON report's own_code whatever the class, and in the
  * verdict's lines whenever the class is one that speaks of the hot code.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -185,6 +186,53 @@ static void test_libm_loop(void **state)
 	bp_json_free(rep);
 }
 
+/*
+ * A function split between two of its lines (the lines fixture: alpha 3/4,
+ * 1/2 and 1/4 by line): the headline, the Amdahl cap and the lever take
+ * alpha whole, and the lines are detail beneath it.
+ */
+static void test_hot_function_whole(void **state)
+{
+	const struct bp_json *p, *fn, *lines;
+	double self, line0, on, wall, hot_wall;
+	struct bp_json *rep;
+	const char *s;
+	char *out;
+
+	rep = record("lines.json", ARGV((char *)h_fixture("lines"), "3"), &out);
+	assert_non_null(rep);
+	p = h_find_proc(rep, "lines");
+	assert_non_null(p);
+	h_show_verdict("lines", p);
+	fn = bp_json_at(bp_json_get(p, "functions"), 0);
+	lines = bp_json_get(fn, "lines");
+	self = bp_json_num(bp_json_get(fn, "self"));
+	line0 = bp_json_num(bp_json_path(p, "hotspots[0].self"));
+	fprintf(stderr, "  functions[0]: %s %.0f%%, %zu lines; hotspots[0]: line %.0f %.0f%%\n",
+		bp_json_str(bp_json_get(fn, "function")), 100 * self, bp_json_len(lines),
+		bp_json_num(bp_json_path(p, "hotspots[0].line")), 100 * line0);
+	assert_string_equal(bp_json_str(bp_json_get(fn, "function")), "alpha");
+	/* 3/4 of the work, whatever else the process did around it */
+	assert_true(self >= 0.6 && self <= 0.85);
+	assert_int_equal(bp_json_len(lines), 2);
+	assert_true(bp_json_num(bp_json_path(fn, "lines[1].self")) >= 0.1);
+	assert_true(line0 < self - 0.1);
+	/* the cap is the function's share of wall time, not its line's */
+	on = bp_json_num(bp_json_get(p, "on_cpu_s"));
+	wall = bp_json_num(bp_json_get(p, "wall_s"));
+	hot_wall = bp_json_num(bp_json_path(p, "verdict.amdahl.hot_wall_share"));
+	assert_true(wall > 0);
+	assert_true(fabs(hot_wall - self * on / wall) <= 0.03);
+	/* the text report: one line for alpha, its lines beneath */
+	s = strstr(out, "of on-CPU time in alpha (lines): lines.c:");
+	if (!s)
+		fail_msg("no hotspot line for alpha as a whole in\n%s", out);
+	assert_null(strstr(s + 1, "of on-CPU time in alpha"));
+	assert_null(strstr(out, "alpha (lines.c:"));
+	free(out);
+	bp_json_free(rep);
+}
+
 /* the number after "key " in the fixture's output, or -1 */
 static double count_of(const char *out, const char *key)
 {
@@ -256,6 +304,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_memset_loop, teardown),
 		cmocka_unit_test_teardown(test_libm_loop, teardown),
 		cmocka_unit_test_teardown(test_one_byte_calls, teardown),
+		cmocka_unit_test_teardown(test_hot_function_whole, teardown),
 	};
 
 	if (!h_need_root() || !h_have_schedstat())
