@@ -15,6 +15,7 @@
 #include "export/folded.h"
 #include "export/report_json.h"
 #include "util/json.h"
+#include "model/funcview.h"
 #include "model/profile.h"
 #include "export/report_text.h"
 #include "unit/builders.h"
@@ -346,6 +347,49 @@ static void summary__function_lines_together__recursion_once(void **state)
 	bp_profile__free(p);
 }
 
+/* main calls alpha and beta from two lines; fixture_lcg is inlined into alpha */
+static void folded__function_view__a_frame_per_function(void **state)
+{
+	struct bp_profile *p = bp_profile__new(), *v;
+	struct bp_buf b = BP_BUF_INIT;
+	struct bp_frame inl = { .name = "lcg", .module = "hot", .file = "fixture.h", .line = 44,
+				.inlined = true };
+	uint32_t m23, m24, a8, a9, bt, in44, in45;
+
+	(void)state;
+	assert_non_null(p);
+	p->hz = 99;
+	bld_proc(p, 400, 0, "hot", "hot");
+	m23 = line_frame(p, "main", "src/hot.c", 23);
+	m24 = line_frame(p, "main", "src/hot.c", 24);
+	a8 = line_frame(p, "alpha", "src/hot.c", 8);
+	a9 = line_frame(p, "alpha", "src/hot.c", 9);
+	bt = line_frame(p, "beta", "src/hot.c", 14);
+	in44 = (uint32_t)bp_profile__frame(p, &inl);
+	inl.line = 45;
+	in45 = (uint32_t)bp_profile__frame(p, &inl);
+	oncpu(p, 400, 400, BLD_STACK(p, m23, a9, in44), 50);
+	oncpu(p, 400, 400, BLD_STACK(p, m23, a9, in45), 3);
+	oncpu(p, 400, 400, BLD_STACK(p, m23, a8), 21);
+	oncpu(p, 400, 400, BLD_STACK(p, m24, bt), 26);
+	v = bp_func_view(p);
+	assert_non_null(v);
+	assert_int_equal(bp_export_folded(v, &b), 0);
+	/* the inlined function stays a frame of its own */
+	assert_string_equal(bp_buf_str(&b),
+			    "hot;main;alpha 21\n"
+			    "hot;main;alpha;lcg 53\n"
+			    "hot;main;beta 26\n");
+	/* the recording itself keeps its lines */
+	bp_buf_reset(&b);
+	assert_int_equal(bp_export_folded(p, &b), 0);
+	assert_non_null(strstr(bp_buf_str(&b),
+			       "hot;main (hot.c:23);alpha (hot.c:9);lcg (fixture.h:45) 3\n"));
+	bp_buf_free(&b);
+	bp_profile__free(v);
+	bp_profile__free(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -358,6 +402,7 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(text__hotspots_as_fractions_and_losses, setup, teardown),
 		cmocka_unit_test(summary__function_lines_together__recursion_once),
+		cmocka_unit_test(folded__function_view__a_frame_per_function),
 	};
 
 	return cmocka_run_group_tests_name("export", tests, NULL, NULL);
