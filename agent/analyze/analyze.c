@@ -184,6 +184,7 @@ static int cmp_func(const void *a, const void *b, void *ctx)
 /*
  * Frames are lines of functions; advice is about functions. Names and
  * modules are interned, so one function's frames share both pointers.
+ * A module's frames without a name count as one function.
  */
 static int func_ids(const struct bp_profile *p, uint32_t *func)
 {
@@ -198,8 +199,9 @@ static int func_ids(const struct bp_profile *p, uint32_t *func)
 		const struct bp_frame *f = &p->frames[ord[i]];
 		const struct bp_frame *prev = i ? &p->frames[ord[i - 1]] : NULL;
 
-		func[ord[i]] = prev && f->name && prev->name == f->name &&
-					       prev->module == f->module ? func[ord[i - 1]] : ord[i];
+		/* a module's unnamed code is one function: an address is no advice */
+		func[ord[i]] = prev && prev->name == f->name && prev->module == f->module &&
+			       prev->kernel == f->kernel ? func[ord[i - 1]] : ord[i];
 	}
 	free(ord);
 	return 0;

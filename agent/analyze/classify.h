@@ -204,6 +204,13 @@ struct bp_evidence {
 	const char *own_callee_module;	/* ... and where: "libc.so.6", "[kernel]" */
 	bool own_callee_kernel;
 	char own_callee_buf[128];	/* what own_callee points to, when set from a profile */
+	/*
+	 * Code without a name ([anon] JIT code, an address outside any file,
+	 * a stripped file): the module it is in, so that the advice says why
+	 * and how to get names instead of calling it a building block.
+	 */
+	const char *hot_unnamed;	/* hot_name has no name; NULL: it has one */
+	const char *own_callee_unnamed;	/* own_callee has no name; NULL: it has one */
 	/* the system calls it makes (syscall-bound) */
 	bool sys_valid;			/* syscr/syscw were counted for it */
 	uint64_t sys_reads, sys_writes;	/* read- and write-family calls in the window */

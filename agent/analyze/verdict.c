@@ -212,6 +212,8 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 	if (!ps->nr_funcs || !hot_len)
 		return;
 	leaf = &p->frames[ps->funcs[0].frame];
+	if (!leaf->name)
+		e->hot_unnamed = leaf->module;
 	if (bp_frame_owned(leaf))
 		return;
 	if (!ps->have_own) {
@@ -222,6 +224,7 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 	}
 	/* a function, all its lines together: no line to name */
 	bp_func_label(&p->frames[ps->own_frame], hot, hot_len);
+	e->hot_unnamed = p->frames[ps->own_frame].name ? NULL : p->frames[ps->own_frame].module;
 	e->hot_name = hot;
 	e->hot_frac = ps->own_frac;
 	e->hot_own = true;
@@ -233,8 +236,9 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 			e->own_callee = bp_short_name(callee->name, callee->module, e->own_callee_buf,
 						      sizeof(e->own_callee_buf));
 		else
-			e->own_callee = bp_frame_label(callee, false, e->own_callee_buf,
-						       sizeof(e->own_callee_buf));
+			e->own_callee = bp_func_label(callee, e->own_callee_buf,
+						      sizeof(e->own_callee_buf));
+		e->own_callee_unnamed = callee->name ? NULL : callee->module;
 		e->own_callee_module = callee->module;
 		e->own_callee_kernel = callee->kernel;
 		e->own_callee_frac = ps->own_callee_frac;

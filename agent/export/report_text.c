@@ -23,7 +23,10 @@ static void frame_where(const struct bp_frame *f, char *buf, size_t len)
 {
 	char label[400];
 
-	bp_func_label(f, label, sizeof(label));
+	if (f->name)
+		bp_func_label(f, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "unnamed code");
 	if (!f->kernel)
 		snprintf(buf, len, "%s (%s)", label, f->module);
 	else if (!strcmp(f->module, "[kernel]"))

@@ -558,8 +558,10 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
 
 const char *bp_func_label(const struct bp_frame *f, char *buf, size_t len)
 {
-	if (!f->name)
-		return bp_frame_label(f, false, buf, len);
+	if (!f->name) {
+		snprintf(buf, len, "unnamed code in %s", f->module);
+		return buf;
+	}
 	snprintf(buf, len, "%s", f->name);
 	return buf;
 }

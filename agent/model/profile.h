@@ -345,7 +345,9 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
 
 /*
  * The display name of the function a frame is a line of: its name alone,
- * or bp_frame_label()'s for a frame without one. Returns buf.
+ * or "unnamed code in MODULE" for a frame without one (all of a module's
+ * unnamed code counts as one function: its addresses say nothing a user
+ * can act on). Returns buf.
  */
 const char *bp_func_label(const struct bp_frame *f, char *buf, size_t len);
 

@@ -975,6 +975,87 @@ static void own__library_without_a_caller_is_a_building_block(void **state)
 	assert_false(has_line(&v, true, "vectorize"));
 }
 
+/* no phrase of a lever or evidence line said twice in it */
+static void assert_no_repeats(const struct bp_verdict *v)
+{
+	uint32_t i, n;
+
+	for (i = 0; i < v->nr_evidence + v->nr_levers; i++) {
+		const char *l = i < v->nr_evidence ? v->evidence[i] : v->levers[i - v->nr_evidence];
+		size_t len = strlen(l), k;
+
+		/* any 24 characters found again later in the same line */
+		for (k = 0; k + 24 <= len; k++) {
+			char frag[25];
+
+			memcpy(frag, l + k, 24);
+			frag[24] = 0;
+			n = strstr(l + k + 1, frag) ? 1 : 0;
+			if (n)
+				fail_msg("said twice: '%s' in '%s'", frag, l);
+		}
+	}
+}
+
+/* the generic hint is the lever's own words: it is not said a second time */
+static void own__plain_building_block__lever_says_it_once(void **state)
+{
+	struct bp_evidence e = memset_loop();
+	struct bp_verdict v;
+
+	e.own_callee = "frobnicate";
+	e.own_callee_module = "libthing.so";
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "call it less, or on more data per call (4x faster"));
+	assert_no_repeats(&v);
+}
+
+/* JIT code without a perf map: unnamed, with why and how, never a building block */
+static void own__unnamed_callee__named_as_unnamed_with_how(void **state)
+{
+	struct bp_evidence e = memset_loop();
+	struct bp_verdict v;
+
+	e.own_callee = "unnamed code in [anon]";
+	e.own_callee_module = "[anon]";
+	e.own_callee_unnamed = "[anon]";
+	e.own_callee_frac = 1.0;
+	e.own_beneath = 1.0;
+	e.hot_frac = 0.9999;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "Tune main first: 100% of its time is in unnamed code in "
+				      "[anon], which boundprof cannot name"));
+	assert_true(has_line(&v, true, "perf map"));
+	assert_true(has_line(&v, true, "--perf-basic-prof"));
+	assert_false(has_line(&v, true, "building block"));
+	assert_false(has_line(&v, false, "building block"));
+	/* a cap past 100x is no number to act on */
+	assert_true(has_line(&v, false, "removing it more than 100x"));
+	assert_no_repeats(&v);
+}
+
+/* the hot code itself unnamed: an address of a stripped file, how to name it */
+static void own__unnamed_hot_code__asks_for_names(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.hot_name = "unnamed code in libruby-3.1.so.3.1";
+	e.hot_frac = 0.6;
+	e.hot_unnamed = "libruby-3.1.so.3.1";
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "Get names for the hot code first"));
+	assert_true(has_line(&v, true, "debug symbols"));
+	assert_true(has_line(&v, false, "the hot code has no name: libruby-3.1.so.3.1 has no "
+				       "symbols"));
+	assert_false(has_line(&v, true, "a better algorithm or data structure in unnamed"));
+	assert_false(has_line(&v, true, "building block"));
+	assert_no_repeats(&v);
+}
+
 static void own__the_table_and_own(void **state)
 {
 	struct bp_frame f = { .name = "main", .module = "app" };
@@ -1166,6 +1247,9 @@ int main(void)
 		cmocka_unit_test(own__hints_follow_the_building_block),
 		cmocka_unit_test(own__its_own_loop_keeps_the_compute_levers),
 		cmocka_unit_test(own__library_without_a_caller_is_a_building_block),
+		cmocka_unit_test(own__plain_building_block__lever_says_it_once),
+		cmocka_unit_test(own__unnamed_callee__named_as_unnamed_with_how),
+		cmocka_unit_test(own__unnamed_hot_code__asks_for_names),
 		cmocka_unit_test(own__the_table_and_own),
 		cmocka_unit_test(syscall__one_byte_calls),
 		cmocka_unit_test(syscall__below_threshold_or_faults_is_compute),

@@ -243,7 +243,7 @@ static void text__hotspots_as_fractions_and_losses(void **state)
 	assert_non_null(strstr(t, "  75% of on-CPU time in alpha (split)\n"));
 	assert_non_null(strstr(t, "  25% of on-CPU time in beta (split)\n"));
 	assert_non_null(strstr(t, "  40% of on-CPU time in schedule [kernel]\n"));
-	assert_non_null(strstr(t, "  50% of on-CPU time in gzip+0x10 (gzip)\n"));
+	assert_non_null(strstr(t, "  50% of on-CPU time in unnamed code (gzip)\n"));
 	assert_non_null(strstr(t, "3 samples lost: aggregation map full\n"));
 	assert_non_null(strstr(t, "2 user stacks truncated"));
 	/* the split process comes before the smaller ones */
