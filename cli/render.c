@@ -155,6 +155,7 @@ int render_report(const struct bp_profile *p, const struct bp_summary *s, bool j
 	if (groups(p, s, &gs, &g))
 		return -ENOMEM;
 	to.groups = g;
+	to.verbose = cli_env.verbose > 0;
 	if (json)
 		err = bp_export_json_groups(p, s, g, true, &b);
 	else

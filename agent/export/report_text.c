@@ -62,32 +62,47 @@ static void hot_lines(struct bp_buf *out, const struct bp_profile *p, const stru
 	}
 }
 
-/* the non-zero losses of the counter table (model/counters.h), then its notes */
-static void losses(const struct bp_profile *p, struct bp_buf *out)
+/*
+ * The non-zero losses of the counter table (model/counters.h), then its
+ * notes. One stack in hundreds cut changes no share a reader acts on, so
+ * those under 1% of the samples are one quiet line unless verbose.
+ */
+static void losses(const struct bp_profile *p, bool verbose, struct bp_buf *out)
 {
+	uint64_t total = p->stats.v[BP_STAT_SAMPLES], small = 0;
 	bool any = false;
 	uint32_t i;
+	int pass;
 
-	for (i = 0; i < bp_nr_counters; i++) {
-		const struct bp_counter *c = &bp_counters[i];
-		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < bp_nr_counters; i++) {
+			const struct bp_counter *c = &bp_counters[i];
+			uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
 
-		if (!v || !bp_counter_is_loss(c))
-			continue;
-		if (!any)
-			bp_buf_puts(out, "\nlosses:\n");
-		any = true;
-		bp_buf_printf(out, "  %" PRIu64 " %s\n", v, c->what);
+			if (!v || (pass ? !bp_counter_is_note(c) : !bp_counter_is_loss(c)))
+				continue;
+			if (!verbose && total && v * 100 < total) {
+				small += v;
+				continue;
+			}
+			if (pass) {
+				/* notes are no losses: no heading, a blank line if alone */
+				bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v,
+					      c->what);
+			} else {
+				if (!any)
+					bp_buf_puts(out, "\nlosses:\n");
+				bp_buf_printf(out, "  %" PRIu64 " %s\n", v, c->what);
+			}
+			any = true;
+		}
 	}
-	for (i = 0; i < bp_nr_counters; i++) {
-		const struct bp_counter *c = &bp_counters[i];
-		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
-
-		if (!v || !bp_counter_is_note(c))
-			continue;
-		bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v, c->what);
-		any = true;
-	}
+	if (small && any)
+		bp_buf_printf(out, "and %" PRIu64 " more stacks or events lost or noted, each kind "
+			      "under 1%% of the samples (-v lists them)\n", small);
+	else if (small)
+		bp_buf_printf(out, "\nlosses: under 1%% of the samples (%" PRIu64 " stacks or "
+			      "events; -v lists them)\n", small);
 }
 
 static void verdict_block(struct bp_buf *out, const struct bp_verdict *v)
@@ -439,6 +454,6 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		bp_buf_printf(out, "\n%u more process%s with %" PRIu64 " on-CPU samples\n", rest,
 			      rest == 1 ? "" : "es", rest_samples);
 	bp_report_text_devices(out, p);
-	losses(p, out);
+	losses(p, o && o->verbose, out);
 	return out->err;
 }
