@@ -186,7 +186,7 @@ static int cmp_func(const void *a, const void *b, void *ctx)
  * modules are interned, so one function's frames share both pointers.
  * A module's frames without a name count as one function.
  */
-static int func_ids(const struct bp_profile *p, uint32_t *func)
+int bp_func_ids(const struct bp_profile *p, uint32_t *func)
 {
 	uint32_t *ord = malloc((p->nr_frames + 1) * sizeof(*ord)), i;
 
@@ -661,7 +661,7 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 	if (!idx || !done || !a.self || !a.total || !a.mark || !a.touched || !a.thr_ns ||
 	    !a.cat || !a.owned || !a.own || !a.callee || !a.func ||
 	    !a.ftotal || !a.fmark ||
-	    !out->procs || func_ids(p, a.func))
+	    !out->procs || bp_func_ids(p, a.func))
 		goto out;
 	for (i = 0; i < p->nr_frames; i++) {
 		a.cat[i] = frame_category(&p->frames[i]);

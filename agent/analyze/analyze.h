@@ -123,6 +123,13 @@ struct bp_summary {
 int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary *out);
 void bp_summary_free(struct bp_summary *s);
 
+/*
+ * Per frame of p, the id of the first frame of its function (the frames
+ * of a function differ only in their line; a module's unnamed frames are
+ * one function); func has room for p->nr_frames. 0 or -ENOMEM.
+ */
+int bp_func_ids(const struct bp_profile *p, uint32_t *func);
+
 /* on-CPU seconds for a sample count / ns sum under this profile's event */
 double bp_oncpu_seconds(const struct bp_profile *p, uint64_t samples, uint64_t ns);
 

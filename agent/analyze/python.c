@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "analyze/python.h"
 #include "model/merge.h"
 
@@ -158,12 +159,14 @@ int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot
 	uint64_t *by_py = calloc(p->nr_frames + 1, sizeof(*by_py));
 	uint64_t *native = calloc(p->nr_frames + 1, sizeof(*native));
 	uint64_t *leaf = calloc(p->nr_frames + 1, sizeof(*leaf));
+	uint32_t *func = calloc(p->nr_frames + 1, sizeof(*func));
 	uint64_t total = 0, best = 0, best_leaf = 0;
 	uint32_t i, nr, top = 0;
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	if (!by_py || !native || !leaf)
+	/* by function, all its lines together: advice names functions */
+	if (!by_py || !native || !leaf || !func || bp_func_ids(p, func))
 		goto out;
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct bp_sample *s = &p->samples[i];
@@ -178,10 +181,10 @@ int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot
 		if (k == nr)
 			continue;
 		out->samples += s->count;
-		by_py[fr[k]] += s->count;
+		by_py[func[fr[k]]] += s->count;
 		/* below it a user frame that is not Python: compiled code it called */
 		if (k + 1 < nr && !p->frames[fr[nr - 1]].python && !p->frames[fr[k + 1]].kernel)
-			native[fr[k]] += s->count;
+			native[func[fr[k]]] += s->count;
 	}
 	err = -ENOENT;
 	if (!out->samples)
@@ -205,7 +208,7 @@ int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot
 			continue;
 		fr = bp_profile__stack_frames(p, s->stack, &nr);
 		k = innermost_python(p, fr, nr);
-		if (k == nr || fr[k] != top)
+		if (k == nr || func[fr[k]] != top)
 			continue;
 		for (j = nr; j-- > k + 1 && p->frames[fr[j]].kernel;)
 			;
@@ -223,5 +226,6 @@ out:
 	free(by_py);
 	free(native);
 	free(leaf);
+	free(func);
 	return err;
 }

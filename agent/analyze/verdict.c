@@ -331,7 +331,7 @@ static void python_evidence(const struct bp_profile *p, const struct bp_proc_sum
 	}
 	if (bp_python_hot(p, ps->proc->pid, &h) || !hot_len)
 		return;
-	bp_frame_label(&p->frames[h.frame], false, hot, hot_len);
+	bp_func_label(&p->frames[h.frame], hot, hot_len);
 	e->hot_name = hot;
 	e->hot_frac = h.frac;
 	e->py_hot = true;
