@@ -581,9 +581,67 @@ static const char *callee_hint(const struct bp_evidence *e)
 	return NULL;
 }
 
+/* the interpreter's how-to with the script in place of SCRIPT; returns buf */
+static const char *interp_how(const struct bp_evidence *e, char *buf, size_t len)
+{
+	const char *how = e->interp->how, *at = strstr(how, "SCRIPT");
+	const char *script = e->interp_script[0] ? e->interp_script : "SCRIPT";
+
+	if (!at)
+		snprintf(buf, len, "%s", how);
+	else
+		snprintf(buf, len, "%.*s%s%s", (int)(at - how), how, script, at + 6);
+	return buf;
+}
+
+/* whose the time is, and what can be seen of the script meanwhile */
+static void interp_lines(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	const struct bp_interp *in = e->interp;
+	const char *script = e->interp_script[0] ? e->interp_script : "code from its command line";
+
+	if (in->perf_map)
+		EVIDENCE("the time is in the %s runtime running %s and the code it compiled, "
+			 "which has no perf map: boundprof cannot see its %s %s", in->binary,
+			 script, in->lang, in->units);
+	else
+		EVIDENCE("the time is in the %s interpreter running %s: boundprof does not walk "
+			 "%s stacks, so it cannot see the script's own %s", in->binary, script,
+			 in->lang, in->units);
+	if (e->interp_calls[0])
+		EVIDENCE("what it can see meanwhile: %.0f%% of the on-CPU time is %s, called "
+			 "from %s", pct(e->interp_calls_frac), e->interp_calls, script);
+}
+
+/* how to see the script's functions, then what to do with what can be seen */
+static void interp_levers(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	const struct bp_interp *in = e->interp;
+	char how[400];
+
+	if (in->perf_map)
+		LEVER("See the %s %s first, then tune the hottest: run it with %s", in->lang,
+		      in->units, interp_how(e, how, sizeof(how)));
+	else
+		LEVER("Find the hot %s in %s first, then tune them: boundprof cannot see them; "
+		      "use %s", in->units, e->interp_script[0] ? e->interp_script : "the script",
+		      interp_how(e, how, sizeof(how)));
+	if (e->interp_calls[0] && e->interp_calls_frac >= 0.2)
+		LEVER("Meanwhile, %s %s %.0f%% of the on-CPU time: call %s fewer times from "
+		      "the script (hoist %s out of loops, cache or tabulate %s results)",
+		      e->interp_calls, e->interp_calls_n > 1 ? "are" : "is",
+		      pct(e->interp_calls_frac), e->interp_calls_n > 1 ? "them" : "it",
+		      e->interp_calls_n > 1 ? "them" : "it", e->interp_calls_n > 1 ? "their" : "its");
+}
+
 static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 {
 	char s4[32], smax[32], why[320];
+
+	if (e->interp) {
+		interp_lines(e, v);
+		return;
+	}
 
 	if (!e->hot_name || e->hot_frac <= 0)
 		return;
@@ -809,7 +867,9 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		python_levers(e, v);
 		return;
 	}
-	if (e->hot_name && e->hot_frac > 0 && e->hot_unnamed) {
+	if (e->interp) {
+		interp_levers(e, v);
+	} else if (e->hot_name && e->hot_frac > 0 && e->hot_unnamed) {
 		LEVER("Get names for the hot code first, then tune it: %s",
 		      unnamed_why(e->hot_unnamed, why, sizeof(why)));
 	} else if (e->hot_name && e->hot_frac > 0 && e->hot_own && e->own_callee &&

@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "boundprof.h"
+#include "analyze/interp.h"
 #include "analyze/verdict_classes.h"
 
 /*
@@ -211,6 +212,16 @@ struct bp_evidence {
 	 */
 	const char *hot_unnamed;	/* hot_name has no name; NULL: it has one */
 	const char *own_callee_unnamed;	/* own_callee has no name; NULL: it has one */
+	/*
+	 * The hot code is an interpreter's that boundprof does not walk
+	 * (analyze/interp.h): hot_name is then unset, since the interpreter's
+	 * internals are no code its user can change.
+	 */
+	const struct bp_interp *interp;
+	char interp_script[128];	/* the script it runs, "" unknown */
+	char interp_calls[192];		/* what the script calls that has a name: "sin() and sqrt()" */
+	double interp_calls_frac;	/* ... its share of on-CPU samples */
+	uint32_t interp_calls_n;	/* ... how many functions that names */
 	/* the system calls it makes (syscall-bound) */
 	bool sys_valid;			/* syscr/syscw were counted for it */
 	uint64_t sys_reads, sys_writes;	/* read- and write-family calls in the window */

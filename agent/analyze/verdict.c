@@ -8,6 +8,7 @@
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
 #include "analyze/groups.h"
+#include "analyze/interp.h"
 #include "analyze/owned.h"
 #include "analyze/python.h"
 #include "analyze/verdict.h"
@@ -246,6 +247,68 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 }
 
 /*
+ * The hot code is an interpreter's that boundprof does not walk (Perl_pp_sin,
+ * vm_exec_core, node's unnamed JIT code): the verdict says whose it is and
+ * how to see the script's functions, and names no interpreter internals.
+ * What it can still say is what the script calls that has a name (libm's
+ * sin, libc's memcpy). Python is walked; the user's own code that can be
+ * named (a perf map's JavaScript, a native extension) keeps the advice.
+ */
+static void interp_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+			    struct bp_evidence *e)
+{
+	const struct bp_frame *first = &p->frames[ps->funcs[0].frame];
+	const struct bp_interp *in = NULL;
+	char names[3][64];
+	size_t n = 0;
+	uint32_t i, named = 0;
+
+	if (ps->proc->python || bp_frame_owned(first))
+		return;
+	if (e->hot_own && !e->hot_unnamed)
+		return;
+	for (i = 0; i < ps->nr_funcs && !in; i++)
+		in = bp_interp_of_module(p->frames[ps->funcs[i].frame].module);
+	if (!in)
+		in = bp_interp_of_module(ps->proc->comm);
+	if (!in)
+		return;
+	e->interp = in;
+	e->hot_name = NULL;
+	e->hot_frac = 0;
+	e->hot_own = e->hot_foreign = false;
+	e->hot_unnamed = NULL;
+	e->own_callee = NULL;
+	if (!bp_interp_script(ps->proc->cmdline, e->interp_script, sizeof(e->interp_script)))
+		e->interp_script[0] = 0;
+	/* the building blocks the script calls, by the names readers know them by */
+	for (i = 0; i < ps->nr_funcs && named < 3; i++) {
+		const struct bp_func_hot *h = &ps->funcs[i];
+		const struct bp_frame *f = &p->frames[h->frame];
+
+		if (!f->name || f->kernel || h->self_frac < 0.02)
+			continue;
+		/* V8's maths are JavaScript's Math: its users know them so */
+		if (!strncmp(f->name, "v8::base::ieee754::", 19) && !strstr(f->name + 19, "::"))
+			snprintf(names[named], sizeof(names[0]), "Math.%s", f->name + 19);
+		else if (!bp_interp_of_module(f->module) && bp_frame_foreign(f))
+			bp_short_name(f->name, f->module, names[named], sizeof(names[0]));
+		else
+			continue;
+		e->interp_calls_frac += h->self_frac;
+		e->interp_calls_n = ++named;
+	}
+	for (i = 0; i < named; i++) {
+		int w = snprintf(e->interp_calls + n, sizeof(e->interp_calls) - n, "%s%s()",
+				 !i ? "" : i + 1 == named ? " and " : ", ", names[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(e->interp_calls) - n)
+			break;
+		n += w;
+	}
+}
+
+/*
  * Its system calls: the calls most kernel samples served, from the saved
  * registers at sample time, and the read and write calls and bytes the
  * kernel's own task accounting counted (all of them, not sampled).
@@ -391,6 +454,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		e->hot_name = hot;
 		e->hot_frac = ps->funcs[0].self_frac;
 		own_evidence(p, ps, e, hot, hot_len);
+		interp_evidence(p, ps, e);
 	}
 	python_evidence(p, ps, e, hot, hot_len);
 }
@@ -481,6 +545,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 			e->hot_name = hot;
 			e->hot_frac = top->funcs[0].self_frac;
 			own_evidence(p, top, e, hot, hot_len);
+			interp_evidence(p, top, e);
 			/* its share of all the on-CPU time recorded */
 			e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
 		}
