@@ -155,6 +155,11 @@ const char *bp_short_name(const char *name, const char *module, char *buf, size_
 	const char *n = name, *b = base(module);
 	size_t cut, i;
 
+	/* V8's maths are JavaScript's Math: its users know them so */
+	if (!strncmp(n, "v8::base::ieee754::", 19) && !strstr(n + 19, "::")) {
+		snprintf(buf, len, "Math.%s", n + 19);
+		return buf;
+	}
 	snprintf(buf, len, "%s", name);
 	if (strncmp(b, "libc", 4) && strncmp(b, "libm", 4))
 		return buf;

@@ -288,12 +288,10 @@ static void interp_evidence(const struct bp_profile *p, const struct bp_proc_sum
 
 		if (!f->name || f->kernel || h->self_frac < 0.02)
 			continue;
-		/* V8's maths are JavaScript's Math: its users know them so */
-		if (!strncmp(f->name, "v8::base::ieee754::", 19) && !strstr(f->name + 19, "::"))
-			snprintf(names[named], sizeof(names[0]), "Math.%s", f->name + 19);
-		else if (!bp_interp_of_module(f->module) && bp_frame_foreign(f))
-			bp_short_name(f->name, f->module, names[named], sizeof(names[0]));
-		else
+		bp_short_name(f->name, f->module, names[named], sizeof(names[0]));
+		/* a building block, or a runtime's own maths (Math.sin) */
+		if (strncmp(names[named], "Math.", 5) &&
+		    (bp_interp_of_module(f->module) || !bp_frame_foreign(f)))
 			continue;
 		e->interp_calls_frac += h->self_frac;
 		e->interp_calls_n = ++named;

@@ -1179,6 +1179,11 @@ static void own__the_table_and_own(void **state)
 	f.module = "libopenblas.so.0";
 	assert_false(bp_frame_owned(&f));
 	/* the names readers know the building blocks by */
+	assert_string_equal(bp_short_name("v8::base::ieee754::sin", "node", buf, sizeof(buf)),
+			    "Math.sin");
+	assert_string_equal(bp_short_name("v8::base::ieee754::(anonymous namespace)::x", "node",
+					  buf, sizeof(buf)),
+			    "v8::base::ieee754::(anonymous namespace)::x");
 	assert_string_equal(bp_short_name("__memset_avx512_unaligned_erms", "libc.so.6", buf,
 					  sizeof(buf)), "memset");
 	assert_string_equal(bp_short_name("__ieee754_pow_fma", "libm.so.6", buf, sizeof(buf)),
