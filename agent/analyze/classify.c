@@ -585,7 +585,7 @@ static const char *callee_hint(const struct bp_evidence *e)
 static const char *interp_how(const struct bp_evidence *e, char *buf, size_t len)
 {
 	const char *how = e->interp->how, *at = strstr(how, "SCRIPT");
-	const char *script = e->interp_script[0] ? e->interp_script : "SCRIPT";
+	const char *script = e->interp_script[0] ? e->interp_script : "-e CODE";
 
 	if (!at)
 		snprintf(buf, len, "%s", how);
@@ -624,8 +624,8 @@ static void interp_levers(const struct bp_evidence *e, struct bp_verdict *v)
 		      in->units, interp_how(e, how, sizeof(how)));
 	else
 		LEVER("Find the hot %s in %s first, then tune them: boundprof cannot see them; "
-		      "use %s", in->units, e->interp_script[0] ? e->interp_script : "the script",
-		      interp_how(e, how, sizeof(how)));
+		      "use %s", in->units, e->interp_script[0] ? e->interp_script :
+		      "the code on its command line", interp_how(e, how, sizeof(how)));
 	if (e->interp_calls[0] && e->interp_calls_frac >= 0.2)
 		LEVER("Meanwhile, %s %s %.0f%% of the on-CPU time: call %s fewer times from "
 		      "the script (hoist %s out of loops, cache or tabulate %s results)",
