@@ -93,54 +93,16 @@ uint32_t bp_python_view_stack(const struct bp_profile *p, const uint32_t *fr, ui
 	return n;
 }
 
+static int64_t python_stack(struct bp_profile *v, const uint32_t *fr, uint32_t nr,
+			    uint32_t *out, void *ctx)
+{
+	(void)ctx;
+	return bp_python_view_stack(v, fr, nr, out);
+}
+
 struct bp_profile *bp_python_view(const struct bp_profile *p)
 {
-	struct bp_profile *v = bp_profile__new_like(p, p->start_ns);
-	uint32_t *map = NULL, *buf = malloc(64 * sizeof(*buf)), i, nr, nstacks, cap = 64;
-	int err = -ENOMEM;
-
-	if (!v || !buf) {
-		bp_profile__free(v);
-		free(buf);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (bp_profile__merge(v, p))
-		goto out;
-	v->end_ns = p->end_ns;
-	nstacks = v->nr_stacks;
-	map = malloc((nstacks + 1) * sizeof(*map));
-	if (!map)
-		goto out;
-	for (i = 0; i < nstacks; i++) {
-		const uint32_t *fr = bp_profile__stack_frames(v, i, &nr);
-		int64_t id;
-
-		if (nr > cap) {
-			uint32_t *nb = realloc(buf, nr * sizeof(*nb));
-
-			if (!nb)
-				goto out;
-			buf = nb;
-			cap = nr;
-		}
-		/* fr points into the pool, which new stacks may move: copy first */
-		nr = bp_python_view_stack(v, fr, nr, buf);
-		id = nr ? bp_profile__stack(v, buf, nr) : (int64_t)i;
-		if (id < 0)
-			goto out;
-		map[i] = (uint32_t)id;
-	}
-	err = bp_profile__restack(v, map);
-out:
-	free(map);
-	free(buf);
-	if (err) {
-		bp_profile__free(v);
-		errno = -err;
-		return NULL;
-	}
-	return v;
+	return bp_profile__view(p, python_stack, NULL);
 }
 
 /* the innermost Python frame of a stack (root first), or nr */

@@ -118,6 +118,18 @@ static int main_frames(const char *text, const char *main_frame, int *other)
 	return n;
 }
 
+/* run boundprof with these arguments; it must exit 0 */
+static void run_ok(char *const argv[], const char *what)
+{
+	struct run r;
+
+	assert_int_equal(h_run(argv, 120, &r), 0);
+	if (r.exit_code)
+		print_run(what, &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+}
+
 /*
  * The lines fixture calls alpha and beta from two lines of main. A folded
  * file has main as one frame, so that its box is main's time; --lines on
@@ -127,17 +139,11 @@ static void test_folded_functions(void **state)
 {
 	const char *folded = h_path("lines.folded"), *saved = h_path("lines.pb.gz");
 	const char *lfolded = h_path("lines-by-line.folded");
-	struct run r;
 	char *text;
 	int other;
 
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)folded, "-o",
-				    (char *)saved, "--", (char *)h_fixture("lines"), "1"),
-			       120, &r), 0);
-	if (r.exit_code)
-		print_run("record -- lines 1", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
+	run_ok(ARGV((char *)h_bin(), "record", "-o", (char *)folded, "-o", (char *)saved, "--",
+		    (char *)h_fixture("lines"), "1"), "record -- lines 1");
 	text = h_slurp(folded, NULL);
 	assert_non_null(text);
 	assert_true(main_frames(text, ";main;", &other) > 0);
@@ -146,12 +152,8 @@ static void test_folded_functions(void **state)
 	assert_null(strstr(text, "(lines.c:"));
 	free(text);
 
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", (char *)saved, "--lines", "-o",
-				    (char *)lfolded), 60, &r), 0);
-	if (r.exit_code)
-		print_run("report --lines", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
+	run_ok(ARGV((char *)h_bin(), "report", (char *)saved, "--lines", "-o", (char *)lfolded),
+	       "report --lines");
 	text = h_slurp(lfolded, NULL);
 	assert_non_null(text);
 	/* alpha's call and beta's, each on its own line of main */

@@ -265,6 +265,28 @@ static uint32_t line_frame(struct bp_profile *p, const char *name, const char *f
 	return (uint32_t)id;
 }
 
+/* main on hot.c:23 and 24, alpha on 8 and 9, beta on 14, in that order; process hot (400) */
+static struct bp_profile *hot_profile(uint32_t fr[5])
+{
+	static const struct {
+		const char *name;
+		uint32_t line;
+	} lines[] = { { "main", 23 }, { "main", 24 }, { "alpha", 8 }, { "alpha", 9 },
+		      { "beta", 14 } };
+	struct bp_profile *p = bp_profile__new();
+	unsigned int i;
+
+	assert_non_null(p);
+	p->start_ns = 1000000000ULL;
+	p->end_ns = 2000000000ULL;
+	p->hz = 99;
+	p->ncpus = 2;
+	bld_proc(p, 400, 0, "hot", "hot");
+	for (i = 0; i < 5; i++)
+		fr[i] = line_frame(p, lines[i].name, "src/hot.c", lines[i].line);
+	return p;
+}
+
 /*
  * hot (pid 400): alpha 53 on hot.c:9 and 21 on hot.c:8, beta 26, each
  * called from its own line of main; rec (pid 500) recursing through two of
@@ -272,8 +294,8 @@ static uint32_t line_frame(struct bp_profile *p, const char *name, const char *f
  */
 static void summary__function_lines_together__recursion_once(void **state)
 {
-	struct bp_profile *p = bp_profile__new();
-	uint32_t m23, m24, a8, a9, b, rm, r5, r6;
+	uint32_t h[5], rm, r5, r6;
+	struct bp_profile *p = hot_profile(h);
 	struct bp_buf b_txt = BP_BUF_INIT, b_json = BP_BUF_INIT;
 	const struct bp_proc_summary *hot, *rec;
 	const struct bp_json *pr;
@@ -282,24 +304,13 @@ static void summary__function_lines_together__recursion_once(void **state)
 	char err[128];
 
 	(void)state;
-	assert_non_null(p);
-	p->start_ns = 1000000000ULL;
-	p->end_ns = 2000000000ULL;
-	p->hz = 99;
-	p->ncpus = 2;
-	bld_proc(p, 400, 0, "hot", "hot");
 	bld_proc(p, 500, 0, "rec", "rec");
-	m23 = line_frame(p, "main", "src/hot.c", 23);
-	m24 = line_frame(p, "main", "src/hot.c", 24);
-	a8 = line_frame(p, "alpha", "src/hot.c", 8);
-	a9 = line_frame(p, "alpha", "src/hot.c", 9);
-	b = line_frame(p, "beta", "src/hot.c", 14);
 	rm = line_frame(p, "rmain", "rec.c", 30);
 	r5 = line_frame(p, "rec", "rec.c", 5);
 	r6 = line_frame(p, "rec", "rec.c", 6);
-	oncpu(p, 400, 400, BLD_STACK(p, m23, a9), 53);
-	oncpu(p, 400, 400, BLD_STACK(p, m23, a8), 21);
-	oncpu(p, 400, 400, BLD_STACK(p, m24, b), 26);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[3]), 53);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[2]), 21);
+	oncpu(p, 400, 400, BLD_STACK(p, h[1], h[4]), 26);
 	oncpu(p, 500, 500, BLD_STACK(p, rm, r5, r6, r5), 6);
 	oncpu(p, 500, 500, BLD_STACK(p, rm, r6, r5, r6), 4);
 
@@ -352,28 +363,20 @@ static void summary__function_lines_together__recursion_once(void **state)
 /* main calls alpha and beta from two lines; fixture_lcg is inlined into alpha */
 static void folded__function_view__a_frame_per_function(void **state)
 {
-	struct bp_profile *p = bp_profile__new(), *v;
-	struct bp_buf b = BP_BUF_INIT;
 	struct bp_frame inl = { .name = "lcg", .module = "hot", .file = "fixture.h", .line = 44,
 				.inlined = true };
-	uint32_t m23, m24, a8, a9, bt, in44, in45;
+	uint32_t h[5], in44, in45;
+	struct bp_profile *p = hot_profile(h), *v;
+	struct bp_buf b = BP_BUF_INIT;
 
 	(void)state;
-	assert_non_null(p);
-	p->hz = 99;
-	bld_proc(p, 400, 0, "hot", "hot");
-	m23 = line_frame(p, "main", "src/hot.c", 23);
-	m24 = line_frame(p, "main", "src/hot.c", 24);
-	a8 = line_frame(p, "alpha", "src/hot.c", 8);
-	a9 = line_frame(p, "alpha", "src/hot.c", 9);
-	bt = line_frame(p, "beta", "src/hot.c", 14);
 	in44 = (uint32_t)bp_profile__frame(p, &inl);
 	inl.line = 45;
 	in45 = (uint32_t)bp_profile__frame(p, &inl);
-	oncpu(p, 400, 400, BLD_STACK(p, m23, a9, in44), 50);
-	oncpu(p, 400, 400, BLD_STACK(p, m23, a9, in45), 3);
-	oncpu(p, 400, 400, BLD_STACK(p, m23, a8), 21);
-	oncpu(p, 400, 400, BLD_STACK(p, m24, bt), 26);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[3], in44), 50);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[3], in45), 3);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[2]), 21);
+	oncpu(p, 400, 400, BLD_STACK(p, h[1], h[4]), 26);
 	v = bp_func_view(p);
 	assert_non_null(v);
 	assert_int_equal(bp_export_folded(v, &b), 0);
