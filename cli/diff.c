@@ -17,6 +17,7 @@
 #include "cli.h"
 #include "export/flame.h"
 #include "export/folded.h"
+#include "model/funcview.h"
 #include "model/profile.h"
 #include "options.h"
 #include "output.h"
@@ -128,7 +129,7 @@ int cmd_diff(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct output outs[MAX_OUTPUTS] = {};
-	struct bp_profile *p[2] = {};
+	struct bp_profile *p[2] = {}, *fv[2] = {};
 	struct bp_buf b = BP_BUF_INIT;
 	struct bp_diff f = {};
 	struct bp_gate gate;
@@ -192,6 +193,18 @@ int cmd_diff(int argc, char **argv)
 		goto out;
 	}
 
+	/* a box per function: lines move between the two versions compared */
+	for (i = 0; i < n && !fv[0]; i++) {
+		if (outs[i].fmt == OUT_JSON)
+			continue;
+		fv[0] = bp_func_view(p[0]);
+		fv[1] = fv[0] ? bp_func_view(p[1]) : NULL;
+		if (!fv[1]) {
+			cli_error("out of memory while making the function view");
+			ret = EXIT_RUNTIME;
+			goto out;
+		}
+	}
 	for (i = 0; i < n; i++) {
 		struct bp_flame_opts fo = {
 			.format = outs[i].fmt == OUT_SVG ? BP_FLAME_SVG : BP_FLAME_HTML,
@@ -203,7 +216,7 @@ int cmd_diff(int argc, char **argv)
 		err = outs[i].fmt == OUT_JSON ?
 			bp_diff_json_gate(&f, fail_above >= 0 ? &gate : NULL, argv[optind],
 					  argv[optind + 1], top, &b) :
-			bp_export_flame_diff(p[0], p[1], &fo, &b);
+			bp_export_flame_diff(fv[0], fv[1], &fo, &b);
 		if (err) {
 			cli_error("cannot write %s: %s", outs[i].path, strerror(-err));
 			ret = EXIT_RUNTIME;
@@ -232,5 +245,7 @@ out:
 	bp_buf_free(&b);
 	bp_profile__free(p[0]);
 	bp_profile__free(p[1]);
+	bp_profile__free(fv[0]);
+	bp_profile__free(fv[1]);
 	return ret;
 }

@@ -81,7 +81,7 @@ static void usage(FILE *f)
 		"usage: boundprof record [-a | -p PID[,PID...] | -G CGROUP] [-d SECONDS] [-F HZ]\n"
 		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [--no-offcpu]\n"
 		"                        [--unwind-mem SIZE] [--native] [--no-python] [-v] [-r N]\n"
-		"                        [--own MODULE]... [-- COMMAND [ARG...]]\n"
+		"                        [--own MODULE]... [--lines] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p, -G or COMMAND)\n"
 		"  -p, --pid PID,...  only these processes, with all their threads\n"
@@ -108,6 +108,8 @@ static void usage(FILE *f)
 		"      --no-python    no Python frames: the native stacks alone\n"
 		"      --own MODULE   advice may name code in MODULE (libfoo.so.1), a library\n"
 		"                     it would otherwise treat as a building block; may repeat\n"
+		"      --lines        folded stacks and flame graphs: a frame per source line\n"
+		"                     (default: a frame per function)\n"
 		"  -v, --verbose      more detail on stderr (repeat for more)\n"
 		"\n"
 		"With -- COMMAND, boundprof runs COMMAND, profiles it and every process it\n"
@@ -133,6 +135,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "native", no_argument, NULL, 'n' },
 		{ "no-python", no_argument, NULL, 'P' },
 		{ "own", required_argument, NULL, 'O' },
+		{ "lines", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -200,6 +203,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'P':
 			o->no_python = true;
+			break;
+		case 'L':
+			render_lines(true);
 			break;
 		case 'v':
 			cli_env.verbose++;

@@ -13,8 +13,10 @@
 #include "export/report_text.h"
 #include "analyze/python.h"
 #include "analyze/verdict.h"
+#include "model/funcview.h"
 
 static enum bp_group_by group_by;
+static bool show_lines;		/* --lines: a frame per source line, as recorded */
 
 void render_group_by(enum bp_group_by by)
 {
@@ -44,19 +46,32 @@ int render_view(const struct bp_profile *full, bool native, struct bp_profile **
 	return 0;
 }
 
+void render_lines(bool on)
+{
+	show_lines = on;
+}
+
+/* the formats that draw stacks: a frame per function unless --lines */
+static bool draws_stacks(enum out_fmt fmt)
+{
+	return fmt == OUT_FOLDED || fmt == OUT_FOLDED_OFFCPU || fmt == OUT_FOLDED_WALL ||
+	       fmt == OUT_SVG || fmt == OUT_HTML;
+}
+
+/* fp: p in the function view, for the formats that draw stacks */
 static int render_one(const struct output *out, const struct bp_profile *full,
-		      const struct bp_profile *p, const struct bp_summary *s,
-		      const struct bp_groups *g, struct bp_buf *b)
+		      const struct bp_profile *p, const struct bp_profile *fp,
+		      const struct bp_summary *s, const struct bp_groups *g, struct bp_buf *b)
 {
 	struct bp_flame_opts fo = { .initial_view = BP_VIEW_WALL };
 
 	switch (out->fmt) {
 	case OUT_FOLDED:
-		return bp_export_folded_grouped(p, BP_VIEW_ONCPU, group_by, b);
+		return bp_export_folded_grouped(fp, BP_VIEW_ONCPU, group_by, b);
 	case OUT_FOLDED_OFFCPU:
-		return bp_export_folded_grouped(p, BP_VIEW_OFFCPU, group_by, b);
+		return bp_export_folded_grouped(fp, BP_VIEW_OFFCPU, group_by, b);
 	case OUT_FOLDED_WALL:
-		return bp_export_folded_grouped(p, BP_VIEW_WALL, group_by, b);
+		return bp_export_folded_grouped(fp, BP_VIEW_WALL, group_by, b);
 	case OUT_JSON:
 		return bp_export_json_groups(p, s, g, true, b);
 	case OUT_PPROF:
@@ -64,10 +79,10 @@ static int render_one(const struct output *out, const struct bp_profile *full,
 		return bp_pprof_write(full, b);
 	case OUT_SVG:
 		fo.format = BP_FLAME_SVG;
-		return bp_export_flame(p, s, &fo, b);
+		return bp_export_flame(fp, s, &fo, b);
 	case OUT_HTML:
 		fo.format = BP_FLAME_HTML;
-		return bp_export_flame(p, s, &fo, b);
+		return bp_export_flame(fp, s, &fo, b);
 	}
 	return -ENOTSUP;
 }
@@ -91,15 +106,28 @@ int render_outputs_saved(struct output *outs, int n, const struct bp_profile *fu
 			 const struct bp_profile *p, const struct bp_summary *s)
 {
 	struct bp_buf b = BP_BUF_INIT;
+	struct bp_profile *fp = (struct bp_profile *)p;
 	struct bp_groups gs = {};
 	const struct bp_groups *g;
 	int i, err, ret = 0;
 
-	if (groups(p, s, &gs, &g))
+	for (i = 0; !show_lines && fp == p && i < n; i++) {
+		if (!draws_stacks(outs[i].fmt))
+			continue;
+		fp = bp_func_view(p);
+		if (!fp) {
+			cli_error("out of memory while making the function view");
+			return -ENOMEM;
+		}
+	}
+	if (groups(p, s, &gs, &g)) {
+		if (fp != p)
+			bp_profile__free(fp);
 		return -ENOMEM;
+	}
 	for (i = 0; i < n; i++) {
 		bp_buf_reset(&b);
-		err = render_one(&outs[i], full, p, s, g, &b);
+		err = render_one(&outs[i], full, p, fp, s, g, &b);
 		if (err) {
 			cli_error("cannot write %s: %s", outs[i].path, strerror(-err));
 			output_abort(&outs[i]);
@@ -111,6 +139,8 @@ int render_outputs_saved(struct output *outs, int n, const struct bp_profile *fu
 	}
 	bp_buf_free(&b);
 	bp_groups_free(&gs);
+	if (fp != p)
+		bp_profile__free(fp);
 	return ret;
 }
 
@@ -125,6 +155,7 @@ int render_report(const struct bp_profile *p, const struct bp_summary *s, bool j
 	if (groups(p, s, &gs, &g))
 		return -ENOMEM;
 	to.groups = g;
+	to.verbose = cli_env.verbose > 0;
 	if (json)
 		err = bp_export_json_groups(p, s, g, true, &b);
 	else

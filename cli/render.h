@@ -30,6 +30,12 @@ int render_report(const struct bp_profile *p, const struct bp_summary *s, bool j
 /* from now on, outputs and reports also show groups (BP_GROUP_NONE: not) */
 void render_group_by(enum bp_group_by by);
 
+/*
+ * from now on, folded stacks and flame graphs show a frame per source line
+ * (on) or per function (off, the default)
+ */
+void render_lines(bool on);
+
 /* summary and verdicts for a profile; 0 or -errno (printed) */
 int render_summarize(const struct bp_profile *p, struct bp_summary *s);
 

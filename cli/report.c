@@ -85,7 +85,7 @@ static void usage(FILE *f)
 {
 	fprintf(f,
 		"usage: boundprof report FILE.pb.gz [-o FILE]... [-g user|cgroup|unit] [--json]\n"
-		"                        [--native] [--own MODULE]... [-v]\n"
+		"                        [--native] [--own MODULE]... [--lines] [-v]\n"
 		"\n"
 		"Re-render a profile saved with `boundprof record -o FILE.pb.gz`.\n"
 		"  -o, --output FILE  write it again; the format follows the extension:\n"
@@ -95,6 +95,8 @@ static void usage(FILE *f)
 		"      --native       Python processes: every native frame, with the Python\n"
 		"                     frames in place of the interpreter frames that ran them\n"
 		"      --own MODULE   advice may name code in MODULE, as for record; may repeat\n"
+		"      --lines        folded stacks and flame graphs: a frame per source line\n"
+		"                     (default: a frame per function)\n"
 		"  -v, --verbose      more detail on stderr\n",
 		output_extensions());
 }
@@ -107,6 +109,7 @@ int cmd_report(int argc, char **argv)
 		{ "group-by", required_argument, NULL, 'g' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "own", required_argument, NULL, 'O' },
+		{ "lines", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
@@ -138,6 +141,9 @@ int cmd_report(int argc, char **argv)
 		case 'O':
 			if (cli_opt_own("--own", optarg))
 				return EXIT_USAGE;
+			break;
+		case 'L':
+			render_lines(true);
 			break;
 		case 'v':
 			cli_env.verbose++;

@@ -217,8 +217,8 @@ static void render_procs(struct top_state *st, const struct bp_profile *p, struc
 		if (quiet(&rows[i]))
 			continue;
 		shown++;
-		if (ps->nr_hot)
-			bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, sizeof(hot));
+		if (ps->nr_funcs)
+			bp_func_label(&p->frames[ps->funcs[0].frame], hot, sizeof(hot));
 		else
 			snprintf(hot, sizeof(hot), "-");
 		verdict_text(ps->verdict, verdict, sizeof(verdict));

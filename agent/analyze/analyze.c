@@ -163,6 +163,8 @@ struct acc {
 	uint8_t *owned;		/* per frame: bp_frame_owned() */
 	uint64_t *own, *callee;	/* per function: samples as the innermost own frame, as its callee */
 	uint32_t *func;		/* per frame: the first frame of its function (all its lines) */
+	uint64_t *ftotal;	/* per function: samples with it on the stack */
+	uint32_t *fmark;	/* per function: sample stamp, so recursion counts once */
 };
 
 static int cmp_func(const void *a, const void *b, void *ctx)
@@ -182,8 +184,9 @@ static int cmp_func(const void *a, const void *b, void *ctx)
 /*
  * Frames are lines of functions; advice is about functions. Names and
  * modules are interned, so one function's frames share both pointers.
+ * A module's frames without a name count as one function.
  */
-static int func_ids(const struct bp_profile *p, uint32_t *func)
+int bp_func_ids(const struct bp_profile *p, uint32_t *func)
 {
 	uint32_t *ord = malloc((p->nr_frames + 1) * sizeof(*ord)), i;
 
@@ -196,8 +199,9 @@ static int func_ids(const struct bp_profile *p, uint32_t *func)
 		const struct bp_frame *f = &p->frames[ord[i]];
 		const struct bp_frame *prev = i ? &p->frames[ord[i - 1]] : NULL;
 
-		func[ord[i]] = prev && f->name && prev->name == f->name &&
-					       prev->module == f->module ? func[ord[i - 1]] : ord[i];
+		/* a module's unnamed code is one function: an address is no advice */
+		func[ord[i]] = prev && prev->name == f->name && prev->module == f->module &&
+			       prev->kernel == f->kernel ? func[ord[i - 1]] : ord[i];
 	}
 	free(ord);
 	return 0;
@@ -313,11 +317,92 @@ static struct bp_thread_summary *thr_slot(struct bp_proc_summary *ps, uint32_t t
 	return NULL;
 }
 
+/* lines grouped by function, each function's by self desc */
+static int cmp_line_func(const void *a, const void *b, void *ctx)
+{
+	const uint32_t *func = ctx;
+	const struct bp_hotspot *x = a, *y = b;
+
+	if (func[x->frame] != func[y->frame])
+		return func[x->frame] < func[y->frame] ? -1 : 1;
+	return cmp_hot_self(a, b);
+}
+
+static int cmp_func_self(const void *a, const void *b)
+{
+	const struct bp_func_hot *x = a, *y = b;
+
+	if (x->self != y->self)
+		return cmp_u64_desc(x->self, y->self);
+	if (x->total != y->total)
+		return cmp_u64_desc(x->total, y->total);
+	return x->frame < y->frame ? -1 : x->frame > y->frame;
+}
+
+static void bp_func_hots_free(struct bp_func_hot *fh, uint32_t n)
+{
+	uint32_t i;
+
+	for (i = 0; fh && i < n; i++)
+		free(fh[i].lines);
+	free(fh);
+}
+
+/*
+ * The functions of the lines in all (sorted here by function): a
+ * function's self time is its lines' (a stack has one leaf), its total
+ * what the sample pass counted once per stack.
+ */
+static int func_hotspots(struct acc *a, struct bp_hotspot *all, uint32_t n, uint64_t samples,
+			 uint32_t max_hot, struct bp_proc_summary *ps)
+{
+	struct bp_func_hot *fh;
+	uint32_t i, j, nr = 0, keep;
+
+	fh = calloc(n ? n : 1, sizeof(*fh));
+	if (!fh)
+		return -ENOMEM;
+	qsort_r(all, n, sizeof(*all), cmp_line_func, a->func);
+	for (i = 0; i < n; i = j) {
+		uint32_t fid = a->func[all[i].frame], lines = 0;
+		struct bp_func_hot *h = &fh[nr++];
+
+		for (j = i; j < n && a->func[all[j].frame] == fid; j++) {
+			h->self += all[j].self;
+			if (all[j].self)
+				lines++;
+		}
+		h->frame = fid;
+		h->total = a->ftotal[fid];
+		a->ftotal[fid] = 0;
+		h->self_frac = samples ? (double)h->self / samples : 0;
+		h->total_frac = samples ? (double)h->total / samples : 0;
+		if (lines > max_hot)
+			lines = max_hot;
+		h->lines = calloc(lines ? lines : 1, sizeof(*h->lines));
+		if (!h->lines) {
+			bp_func_hots_free(fh, nr);
+			return -ENOMEM;
+		}
+		memcpy(h->lines, all + i, lines * sizeof(*all));
+		h->nr_lines = lines;
+	}
+	qsort(fh, nr, sizeof(*fh), cmp_func_self);
+	for (keep = 0; keep < nr && keep < max_hot && fh[keep].self; keep++)
+		;
+	for (i = keep; i < nr; i++)
+		free(fh[i].lines);
+	ps->funcs = fh;
+	ps->nr_funcs = keep;
+	return 0;
+}
+
 static int hotspots(const struct bp_profile *p, struct acc *a, uint64_t samples, uint32_t max_hot,
 		    struct bp_proc_summary *ps)
 {
 	struct bp_hotspot *all;
 	uint32_t i, nr;
+	int err;
 
 	all = calloc(a->nr_touched ? a->nr_touched : 1, sizeof(*all));
 	if (!all)
@@ -346,8 +431,9 @@ static int hotspots(const struct bp_profile *p, struct acc *a, uint64_t samples,
 	qsort(all, a->nr_touched, sizeof(*all), cmp_hot_total);
 	memcpy(ps->incl, all, nr * sizeof(*all));
 	ps->nr_incl = nr;
+	err = func_hotspots(a, all, a->nr_touched, samples, max_hot, ps);
 	free(all);
-	return 0;
+	return err;
 }
 
 static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc,
@@ -415,6 +501,10 @@ static int summarize_proc(const struct bp_profile *p, const struct bp_proc *proc
 			if (a->mark[f] != a->stamp) {
 				a->mark[f] = a->stamp;
 				a->total[f] += s->count;
+			}
+			if (a->fmark[a->func[f]] != a->stamp) {
+				a->fmark[a->func[f]] = a->stamp;
+				a->ftotal[a->func[f]] += s->count;
 			}
 		}
 		if (nr) {
@@ -565,10 +655,13 @@ int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary
 	a.own = calloc(p->nr_frames + 1, sizeof(*a.own));
 	a.callee = calloc(p->nr_frames + 1, sizeof(*a.callee));
 	a.func = calloc(p->nr_frames + 1, sizeof(*a.func));
+	a.ftotal = calloc(p->nr_frames + 1, sizeof(*a.ftotal));
+	a.fmark = calloc(p->nr_frames + 1, sizeof(*a.fmark));
 	out->procs = calloc(p->nr_procs + 1, sizeof(*out->procs));
 	if (!idx || !done || !a.self || !a.total || !a.mark || !a.touched || !a.thr_ns ||
 	    !a.cat || !a.owned || !a.own || !a.callee || !a.func ||
-	    !out->procs || func_ids(p, a.func))
+	    !a.ftotal || !a.fmark ||
+	    !out->procs || bp_func_ids(p, a.func))
 		goto out;
 	for (i = 0; i < p->nr_frames; i++) {
 		a.cat[i] = frame_category(&p->frames[i]);
@@ -629,6 +722,8 @@ out:
 	free(a.own);
 	free(a.callee);
 	free(a.func);
+	free(a.ftotal);
+	free(a.fmark);
 	if (err)
 		bp_summary_free(out);
 	return err;
@@ -641,6 +736,7 @@ void bp_summary_free(struct bp_summary *s)
 	for (i = 0; i < s->nr_procs; i++) {
 		free(s->procs[i].hot);
 		free(s->procs[i].incl);
+		bp_func_hots_free(s->procs[i].funcs, s->procs[i].nr_funcs);
 		free(s->procs[i].thr);
 		bp_verdict_free(s->procs[i].verdict);
 		free(s->procs[i].verdict);

@@ -22,6 +22,20 @@ struct bp_hotspot {
 	double total_frac;
 };
 
+/*
+ * A function's time, all its lines together: what advice names, since
+ * algorithms live in functions, not lines. Its lines are detail beneath it.
+ */
+struct bp_func_hot {
+	uint32_t frame;		/* a frame of the function (its name and module; not a line) */
+	uint64_t self;		/* samples with one of its lines as the leaf */
+	uint64_t total;		/* samples with it anywhere on the stack, recursion counted once */
+	double self_frac;	/* of the process's on-CPU samples */
+	double total_frac;
+	struct bp_hotspot *lines;	/* its lines with self time, by self desc */
+	uint32_t nr_lines;
+};
+
 struct bp_thread_summary {
 	uint32_t tid;
 	const struct bp_thread *t;	/* NULL if only known from samples */
@@ -69,6 +83,8 @@ struct bp_proc_summary {
 	uint32_t nr_hot;
 	struct bp_hotspot *incl;	/* by total desc: where time goes inclusively */
 	uint32_t nr_incl;
+	struct bp_func_hot *funcs;	/* functions by self desc, then total desc */
+	uint32_t nr_funcs;
 	struct bp_verdict *verdict;	/* NULL until bp_verdicts(); NULL for quiet processes */
 	/*
 	 * The user's own code (analyze/owned.h): the innermost frame of theirs
@@ -106,6 +122,13 @@ struct bp_summary {
 /* keep at most max_hot hotspots per process; 0 or -ENOMEM */
 int bp_summarize(const struct bp_profile *p, uint32_t max_hot, struct bp_summary *out);
 void bp_summary_free(struct bp_summary *s);
+
+/*
+ * Per frame of p, the id of the first frame of its function (the frames
+ * of a function differ only in their line; a module's unnamed frames are
+ * one function); func has room for p->nr_frames. 0 or -ENOMEM.
+ */
+int bp_func_ids(const struct bp_profile *p, uint32_t *func);
 
 /* on-CPU seconds for a sample count / ns sum under this profile's event */
 double bp_oncpu_seconds(const struct bp_profile *p, uint64_t samples, uint64_t ns);

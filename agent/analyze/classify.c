@@ -139,12 +139,35 @@ static void mib(char *buf, size_t len, double bytes)
 		snprintf(buf, len, "%.0f MiB", bytes / (1024.0 * 1024));
 }
 
+/* past 100x the digits mean nothing: the rest of the run is noise */
 static void speedup(char *buf, size_t len, double s)
 {
-	if (isinf(s) || s > 1000)
-		snprintf(buf, len, "unbounded");
+	if (isinf(s) || s > 100)
+		snprintf(buf, len, "more than 100x");
 	else
 		snprintf(buf, len, "%.2fx", s);
+}
+
+/*
+ * Why code has no name, and how to get one, by where it is: JIT code
+ * without a perf map, an address outside any file, a file without symbols.
+ */
+static const char *unnamed_why(const char *module, char *buf, size_t len)
+{
+	if (!strncmp(module, "[anon", 5) || !strncmp(module, "memfd:", 6) ||
+	    !strncmp(module, "//anon", 6))
+		return "code generated at run time (a JIT) without a perf map: run the runtime "
+		       "with its perf map on (node --perf-basic-prof; java "
+		       "-XX:+UnlockDiagnosticVMOptions -XX:+DumpPerfMapAtExit, or perf-map-agent) "
+		       "and boundprof reads the names from /tmp/perf-PID.map";
+	if (module[0] == '[')
+		return "an address outside any file: code generated at run time (a perf map "
+		       "names it) or a stack walk gone astray (build with -fno-omit-frame-pointer "
+		       "or keep unwind tables)";
+	snprintf(buf, len, "%s has no symbols for it: install its debug symbols (the -dbgsym "
+		 "or -debuginfo package), or build it with -g and without -s",
+		 strrchr(module, '/') ? strrchr(module, '/') + 1 : module);
+	return buf;
 }
 
 static enum bp_confidence drop(enum bp_confidence c)
@@ -528,7 +551,8 @@ static bool has(const char *s, const char *what)
 
 /*
  * What to do about time inside a building block, by what it is: it is
- * already tuned, so the lever is always to use it less or better.
+ * already tuned, so the lever is always to use it less or better. NULL:
+ * nothing more to say than to call it less.
  */
 static const char *callee_hint(const struct bp_evidence *e)
 {
@@ -554,25 +578,89 @@ static const char *callee_hint(const struct bp_evidence *e)
 		return "call it on bigger blocks: batch small products into large ones";
 	if (m && has(m, "libz"))
 		return "compress less: a faster level, or compress once and reuse the result";
-	return "call it less, or on more data per call";
+	return NULL;
+}
+
+/* the interpreter's how-to with the script in place of SCRIPT; returns buf */
+static const char *interp_how(const struct bp_evidence *e, char *buf, size_t len)
+{
+	const char *how = e->interp->how, *at = strstr(how, "SCRIPT");
+	const char *script = e->interp_script[0] ? e->interp_script : "-e CODE";
+
+	if (!at)
+		snprintf(buf, len, "%s", how);
+	else
+		snprintf(buf, len, "%.*s%s%s", (int)(at - how), how, script, at + 6);
+	return buf;
+}
+
+/* whose the time is, and what can be seen of the script meanwhile */
+static void interp_lines(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	const struct bp_interp *in = e->interp;
+	const char *script = e->interp_script[0] ? e->interp_script : "code from its command line";
+
+	if (in->perf_map)
+		EVIDENCE("the time is in the %s runtime running %s and the code it compiled, "
+			 "which has no perf map: boundprof cannot see its %s %s", in->binary,
+			 script, in->lang, in->units);
+	else
+		EVIDENCE("the time is in the %s interpreter running %s: boundprof does not walk "
+			 "%s stacks, so it cannot see the script's own %s", in->binary, script,
+			 in->lang, in->units);
+	if (e->interp_calls[0])
+		EVIDENCE("what it can see meanwhile: %.0f%% of the on-CPU time is %s, called "
+			 "from %s", pct(e->interp_calls_frac), e->interp_calls, script);
+}
+
+/* how to see the script's functions, then what to do with what can be seen */
+static void interp_levers(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	const struct bp_interp *in = e->interp;
+	char how[400];
+
+	if (in->perf_map)
+		LEVER("See the %s %s first, then tune the hottest: run it with %s", in->lang,
+		      in->units, interp_how(e, how, sizeof(how)));
+	else
+		LEVER("Find the hot %s in %s first, then tune them: boundprof cannot see them; "
+		      "use %s", in->units, e->interp_script[0] ? e->interp_script :
+		      "the code on its command line", interp_how(e, how, sizeof(how)));
+	if (e->interp_calls[0] && e->interp_calls_frac >= 0.2)
+		LEVER("Meanwhile, %s %s %.0f%% of the on-CPU time: call %s fewer times from "
+		      "the script (hoist %s out of loops, cache or tabulate %s results)",
+		      e->interp_calls, e->interp_calls_n > 1 ? "are" : "is",
+		      pct(e->interp_calls_frac), e->interp_calls_n > 1 ? "them" : "it",
+		      e->interp_calls_n > 1 ? "them" : "it", e->interp_calls_n > 1 ? "their" : "its");
 }
 
 static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 {
-	char s4[32], smax[32];
+	char s4[32], smax[32], why[320];
+
+	if (e->interp) {
+		interp_lines(e, v);
+		return;
+	}
 
 	if (!e->hot_name || e->hot_frac <= 0)
 		return;
 	speedup(s4, sizeof(s4), v->hot_4x);
 	speedup(smax, sizeof(smax), bp_amdahl(v->hot_wall, 0));
 	if (e->hot_own && e->own_callee && e->own_beneath > 0)
-		EVIDENCE("%s spends %.0f%% of its time in %s (%s)%s", e->hot_name,
-			 pct(e->own_callee_frac), e->own_callee, e->own_callee_module,
+		EVIDENCE("%s spends %.0f%% of its time in %s%s%s%s%s", e->hot_name,
+			 pct(e->own_callee_frac), e->own_callee,
+			 e->own_callee_unnamed ? "" : " (",
+			 e->own_callee_unnamed ? "" : e->own_callee_module,
+			 e->own_callee_unnamed ? "" : ")",
 			 e->own_kernel >= 0.05 && !e->own_callee_kernel ?
 			 ", largely the kernel working for it" : "");
 	EVIDENCE("%s is %.0f%% of wall time%s: making it 4x faster gives at most %s, removing it %s",
 		 e->hot_name, pct(v->hot_wall), e->hot_own ? " with what it calls" : "", s4, smax);
-	if (e->hot_foreign && e->hot_module)
+	if (e->hot_unnamed)
+		EVIDENCE("the hot code has no name: %s", unnamed_why(e->hot_unnamed, why,
+								       sizeof(why)));
+	else if (e->hot_foreign && e->hot_module)
 		EVIDENCE("%s is in %s, code the program calls but does not own (--own %s "
 			 "if it does)", e->hot_name, e->hot_module, e->hot_module);
 	if (e->python && e->py_hot && e->py_native > 0 && e->py_native_name[0])
@@ -687,7 +775,8 @@ const char *bp_mem_judgement_name(uint32_t j)
 static void classify_compute(const struct bp_evidence *e, const struct bp_thresholds *t,
 			     struct bp_verdict *v)
 {
-	char wss[32], llc[32], rss[32];
+	char wss[32], llc[32], rss[32], why[320];
+	const char *hint;
 	bool mem = false;
 
 	v->conf = BP_CONF_HIGH;
@@ -778,12 +867,25 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		python_levers(e, v);
 		return;
 	}
-	if (e->hot_name && e->hot_frac > 0 && e->hot_own && e->own_callee &&
-	    e->own_beneath >= OWN_BENEATH) {
+	if (e->interp) {
+		interp_levers(e, v);
+	} else if (e->hot_name && e->hot_frac > 0 && e->hot_unnamed) {
+		LEVER("Get names for the hot code first, then tune it: %s",
+		      unnamed_why(e->hot_unnamed, why, sizeof(why)));
+	} else if (e->hot_name && e->hot_frac > 0 && e->hot_own && e->own_callee &&
+		   e->own_beneath >= OWN_BENEATH && e->own_callee_unnamed) {
+		LEVER("Tune %s first: %.0f%% of its time is in %s, which boundprof cannot name: "
+		      "%s (4x faster there gives %.2fx overall)",
+		      e->hot_name, pct(e->own_callee_frac), e->own_callee,
+		      unnamed_why(e->own_callee_unnamed, why, sizeof(why)), v->hot_4x);
+	} else if (e->hot_name && e->hot_frac > 0 && e->hot_own && e->own_callee &&
+		   e->own_beneath >= OWN_BENEATH) {
+		hint = callee_hint(e);
 		LEVER("Tune %s first: %.0f%% of its time is in %s (%s), an already-optimized "
-		      "building block: call it less, or on more data per call — %s (4x faster "
+		      "building block: call it less, or on more data per call%s%s (4x faster "
 		      "there gives %.2fx overall)", e->hot_name, pct(e->own_callee_frac),
-		      e->own_callee, e->own_callee_module, callee_hint(e), v->hot_4x);
+		      e->own_callee, e->own_callee_module, hint ? " — " : "", hint ? hint : "",
+		      v->hot_4x);
 	} else if (e->hot_name && e->hot_frac > 0 && e->hot_foreign) {
 		LEVER("%s (%s) is an already-optimized building block: call it less, or on more "
 		      "data per call (4x less time in it gives %.2fx overall)", e->hot_name,

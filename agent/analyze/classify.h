@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "boundprof.h"
+#include "analyze/interp.h"
 #include "analyze/verdict_classes.h"
 
 /*
@@ -204,6 +205,23 @@ struct bp_evidence {
 	const char *own_callee_module;	/* ... and where: "libc.so.6", "[kernel]" */
 	bool own_callee_kernel;
 	char own_callee_buf[128];	/* what own_callee points to, when set from a profile */
+	/*
+	 * Code without a name ([anon] JIT code, an address outside any file,
+	 * a stripped file): the module it is in, so that the advice says why
+	 * and how to get names instead of calling it a building block.
+	 */
+	const char *hot_unnamed;	/* hot_name has no name; NULL: it has one */
+	const char *own_callee_unnamed;	/* own_callee has no name; NULL: it has one */
+	/*
+	 * The hot code is an interpreter's that boundprof does not walk
+	 * (analyze/interp.h): hot_name is then unset, since the interpreter's
+	 * internals are no code its user can change.
+	 */
+	const struct bp_interp *interp;
+	char interp_script[128];	/* the script it runs, "" unknown */
+	char interp_calls[192];		/* what the script calls that has a name: "sin() and sqrt()" */
+	double interp_calls_frac;	/* ... its share of on-CPU samples */
+	uint32_t interp_calls_n;	/* ... how many functions that names */
 	/* the system calls it makes (syscall-bound) */
 	bool sys_valid;			/* syscr/syscw were counted for it */
 	uint64_t sys_reads, sys_writes;	/* read- and write-family calls in the window */

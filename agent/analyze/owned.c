@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "analyze/interp.h"
 #include "analyze/owned.h"
 
 /*
@@ -66,6 +67,9 @@ bool bp_module_foreign(const char *module)
 	const char *b = base(module);
 	size_t i;
 
+	/* an interpreter's own C code: its scripts' authors cannot change it */
+	if (bp_interp_of_module(b))
+		return true;
 	for (i = 0; i < sizeof(foreign) / sizeof(foreign[0]); i++)
 		if (!strncmp(b, foreign[i], strlen(foreign[i])))
 			return true;
@@ -80,6 +84,30 @@ static bool own_given(const char *b)
 		if (names(b, own[i]))
 			return true;
 	return false;
+}
+
+/* the perf map's names for a runtime's own generated code (V8, HotSpot) */
+static const char *const runtime_jit[] = {
+	"Builtin:", "Stub:", "BytecodeHandler:", "Handler:", "RegExp:", "Interpreter",
+	"StubRoutines", "Builtins_",
+};
+
+/*
+ * Code in anonymous memory that a perf map names (node --perf-basic-prof,
+ * the JVM's perf map) is the program's JIT-compiled functions, unless it is
+ * the runtime's own stubs.
+ */
+static bool jit_named(const struct bp_frame *f)
+{
+	const char *b = base(f->module);
+	size_t i;
+
+	if (!f->name || (strncmp(b, "[anon", 5) && strncmp(b, "memfd:", 6)))
+		return false;
+	for (i = 0; i < sizeof(runtime_jit) / sizeof(runtime_jit[0]); i++)
+		if (!strncmp(f->name, runtime_jit[i], strlen(runtime_jit[i])))
+			return false;
+	return true;
 }
 
 bool bp_frame_owned(const struct bp_frame *f)
@@ -97,8 +125,10 @@ bool bp_frame_owned(const struct bp_frame *f)
 	 * binary) is still theirs.
 	 */
 	b = base(f->module);
-	if (b[0] == '[' || (f->name && f->name[0] == '['))
+	if (f->name && f->name[0] == '[')
 		return false;
+	if (b[0] == '[' || !strncmp(b, "memfd:", 6))
+		return jit_named(f);
 	return own_given(b) || !bp_module_foreign(b);
 }
 
@@ -125,6 +155,11 @@ const char *bp_short_name(const char *name, const char *module, char *buf, size_
 	const char *n = name, *b = base(module);
 	size_t cut, i;
 
+	/* V8's maths are JavaScript's Math: its users know them so */
+	if (!strncmp(n, "v8::base::ieee754::", 19) && !strstr(n + 19, "::")) {
+		snprintf(buf, len, "Math.%s", n + 19);
+		return buf;
+	}
 	snprintf(buf, len, "%s", name);
 	if (strncmp(b, "libc", 4) && strncmp(b, "libm", 4))
 		return buf;

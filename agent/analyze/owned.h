@@ -40,7 +40,8 @@ bool bp_frame_foreign(const struct bp_frame *f);
 /*
  * The name a reader knows a building block by: a C runtime or libm variant
  * picked at load time loses its decoration ("__memset_avx512_unaligned_erms"
- * is memset, "__ieee754_pow_fma" is pow). Other names are kept. Returns buf.
+ * is memset, "__ieee754_pow_fma" is pow), and V8's maths are JavaScript's
+ * ("v8::base::ieee754::sin" is Math.sin). Other names are kept. Returns buf.
  */
 const char *bp_short_name(const char *name, const char *module, char *buf, size_t len);
 

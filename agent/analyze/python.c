@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "analyze/analyze.h"
 #include "analyze/python.h"
 #include "model/merge.h"
 
@@ -92,54 +93,16 @@ uint32_t bp_python_view_stack(const struct bp_profile *p, const uint32_t *fr, ui
 	return n;
 }
 
+static int64_t python_stack(struct bp_profile *v, const uint32_t *fr, uint32_t nr,
+			    uint32_t *out, void *ctx)
+{
+	(void)ctx;
+	return bp_python_view_stack(v, fr, nr, out);
+}
+
 struct bp_profile *bp_python_view(const struct bp_profile *p)
 {
-	struct bp_profile *v = bp_profile__new_like(p, p->start_ns);
-	uint32_t *map = NULL, *buf = malloc(64 * sizeof(*buf)), i, nr, nstacks, cap = 64;
-	int err = -ENOMEM;
-
-	if (!v || !buf) {
-		bp_profile__free(v);
-		free(buf);
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (bp_profile__merge(v, p))
-		goto out;
-	v->end_ns = p->end_ns;
-	nstacks = v->nr_stacks;
-	map = malloc((nstacks + 1) * sizeof(*map));
-	if (!map)
-		goto out;
-	for (i = 0; i < nstacks; i++) {
-		const uint32_t *fr = bp_profile__stack_frames(v, i, &nr);
-		int64_t id;
-
-		if (nr > cap) {
-			uint32_t *nb = realloc(buf, nr * sizeof(*nb));
-
-			if (!nb)
-				goto out;
-			buf = nb;
-			cap = nr;
-		}
-		/* fr points into the pool, which new stacks may move: copy first */
-		nr = bp_python_view_stack(v, fr, nr, buf);
-		id = nr ? bp_profile__stack(v, buf, nr) : (int64_t)i;
-		if (id < 0)
-			goto out;
-		map[i] = (uint32_t)id;
-	}
-	err = bp_profile__restack(v, map);
-out:
-	free(map);
-	free(buf);
-	if (err) {
-		bp_profile__free(v);
-		errno = -err;
-		return NULL;
-	}
-	return v;
+	return bp_profile__view(p, python_stack, NULL);
 }
 
 /* the innermost Python frame of a stack (root first), or nr */
@@ -158,12 +121,14 @@ int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot
 	uint64_t *by_py = calloc(p->nr_frames + 1, sizeof(*by_py));
 	uint64_t *native = calloc(p->nr_frames + 1, sizeof(*native));
 	uint64_t *leaf = calloc(p->nr_frames + 1, sizeof(*leaf));
+	uint32_t *func = calloc(p->nr_frames + 1, sizeof(*func));
 	uint64_t total = 0, best = 0, best_leaf = 0;
 	uint32_t i, nr, top = 0;
 	int err = -ENOMEM;
 
 	memset(out, 0, sizeof(*out));
-	if (!by_py || !native || !leaf)
+	/* by function, all its lines together: advice names functions */
+	if (!by_py || !native || !leaf || !func || bp_func_ids(p, func))
 		goto out;
 	for (i = 0; i < p->nr_samples; i++) {
 		const struct bp_sample *s = &p->samples[i];
@@ -178,10 +143,10 @@ int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot
 		if (k == nr)
 			continue;
 		out->samples += s->count;
-		by_py[fr[k]] += s->count;
+		by_py[func[fr[k]]] += s->count;
 		/* below it a user frame that is not Python: compiled code it called */
 		if (k + 1 < nr && !p->frames[fr[nr - 1]].python && !p->frames[fr[k + 1]].kernel)
-			native[fr[k]] += s->count;
+			native[func[fr[k]]] += s->count;
 	}
 	err = -ENOENT;
 	if (!out->samples)
@@ -205,7 +170,7 @@ int bp_python_hot(const struct bp_profile *p, uint32_t pid, struct bp_python_hot
 			continue;
 		fr = bp_profile__stack_frames(p, s->stack, &nr);
 		k = innermost_python(p, fr, nr);
-		if (k == nr || fr[k] != top)
+		if (k == nr || func[fr[k]] != top)
 			continue;
 		for (j = nr; j-- > k + 1 && p->frames[fr[j]].kernel;)
 			;
@@ -223,5 +188,6 @@ out:
 	free(by_py);
 	free(native);
 	free(leaf);
+	free(func);
 	return err;
 }

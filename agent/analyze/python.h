@@ -31,10 +31,11 @@ uint32_t bp_python_view_stack(const struct bp_profile *p, const uint32_t *fr, ui
 /*
  * Where a Python process's on-CPU time is, by Python function: the
  * innermost Python frame of each sample (in the Python view, the Python
- * line that ran, or that called the native code that ran).
+ * line that ran, or that called the native code that ran), all the lines
+ * of a function together.
  */
 struct bp_python_hot {
-	uint32_t frame;		/* the innermost Python frame most samples have */
+	uint32_t frame;		/* a frame of the innermost Python function most samples have */
 	double frac;		/* its share of the process's on-CPU samples */
 	double native;		/* of those, the share inside compiled code below it */
 	uint32_t native_frame;	/* the compiled code's hottest leaf; valid when native > 0 */

@@ -8,6 +8,7 @@
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
 #include "analyze/groups.h"
+#include "analyze/interp.h"
 #include "analyze/owned.h"
 #include "analyze/python.h"
 #include "analyze/verdict.h"
@@ -209,9 +210,11 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 {
 	const struct bp_frame *leaf, *callee;
 
-	if (!ps->nr_hot || !hot_len)
+	if (!ps->nr_funcs || !hot_len)
 		return;
-	leaf = &p->frames[ps->hot[0].frame];
+	leaf = &p->frames[ps->funcs[0].frame];
+	if (!leaf->name)
+		e->hot_unnamed = leaf->module;
 	if (bp_frame_owned(leaf))
 		return;
 	if (!ps->have_own) {
@@ -221,10 +224,8 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 		return;
 	}
 	/* a function, all its lines together: no line to name */
-	if (p->frames[ps->own_frame].name)
-		snprintf(hot, hot_len, "%s", p->frames[ps->own_frame].name);
-	else
-		bp_frame_label(&p->frames[ps->own_frame], false, hot, hot_len);
+	bp_func_label(&p->frames[ps->own_frame], hot, hot_len);
+	e->hot_unnamed = p->frames[ps->own_frame].name ? NULL : p->frames[ps->own_frame].module;
 	e->hot_name = hot;
 	e->hot_frac = ps->own_frac;
 	e->hot_own = true;
@@ -236,11 +237,72 @@ static void own_evidence(const struct bp_profile *p, const struct bp_proc_summar
 			e->own_callee = bp_short_name(callee->name, callee->module, e->own_callee_buf,
 						      sizeof(e->own_callee_buf));
 		else
-			e->own_callee = bp_frame_label(callee, false, e->own_callee_buf,
-						       sizeof(e->own_callee_buf));
+			e->own_callee = bp_func_label(callee, e->own_callee_buf,
+						      sizeof(e->own_callee_buf));
+		e->own_callee_unnamed = callee->name ? NULL : callee->module;
 		e->own_callee_module = callee->module;
 		e->own_callee_kernel = callee->kernel;
 		e->own_callee_frac = ps->own_callee_frac;
+	}
+}
+
+/*
+ * The hot code is an interpreter's that boundprof does not walk (Perl_pp_sin,
+ * vm_exec_core, node's unnamed JIT code): the verdict says whose it is and
+ * how to see the script's functions, and names no interpreter internals.
+ * What it can still say is what the script calls that has a name (libm's
+ * sin, libc's memcpy). Python is walked; the user's own code that can be
+ * named (a perf map's JavaScript, a native extension) keeps the advice.
+ */
+static void interp_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+			    struct bp_evidence *e)
+{
+	const struct bp_frame *first = &p->frames[ps->funcs[0].frame];
+	const struct bp_interp *in = NULL;
+	char names[3][64];
+	size_t n = 0;
+	uint32_t i, named = 0;
+
+	if (ps->proc->python || bp_frame_owned(first))
+		return;
+	if (e->hot_own && !e->hot_unnamed)
+		return;
+	for (i = 0; i < ps->nr_funcs && !in; i++)
+		in = bp_interp_of_module(p->frames[ps->funcs[i].frame].module);
+	if (!in)
+		in = bp_interp_of_module(ps->proc->comm);
+	if (!in)
+		return;
+	e->interp = in;
+	e->hot_name = NULL;
+	e->hot_frac = 0;
+	e->hot_own = e->hot_foreign = false;
+	e->hot_unnamed = NULL;
+	e->own_callee = NULL;
+	if (!bp_interp_script(ps->proc->cmdline, e->interp_script, sizeof(e->interp_script)))
+		e->interp_script[0] = 0;
+	/* the building blocks the script calls, by the names readers know them by */
+	for (i = 0; i < ps->nr_funcs && named < 3; i++) {
+		const struct bp_func_hot *h = &ps->funcs[i];
+		const struct bp_frame *f = &p->frames[h->frame];
+
+		if (!f->name || f->kernel || h->self_frac < 0.02)
+			continue;
+		bp_short_name(f->name, f->module, names[named], sizeof(names[0]));
+		/* a building block, or a runtime's own maths (Math.sin) */
+		if (strncmp(names[named], "Math.", 5) &&
+		    (bp_interp_of_module(f->module) || !bp_frame_foreign(f)))
+			continue;
+		e->interp_calls_frac += h->self_frac;
+		e->interp_calls_n = ++named;
+	}
+	for (i = 0; i < named; i++) {
+		int w = snprintf(e->interp_calls + n, sizeof(e->interp_calls) - n, "%s%s()",
+				 !i ? "" : i + 1 == named ? " and " : ", ", names[i]);
+
+		if (w < 0 || (size_t)w >= sizeof(e->interp_calls) - n)
+			break;
+		n += w;
 	}
 }
 
@@ -330,7 +392,7 @@ static void python_evidence(const struct bp_profile *p, const struct bp_proc_sum
 	}
 	if (bp_python_hot(p, ps->proc->pid, &h) || !hot_len)
 		return;
-	bp_frame_label(&p->frames[h.frame], false, hot, hot_len);
+	bp_func_label(&p->frames[h.frame], hot, hot_len);
 	e->hot_name = hot;
 	e->hot_frac = h.frac;
 	e->py_hot = true;
@@ -384,11 +446,13 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->throttled_rq_s = ps->throttled_s;
 	bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
 			   bp_proc_psi_cgroup(p, proc), e);
-	if (ps->nr_hot && hot_len) {
-		bp_frame_label(&p->frames[ps->hot[0].frame], false, hot, hot_len);
+	/* a function, all its lines together: algorithms live in functions */
+	if (ps->nr_funcs && hot_len) {
+		bp_func_label(&p->frames[ps->funcs[0].frame], hot, hot_len);
 		e->hot_name = hot;
-		e->hot_frac = ps->hot[0].self_frac;
+		e->hot_frac = ps->funcs[0].self_frac;
 		own_evidence(p, ps, e, hot, hot_len);
+		interp_evidence(p, ps, e);
 	}
 	python_evidence(p, ps, e, hot, hot_len);
 }
@@ -474,11 +538,12 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		for (i = 0; !e->pmu_valid && i < s->nr_procs; i++)
 			if (s->procs[i].proc && s->procs[i].proc->pmu_valid)
 				mem_evidence(p, s->procs[i].proc, e);
-		if (top->nr_hot && hot_len && top->on_cpu_s > 0) {
-			bp_frame_label(&p->frames[top->hot[0].frame], false, hot, hot_len);
+		if (top->nr_funcs && hot_len && top->on_cpu_s > 0) {
+			bp_func_label(&p->frames[top->funcs[0].frame], hot, hot_len);
 			e->hot_name = hot;
-			e->hot_frac = top->hot[0].self_frac;
+			e->hot_frac = top->funcs[0].self_frac;
 			own_evidence(p, top, e, hot, hot_len);
+			interp_evidence(p, top, e);
 			/* its share of all the on-CPU time recorded */
 			e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);
 		}

@@ -130,6 +130,35 @@ static void write_hotspots(struct bp_json_w *w, const struct bp_profile *p,
 	bp_json_w_end_array(w);
 }
 
+/* hotspots by function, all lines together, each with its lines beneath */
+static void write_functions(struct bp_json_w *w, const struct bp_profile *p,
+			    const struct bp_proc_summary *ps)
+{
+	char label[512];
+	uint32_t i;
+
+	bp_json_w_begin_array(w);
+	for (i = 0; i < ps->nr_funcs; i++) {
+		const struct bp_func_hot *h = &ps->funcs[i];
+		const struct bp_frame *f = &p->frames[h->frame];
+
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "function", bp_func_label(f, label, sizeof(label)));
+		bp_json_w_kv_string(w, "module", f->module);
+		bp_json_w_kv_bool(w, "kernel", f->kernel);
+		if (f->python)
+			bp_json_w_kv_bool(w, "python", true);
+		bp_json_w_kv_double(w, "self", h->self_frac);
+		bp_json_w_kv_double(w, "total", h->total_frac);
+		bp_json_w_kv_uint64(w, "self_samples", h->self);
+		bp_json_w_kv_uint64(w, "total_samples", h->total);
+		bp_json_w_key(w, "lines");
+		write_hotspots(w, p, h->lines, h->nr_lines);
+		bp_json_w_end_object(w);
+	}
+	bp_json_w_end_array(w);
+}
+
 static void write_kinds(struct bp_json_w *w, const char *key, const double *v)
 {
 	int k;
@@ -670,6 +699,8 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 	write_hotspots(w, p, ps->hot, ps->nr_hot);
 	bp_json_w_key(w, "inclusive");
 	write_hotspots(w, p, ps->incl, ps->nr_incl);
+	bp_json_w_key(w, "functions");
+	write_functions(w, p, ps);
 	bp_json_w_end_object(w);
 }
 

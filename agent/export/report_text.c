@@ -23,7 +23,10 @@ static void frame_where(const struct bp_frame *f, char *buf, size_t len)
 {
 	char label[400];
 
-	bp_frame_label(f, false, label, sizeof(label));
+	if (f->name)
+		bp_func_label(f, label, sizeof(label));
+	else
+		snprintf(label, sizeof(label), "unnamed code");
 	if (!f->kernel)
 		snprintf(buf, len, "%s (%s)", label, f->module);
 	else if (!strcmp(f->module, "[kernel]"))
@@ -32,32 +35,74 @@ static void frame_where(const struct bp_frame *f, char *buf, size_t len)
 		snprintf(buf, len, "%s [kernel module %s]", label, f->module);
 }
 
-/* the non-zero losses of the counter table (model/counters.h), then its notes */
-static void losses(const struct bp_profile *p, struct bp_buf *out)
+/*
+ * A function's hot lines, beneath its share: "lines.c:28 49%, lines.c:29
+ * 26%". A line under 1% of the time is not worth a look; one line alone
+ * needs no share.
+ */
+static void hot_lines(struct bp_buf *out, const struct bp_profile *p, const struct bp_func_hot *h)
 {
+	uint32_t i, shown = 0;
+	char a[16];
+
+	for (i = 0; i < h->nr_lines && shown < 3; i++) {
+		const struct bp_frame *f = &p->frames[h->lines[i].frame];
+		const char *base;
+
+		if (!f->file || !f->line || (shown && h->lines[i].self_frac < 0.01))
+			continue;
+		base = strrchr(f->file, '/');
+		bp_buf_printf(out, "%s%s:%" PRIu32, shown ? ", " : ": ", base ? base + 1 : f->file,
+			      f->line);
+		if (h->nr_lines > 1) {
+			pct(a, sizeof(a), h->lines[i].self_frac);
+			bp_buf_printf(out, " %s", a);
+		}
+		shown++;
+	}
+}
+
+/*
+ * The non-zero losses of the counter table (model/counters.h), then its
+ * notes. One stack in hundreds cut changes no share a reader acts on, so
+ * those under 1% of the samples are one quiet line unless verbose.
+ */
+static void losses(const struct bp_profile *p, bool verbose, struct bp_buf *out)
+{
+	uint64_t total = p->stats.v[BP_STAT_SAMPLES], small = 0;
 	bool any = false;
 	uint32_t i;
+	int pass;
 
-	for (i = 0; i < bp_nr_counters; i++) {
-		const struct bp_counter *c = &bp_counters[i];
-		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < bp_nr_counters; i++) {
+			const struct bp_counter *c = &bp_counters[i];
+			uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
 
-		if (!v || !bp_counter_is_loss(c))
-			continue;
-		if (!any)
-			bp_buf_puts(out, "\nlosses:\n");
-		any = true;
-		bp_buf_printf(out, "  %" PRIu64 " %s\n", v, c->what);
+			if (!v || (pass ? !bp_counter_is_note(c) : !bp_counter_is_loss(c)))
+				continue;
+			if (!verbose && total && v * 100 < total) {
+				small += v;
+				continue;
+			}
+			if (pass) {
+				/* notes are no losses: no heading, a blank line if alone */
+				bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v,
+					      c->what);
+			} else {
+				if (!any)
+					bp_buf_puts(out, "\nlosses:\n");
+				bp_buf_printf(out, "  %" PRIu64 " %s\n", v, c->what);
+			}
+			any = true;
+		}
 	}
-	for (i = 0; i < bp_nr_counters; i++) {
-		const struct bp_counter *c = &bp_counters[i];
-		uint64_t v = bp_counter_value(c, &p->stats, p->ucounts);
-
-		if (!v || !bp_counter_is_note(c))
-			continue;
-		bp_buf_printf(out, "%s%" PRIu64 " %s\n", any ? "" : "\n", v, c->what);
-		any = true;
-	}
+	if (small && any)
+		bp_buf_printf(out, "and %" PRIu64 " more stacks or events lost or noted, each kind "
+			      "under 1%% of the samples (-v lists them)\n", small);
+	else if (small)
+		bp_buf_printf(out, "\nlosses: under 1%% of the samples (%" PRIu64 " stacks or "
+			      "events; -v lists them)\n", small);
 }
 
 static void verdict_block(struct bp_buf *out, const struct bp_verdict *v)
@@ -395,18 +440,20 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 				      fmin(bp_hist_quantile(ps->wake_hist, 0.5) / 1e3, ps->wake_max_s * 1e3),
 				      fmin(bp_hist_quantile(ps->wake_hist, 0.99) / 1e3, ps->wake_max_s * 1e3),
 				      ps->wake_max_s * 1e3);
-		for (j = 0; j < ps->nr_hot && j < max_hot; j++) {
-			if (j > 0 && ps->hot[j].self_frac < 0.01)
+		for (j = 0; j < ps->nr_funcs && j < max_hot; j++) {
+			if (j > 0 && ps->funcs[j].self_frac < 0.01)
 				break;
-			pct(a, sizeof(a), ps->hot[j].self_frac);
-			frame_where(&p->frames[ps->hot[j].frame], where, sizeof(where));
-			bp_buf_printf(out, "  %4s of on-CPU time in %s\n", a, where);
+			pct(a, sizeof(a), ps->funcs[j].self_frac);
+			frame_where(&p->frames[ps->funcs[j].frame], where, sizeof(where));
+			bp_buf_printf(out, "  %4s of on-CPU time in %s", a, where);
+			hot_lines(out, p, &ps->funcs[j]);
+			bp_buf_printf(out, "\n");
 		}
 	}
 	if (rest)
 		bp_buf_printf(out, "\n%u more process%s with %" PRIu64 " on-CPU samples\n", rest,
 			      rest == 1 ? "" : "es", rest_samples);
 	bp_report_text_devices(out, p);
-	losses(p, out);
+	losses(p, o && o->verbose, out);
 	return out->err;
 }

@@ -3,6 +3,8 @@
 #ifndef BP_REPORT_TEXT_H
 #define BP_REPORT_TEXT_H
 
+#include <stdbool.h>
+
 #include "analyze/analyze.h"
 #include "analyze/groups.h"
 #include "util/buf.h"
@@ -13,6 +15,7 @@ struct bp_text_opts {
 	unsigned int max_hot;		/* hotspots per process (default 5) */
 	const struct bp_groups *groups;	/* a paragraph per group first, NULL: none */
 	unsigned int max_groups;	/* groups shown (default 10) */
+	bool verbose;			/* every loss, even those under 1% of the samples */
 };
 
 /* 0 or -errno */

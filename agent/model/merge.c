@@ -336,3 +336,53 @@ out:
 	free(frames);
 	return err;
 }
+
+struct bp_profile *bp_profile__view(const struct bp_profile *p, bp_stack_map_fn fn, void *ctx)
+{
+	struct bp_profile *v = bp_profile__new_like(p, p->start_ns);
+	uint32_t *map = NULL, *buf = NULL, i, nr, nstacks, cap = 0;
+	int err = -ENOMEM;
+
+	if (!v)
+		return NULL;
+	if (bp_profile__merge(v, p))
+		goto out;
+	v->end_ns = p->end_ns;
+	nstacks = v->nr_stacks;
+	map = malloc((nstacks + 1) * sizeof(*map));
+	if (!map)
+		goto out;
+	for (i = 0; i < nstacks; i++) {
+		const uint32_t *fr = bp_profile__stack_frames(v, i, &nr);
+		int64_t n, id;
+
+		if (nr > cap) {
+			uint32_t *nb = realloc(buf, nr * sizeof(*nb));
+
+			if (!nb)
+				goto out;
+			buf = nb;
+			cap = nr;
+		}
+		/* fr points into the pool, which new stacks may move: fn copies it first */
+		n = fn(v, fr, nr, buf, ctx);
+		if (n < 0) {
+			err = (int)n;
+			goto out;
+		}
+		id = n ? bp_profile__stack(v, buf, (uint32_t)n) : (int64_t)i;
+		if (id < 0)
+			goto out;
+		map[i] = (uint32_t)id;
+	}
+	err = bp_profile__restack(v, map);
+out:
+	free(map);
+	free(buf);
+	if (err) {
+		bp_profile__free(v);
+		errno = -err;
+		return NULL;
+	}
+	return v;
+}

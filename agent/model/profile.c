@@ -555,3 +555,13 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
 	}
 	return buf;
 }
+
+const char *bp_func_label(const struct bp_frame *f, char *buf, size_t len)
+{
+	if (!f->name) {
+		snprintf(buf, len, "unnamed code in %s", f->module);
+		return buf;
+	}
+	snprintf(buf, len, "%s", f->name);
+	return buf;
+}

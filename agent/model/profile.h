@@ -343,4 +343,12 @@ uint64_t bp_profile__proc_wall_ns(const struct bp_profile *p, const struct bp_pr
  */
 const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *buf, size_t len);
 
+/*
+ * The display name of the function a frame is a line of: its name alone,
+ * or "unnamed code in MODULE" for a frame without one (all of a module's
+ * unnamed code counts as one function: its addresses say nothing a user
+ * can act on). Returns buf.
+ */
+const char *bp_func_label(const struct bp_frame *f, char *buf, size_t len);
+
 #endif /* BP_PROFILE_H */

@@ -30,6 +30,7 @@
 #include "export/folded.h"
 #include "export/pprof.h"
 #include "export/report_json.h"
+#include "model/funcview.h"
 #include "model/merge.h"
 #include "model/profile.h"
 #include "proc/procinfo.h"
@@ -827,11 +828,21 @@ static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 		struct bp_flame_opts fo = { .format = BP_FLAME_HTML, .initial_view = BP_VIEW_WALL,
 					    .title = "boundprof agent: last window" };
 		bool json = req->path[1] == 'r';
+		struct bp_profile *fv = NULL;
+		int err;
 
 		if (!d->have_last)
 			return error(d, req->id, 503, "no window closed yet\n");
-		if (json ? bp_export_json(d->last_view, &d->last_sum, true, &b) :
-			   bp_export_flame(d->last_view, &d->last_sum, &fo, &b)) {
+		/* a box per function, as record draws it (model/funcview.h) */
+		if (!json) {
+			fv = bp_func_view(d->last_view);
+			if (!fv)
+				return error(d, req->id, 500, "cannot render\n");
+		}
+		err = json ? bp_export_json(d->last_view, &d->last_sum, true, &b) :
+			     bp_export_flame(fv, &d->last_sum, &fo, &b);
+		bp_profile__free(fv);
+		if (err) {
 			bp_buf_free(&b);
 			return error(d, req->id, 500, "cannot render\n");
 		}

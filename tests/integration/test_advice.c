@@ -13,6 +13,7 @@
  * checked in the JSON report's own_code whatever the class, and in the
  * verdict's lines whenever the class is one that speaks of the hot code.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -24,6 +25,7 @@
 
 #include <cmocka.h>
 
+#include "analyze/interp.h"
 #include "harness.h"
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
@@ -185,6 +187,191 @@ static void test_libm_loop(void **state)
 	bp_json_free(rep);
 }
 
+/*
+ * A function split between two of its lines (the lines fixture: alpha 3/4,
+ * 1/2 and 1/4 by line): the headline, the Amdahl cap and the lever take
+ * alpha whole, and the lines are detail beneath it.
+ */
+static void test_hot_function_whole(void **state)
+{
+	const struct bp_json *p, *fn, *lines;
+	double self, line0, on, wall, hot_wall;
+	struct bp_json *rep;
+	const char *s;
+	char *out;
+
+	rep = record("lines.json", ARGV((char *)h_fixture("lines"), "3"), &out);
+	assert_non_null(rep);
+	p = h_find_proc(rep, "lines");
+	assert_non_null(p);
+	h_show_verdict("lines", p);
+	fn = bp_json_at(bp_json_get(p, "functions"), 0);
+	lines = bp_json_get(fn, "lines");
+	self = bp_json_num(bp_json_get(fn, "self"));
+	line0 = bp_json_num(bp_json_path(p, "hotspots[0].self"));
+	fprintf(stderr, "  functions[0]: %s %.0f%%, %zu lines; hotspots[0]: line %.0f %.0f%%\n",
+		bp_json_str(bp_json_get(fn, "function")), 100 * self, bp_json_len(lines),
+		bp_json_num(bp_json_path(p, "hotspots[0].line")), 100 * line0);
+	assert_string_equal(bp_json_str(bp_json_get(fn, "function")), "alpha");
+	/* 3/4 of the work, whatever else the process did around it */
+	assert_true(self >= 0.6 && self <= 0.85);
+	assert_int_equal(bp_json_len(lines), 2);
+	assert_true(bp_json_num(bp_json_path(fn, "lines[1].self")) >= 0.1);
+	assert_true(line0 < self - 0.1);
+	/* the cap is the function's share of wall time, not its line's */
+	on = bp_json_num(bp_json_get(p, "on_cpu_s"));
+	wall = bp_json_num(bp_json_get(p, "wall_s"));
+	hot_wall = bp_json_num(bp_json_path(p, "verdict.amdahl.hot_wall_share"));
+	assert_true(wall > 0);
+	assert_true(fabs(hot_wall - self * on / wall) <= 0.03);
+	/* the text report: one line for alpha, its lines beneath */
+	s = strstr(out, "of on-CPU time in alpha (lines): lines.c:");
+	if (!s)
+		fail_msg("no hotspot line for alpha as a whole in\n%s", out);
+	assert_null(strstr(s + 1, "of on-CPU time in alpha"));
+	assert_null(strstr(out, "alpha (lines.c:"));
+	free(out);
+	bp_json_free(rep);
+}
+
+/* a script fixture: tests/fixtures/NAME in the source tree */
+static const char *fixture_src(const char *name)
+{
+	static char buf[1024];
+	const char *src = getenv("BP_SRC");
+
+	snprintf(buf, sizeof(buf), "%s/tests/fixtures/%s", src ? src : ".", name);
+	return buf;
+}
+
+/*
+ * No lever names the interpreter's code: none of the functions the report
+ * lists in the interpreter's modules, no unnamed code, no building block,
+ * no "better algorithm in" anything.
+ */
+static void expect_no_internals(const struct bp_json *p)
+{
+	const struct bp_json *fns = bp_json_get(p, "functions");
+	const struct bp_json *lv = bp_json_path(p, "verdict.levers");
+	size_t i, j;
+
+	for (j = 0; j < bp_json_len(lv); j++) {
+		const char *l = bp_json_str(bp_json_at(lv, j));
+
+		if (strstr(l, "building block") || strstr(l, "better algorithm or data structure in") ||
+		    strstr(l, "unnamed code"))
+			fail_msg("a lever names the interpreter's code: %s", l);
+		for (i = 0; i < bp_json_len(fns); i++) {
+			const struct bp_json *f = bp_json_at(fns, i);
+			const char *name = bp_json_str(bp_json_get(f, "function"));
+
+			if (!bp_interp_of_module(bp_json_str(bp_json_get(f, "module"))))
+				continue;
+			if (name && strstr(l, name))
+				fail_msg("a lever names %s, the interpreter's: %s", name, l);
+		}
+	}
+}
+
+/*
+ * An interpreter boundprof does not walk, running a script fixture whose
+ * work is sin() and sqrt() in a loop: the verdict says the time is in the
+ * interpreter running the script, names the way to see its functions, and
+ * never an interpreter function. The class is the machine's business (a
+ * busy host makes it cpu-starved): the words are checked when it is
+ * cpu-bound, the absence of internals always.
+ */
+static void expect_interp(const char *comm, char *const cmd[], const char *running,
+			  const char *how)
+{
+	const struct bp_json *p;
+	struct bp_json *rep;
+	const char *cls;
+	char *out;
+
+	rep = record("interp.json", cmd, &out);
+	assert_non_null(rep);
+	p = h_find_proc(rep, comm);
+	assert_non_null(p);
+	h_show_verdict(comm, p);
+	expect_no_internals(p);
+	cls = bp_json_str(bp_json_path(p, "verdict.class"));
+	if (!strcmp(cls, "cpu-bound")) {
+		assert_true(says(p, "verdict.evidence", running, "cannot see"));
+		assert_true(says(p, "verdict.levers", how, NULL));
+	} else {
+		fprintf(stderr, "  %s is %s here: the interpreter's words are a cpu-bound "
+			"verdict's\n", comm, cls);
+	}
+	free(out);
+	bp_json_free(rep);
+}
+
+static void test_interp_perl(void **state)
+{
+	expect_interp("perl", ARGV("perl", (char *)fixture_src("interp.pl"), "2"),
+		      "the perl interpreter running interp.pl", "perl -d:NYTProf interp.pl");
+}
+
+static void test_interp_ruby(void **state)
+{
+	if (!h_have("ruby")) {
+		fprintf(stderr, "SKIPPED: no ruby (apt-get install ruby)\n");
+		return;
+	}
+	expect_interp("ruby", ARGV("ruby", (char *)fixture_src("interp.rb"), "2"),
+		      "the ruby interpreter running interp.rb", "rbspy");
+}
+
+static void test_interp_node(void **state)
+{
+	if (!h_have("node")) {
+		fprintf(stderr, "SKIPPED: no node (apt-get install nodejs)\n");
+		return;
+	}
+	expect_interp("node", ARGV("node", (char *)fixture_src("interp.js"), "2"),
+		      "the node runtime running interp.js", "node --perf-basic-prof interp.js");
+}
+
+/* with its perf map, node's JavaScript functions are the advice's */
+static void test_node_perf_map(void **state)
+{
+	const struct bp_json *p, *own;
+	struct bp_json *rep;
+	const char *cls, *fn;
+	char *out, logfile[512];
+
+	if (!h_have("node")) {
+		fprintf(stderr, "SKIPPED: no node (apt-get install nodejs)\n");
+		return;
+	}
+	/* node's own log goes with the test's files, not into the working directory */
+	snprintf(logfile, sizeof(logfile), "--logfile=%s", h_path("node-v8.log"));
+	rep = record("perfmap.json", ARGV("node", "--perf-basic-prof", "--no-logfile-per-isolate",
+					  logfile, (char *)fixture_src("interp.js"), "2"), &out);
+	assert_non_null(rep);
+	p = h_find_proc(rep, "node");
+	assert_non_null(p);
+	/* ... and its perf map, which node leaves in /tmp */
+	snprintf(logfile, sizeof(logfile), "/tmp/perf-%.0f.map",
+		 bp_json_num(bp_json_get(p, "pid")));
+	unlink(logfile);
+	h_show_verdict("node", p);
+	/* the user's own code is score(), by the name node's perf map gives it */
+	own = bp_json_get(p, "own_code");
+	assert_non_null(own);
+	fn = bp_json_str(bp_json_get(own, "function"));
+	fprintf(stderr, "  own_code: %s\n", fn);
+	assert_non_null(strstr(fn, "score"));
+	cls = bp_json_str(bp_json_path(p, "verdict.class"));
+	if (!strcmp(cls, "cpu-bound")) {
+		assert_true(says(p, "verdict.levers", "score", NULL));
+		assert_false(says(p, "verdict.evidence", "cannot see", NULL));
+	}
+	free(out);
+	bp_json_free(rep);
+}
+
 /* the number after "key " in the fixture's output, or -1 */
 static double count_of(const char *out, const char *key)
 {
@@ -256,6 +443,11 @@ int main(void)
 		cmocka_unit_test_teardown(test_memset_loop, teardown),
 		cmocka_unit_test_teardown(test_libm_loop, teardown),
 		cmocka_unit_test_teardown(test_one_byte_calls, teardown),
+		cmocka_unit_test_teardown(test_hot_function_whole, teardown),
+		cmocka_unit_test_teardown(test_interp_perl, teardown),
+		cmocka_unit_test_teardown(test_interp_ruby, teardown),
+		cmocka_unit_test_teardown(test_interp_node, teardown),
+		cmocka_unit_test_teardown(test_node_perf_map, teardown),
 	};
 
 	if (!h_need_root() || !h_have_schedstat())

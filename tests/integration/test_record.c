@@ -94,10 +94,71 @@ static void test_split_accuracy(void **state)
 	assert_non_null(text);
 	/* the user stack reaches main through the frame pointers */
 	assert_non_null(strstr(text, "split;"));
-	/* frames carry their source line: split has its DWARF */
-	assert_non_null(strstr(text, ";main (split.c:"));
-	assert_non_null(strstr(text, ");alpha (split.c:"));
-	assert_non_null(strstr(text, ");beta (split.c:"));
+	/* a frame per function: split has its DWARF, but lines are --lines' */
+	assert_non_null(strstr(text, ";main;alpha"));
+	assert_non_null(strstr(text, ";main;beta"));
+	assert_null(strstr(text, "(split.c:"));
+	free(text);
+}
+
+/* the frames after main's in every line of a folded file that has main */
+static int main_frames(const char *text, const char *main_frame, int *other)
+{
+	const char *s = text;
+	int n = 0;
+
+	*other = 0;
+	while ((s = strstr(s, ";main")) != NULL) {
+		if (!strncmp(s, main_frame, strlen(main_frame)))
+			n++;
+		else
+			(*other)++;
+		s++;
+	}
+	return n;
+}
+
+/* run boundprof with these arguments; it must exit 0 */
+static void run_ok(char *const argv[], const char *what)
+{
+	struct run r;
+
+	assert_int_equal(h_run(argv, 120, &r), 0);
+	if (r.exit_code)
+		print_run(what, &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+}
+
+/*
+ * The lines fixture calls alpha and beta from two lines of main. A folded
+ * file has main as one frame, so that its box is main's time; --lines on
+ * report, from the saved profile, brings a frame per line back.
+ */
+static void test_folded_functions(void **state)
+{
+	const char *folded = h_path("lines.folded"), *saved = h_path("lines.pb.gz");
+	const char *lfolded = h_path("lines-by-line.folded");
+	char *text;
+	int other;
+
+	run_ok(ARGV((char *)h_bin(), "record", "-o", (char *)folded, "-o", (char *)saved, "--",
+		    (char *)h_fixture("lines"), "1"), "record -- lines 1");
+	text = h_slurp(folded, NULL);
+	assert_non_null(text);
+	assert_true(main_frames(text, ";main;", &other) > 0);
+	if (other)
+		fail_msg("main is more than one frame in\n%s", text);
+	assert_null(strstr(text, "(lines.c:"));
+	free(text);
+
+	run_ok(ARGV((char *)h_bin(), "report", (char *)saved, "--lines", "-o", (char *)lfolded),
+	       "report --lines");
+	text = h_slurp(lfolded, NULL);
+	assert_non_null(text);
+	/* alpha's call and beta's, each on its own line of main */
+	assert_true(main_frames(text, ";main (lines.c:46);alpha (lines.c:", &other) > 0);
+	assert_true(main_frames(text, ";main (lines.c:47);beta (lines.c:", &other) > 0);
 	free(text);
 }
 
@@ -376,6 +437,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_privileges, teardown),
 		cmocka_unit_test_teardown(test_no_btf, teardown),
 		cmocka_unit_test_teardown(test_split_accuracy, teardown),
+		cmocka_unit_test_teardown(test_folded_functions, teardown),
 		cmocka_unit_test_teardown(test_pid, teardown),
 		cmocka_unit_test_teardown(test_short_lived, teardown),
 		cmocka_unit_test_teardown(test_sigint_writes, teardown),

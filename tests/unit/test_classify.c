@@ -16,6 +16,7 @@
 #include <cmocka.h>
 
 #include "analyze/classify.h"
+#include "analyze/interp.h"
 #include "analyze/owned.h"
 #include "analyze/syscalls.h"
 
@@ -975,6 +976,158 @@ static void own__library_without_a_caller_is_a_building_block(void **state)
 	assert_false(has_line(&v, true, "vectorize"));
 }
 
+/* no phrase of a lever or evidence line said twice in it */
+static void assert_no_repeats(const struct bp_verdict *v)
+{
+	uint32_t i, n;
+
+	for (i = 0; i < v->nr_evidence + v->nr_levers; i++) {
+		const char *l = i < v->nr_evidence ? v->evidence[i] : v->levers[i - v->nr_evidence];
+		size_t len = strlen(l), k;
+
+		/* any 24 characters found again later in the same line */
+		for (k = 0; k + 24 <= len; k++) {
+			char frag[25];
+
+			memcpy(frag, l + k, 24);
+			frag[24] = 0;
+			n = strstr(l + k + 1, frag) ? 1 : 0;
+			if (n)
+				fail_msg("said twice: '%s' in '%s'", frag, l);
+		}
+	}
+}
+
+/* the generic hint is the lever's own words: it is not said a second time */
+static void own__plain_building_block__lever_says_it_once(void **state)
+{
+	struct bp_evidence e = memset_loop();
+	struct bp_verdict v;
+
+	e.own_callee = "frobnicate";
+	e.own_callee_module = "libthing.so";
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "call it less, or on more data per call (4x faster"));
+	assert_no_repeats(&v);
+}
+
+/* JIT code without a perf map: unnamed, with why and how, never a building block */
+static void own__unnamed_callee__named_as_unnamed_with_how(void **state)
+{
+	struct bp_evidence e = memset_loop();
+	struct bp_verdict v;
+
+	e.own_callee = "unnamed code in [anon]";
+	e.own_callee_module = "[anon]";
+	e.own_callee_unnamed = "[anon]";
+	e.own_callee_frac = 1.0;
+	e.own_beneath = 1.0;
+	e.hot_frac = 0.9999;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "Tune main first: 100% of its time is in unnamed code in "
+				      "[anon], which boundprof cannot name"));
+	assert_true(has_line(&v, true, "perf map"));
+	assert_true(has_line(&v, true, "--perf-basic-prof"));
+	assert_false(has_line(&v, true, "building block"));
+	assert_false(has_line(&v, false, "building block"));
+	/* a cap past 100x is no number to act on */
+	assert_true(has_line(&v, false, "removing it more than 100x"));
+	assert_no_repeats(&v);
+}
+
+/* the hot code itself unnamed: an address of a stripped file, how to name it */
+static void own__unnamed_hot_code__asks_for_names(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.hot_name = "unnamed code in libruby-3.1.so.3.1";
+	e.hot_frac = 0.6;
+	e.hot_unnamed = "libruby-3.1.so.3.1";
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "Get names for the hot code first"));
+	assert_true(has_line(&v, true, "debug symbols"));
+	assert_true(has_line(&v, false, "the hot code has no name: libruby-3.1.so.3.1 has no "
+				       "symbols"));
+	assert_false(has_line(&v, true, "a better algorithm or data structure in unnamed"));
+	assert_false(has_line(&v, true, "building block"));
+	assert_no_repeats(&v);
+}
+
+/* the interpreters boundprof does not walk, by file name; the script from the command line */
+static void interp__modules_and_scripts(void **state)
+{
+	static const struct {
+		const char *module, *lang;
+	} cases[] = {
+		{ "perl", "Perl" }, { "/usr/bin/perl5.36.0", "Perl" }, { "libperl.so.5.36", "Perl" },
+		{ "ruby3.1", "Ruby" }, { "libruby-3.1.so.3.1", "Ruby" }, { "node", "JavaScript" },
+		{ "libjvm.so", "Java" }, { "libR.so", "R" }, { "bash", "shell" }, { "dash", "shell" },
+		{ "lua5.4", "Lua" }, { "php8.2", "PHP" },
+		/* Python is walked; a program that merely starts like one is not an interpreter */
+		{ "python3.11", NULL }, { "libpython3.11.so.1.0", NULL }, { "shred", NULL },
+		{ "rubocop-wrapper", NULL }, { "nodejs-helper", NULL }, { "Rtool", NULL },
+	};
+	char buf[64];
+	unsigned int i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		const struct bp_interp *in = bp_interp_of_module(cases[i].module);
+
+		if (!cases[i].lang && in)
+			fail_msg("%s is no interpreter, not %s", cases[i].module, in->lang);
+		if (cases[i].lang && (!in || strcmp(in->lang, cases[i].lang)))
+			fail_msg("%s: want %s", cases[i].module, cases[i].lang);
+	}
+	assert_true(bp_interp_script("perl work.pl", buf, sizeof(buf)));
+	assert_string_equal(buf, "work.pl");
+	assert_true(bp_interp_script("node --perf-basic-prof /srv/app/main.js 3", buf,
+				     sizeof(buf)));
+	assert_string_equal(buf, "main.js");
+	assert_false(bp_interp_script("perl -e print 1", buf, sizeof(buf)));
+	assert_false(bp_interp_script("ruby", buf, sizeof(buf)));
+	assert_false(bp_interp_script(NULL, buf, sizeof(buf)));
+	/* an interpreter's own code is no user's: a building block */
+	assert_true(bp_module_foreign("libruby-3.1.so.3.1"));
+}
+
+/* the interpreter verdict: whose the time is, how to see more, no internals */
+static void interp__verdict_names_no_internals(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.interp = bp_interp_of_module("perl");
+	snprintf(e.interp_script, sizeof(e.interp_script), "work.pl");
+	snprintf(e.interp_calls, sizeof(e.interp_calls), "sin() and sqrt()");
+	e.interp_calls_n = 2;
+	e.interp_calls_frac = 0.63;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_true(has_line(&v, false, "the time is in the perl interpreter running work.pl"));
+	assert_true(has_line(&v, false, "cannot see the script's own subs"));
+	assert_true(has_line(&v, false, "63% of the on-CPU time is sin() and sqrt(), called from "
+				       "work.pl"));
+	assert_true(has_line(&v, true, "perl -d:NYTProf work.pl"));
+	assert_true(has_line(&v, true, "Meanwhile, sin() and sqrt() are 63%"));
+	assert_false(has_line(&v, true, "Perl_"));
+	assert_false(has_line(&v, true, "building block"));
+	assert_false(has_line(&v, true, "Tune the hot code first"));
+	assert_no_repeats(&v);
+
+	/* node reads a perf map: the flag, and that boundprof reads it */
+	e.interp = bp_interp_of_module("node");
+	snprintf(e.interp_script, sizeof(e.interp_script), "work.js");
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_true(has_line(&v, true, "node --perf-basic-prof work.js"));
+	assert_true(has_line(&v, true, "which boundprof reads"));
+}
+
 static void own__the_table_and_own(void **state)
 {
 	struct bp_frame f = { .name = "main", .module = "app" };
@@ -1026,6 +1179,11 @@ static void own__the_table_and_own(void **state)
 	f.module = "libopenblas.so.0";
 	assert_false(bp_frame_owned(&f));
 	/* the names readers know the building blocks by */
+	assert_string_equal(bp_short_name("v8::base::ieee754::sin", "node", buf, sizeof(buf)),
+			    "Math.sin");
+	assert_string_equal(bp_short_name("v8::base::ieee754::(anonymous namespace)::x", "node",
+					  buf, sizeof(buf)),
+			    "v8::base::ieee754::(anonymous namespace)::x");
 	assert_string_equal(bp_short_name("__memset_avx512_unaligned_erms", "libc.so.6", buf,
 					  sizeof(buf)), "memset");
 	assert_string_equal(bp_short_name("__ieee754_pow_fma", "libm.so.6", buf, sizeof(buf)),
@@ -1166,6 +1324,11 @@ int main(void)
 		cmocka_unit_test(own__hints_follow_the_building_block),
 		cmocka_unit_test(own__its_own_loop_keeps_the_compute_levers),
 		cmocka_unit_test(own__library_without_a_caller_is_a_building_block),
+		cmocka_unit_test(own__plain_building_block__lever_says_it_once),
+		cmocka_unit_test(own__unnamed_callee__named_as_unnamed_with_how),
+		cmocka_unit_test(own__unnamed_hot_code__asks_for_names),
+		cmocka_unit_test(interp__modules_and_scripts),
+		cmocka_unit_test(interp__verdict_names_no_internals),
 		cmocka_unit_test(own__the_table_and_own),
 		cmocka_unit_test(syscall__one_byte_calls),
 		cmocka_unit_test(syscall__below_threshold_or_faults_is_compute),

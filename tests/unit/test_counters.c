@@ -198,13 +198,15 @@ static void reports__json_text_metrics_carry_every_counter(void **state)
 	const struct bp_json *d;
 	struct bp_summary s;
 	struct bp_json *j;
+	struct bp_text_opts verbose = { .verbose = true };
 	char err[128], line[256];
 	uint32_t i, k = 0;
 	uint64_t v;
 
 	assert_int_equal(bp_summarize(p, 20, &s), 0);
 	assert_int_equal(bp_export_json(p, &s, false, &json), 0);
-	assert_int_equal(bp_report_text(p, &s, NULL, &text), 0);
+	/* verbose: every counter, however small against the samples */
+	assert_int_equal(bp_report_text(p, &s, &verbose, &text), 0);
 	self.bpf = p->stats;
 	memcpy(self.ucounts, p->ucounts, sizeof(self.ucounts));
 	self.bpf_run_s = -1;
@@ -277,6 +279,39 @@ static void text__no_losses__no_losses_block(void **state)
 	bp_profile__free(p);
 }
 
+/* one stack cut in hundreds of samples: one quiet line, the list with -v */
+static void text__losses_under_one_percent__one_quiet_line(void **state)
+{
+	struct bp_profile *p = counted_profile();
+	struct bp_text_opts verbose = { .verbose = true };
+	struct bp_buf text = BP_BUF_INIT;
+	struct bp_summary s;
+
+	memset(&p->stats, 0, sizeof(p->stats));
+	memset(p->ucounts, 0, sizeof(p->ucounts));
+	p->stats.v[BP_STAT_SAMPLES] = 355;
+	p->user_stacks_cut = 1;
+	p->stats.v[BP_STAT_USTACK_TRUNC] = 2;
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	assert_int_equal(bp_report_text(p, &s, NULL, &text), 0);
+	assert_non_null(strstr(bp_buf_str(&text), "\nlosses: under 1% of the samples (3 stacks or "
+				"events; -v lists them)\n"));
+	assert_null(strstr(bp_buf_str(&text), "[truncated]"));
+	bp_buf_reset(&text);
+	assert_int_equal(bp_report_text(p, &s, &verbose, &text), 0);
+	assert_non_null(strstr(bp_buf_str(&text), "1 user stacks end at [truncated]"));
+	assert_null(strstr(bp_buf_str(&text), "under 1%"));
+	/* 2 in 150 samples: listed as before; 1 in 150 folded */
+	p->stats.v[BP_STAT_SAMPLES] = 150;
+	bp_buf_reset(&text);
+	assert_int_equal(bp_report_text(p, &s, NULL, &text), 0);
+	assert_non_null(strstr(bp_buf_str(&text), "\nlosses:\n  2 "));
+	assert_non_null(strstr(bp_buf_str(&text), "and 1 more stacks or events lost or noted"));
+	bp_summary_free(&s);
+	bp_buf_free(&text);
+	bp_profile__free(p);
+}
+
 /* the row docs/architecture.md shows for a counter */
 static void docs_row(const struct bp_counter *c, char *buf, size_t len)
 {
@@ -341,6 +376,7 @@ int main(void)
 		cmocka_unit_test(counters__add_and_sum),
 		cmocka_unit_test(reports__json_text_metrics_carry_every_counter),
 		cmocka_unit_test(text__no_losses__no_losses_block),
+		cmocka_unit_test(text__losses_under_one_percent__one_quiet_line),
 		cmocka_unit_test(docs__architecture_table_is_the_table),
 	};
 

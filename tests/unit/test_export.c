@@ -15,6 +15,7 @@
 #include "export/folded.h"
 #include "export/report_json.h"
 #include "util/json.h"
+#include "model/funcview.h"
 #include "model/profile.h"
 #include "export/report_text.h"
 #include "unit/builders.h"
@@ -242,13 +243,156 @@ static void text__hotspots_as_fractions_and_losses(void **state)
 	assert_non_null(strstr(t, "  75% of on-CPU time in alpha (split)\n"));
 	assert_non_null(strstr(t, "  25% of on-CPU time in beta (split)\n"));
 	assert_non_null(strstr(t, "  40% of on-CPU time in schedule [kernel]\n"));
-	assert_non_null(strstr(t, "  50% of on-CPU time in gzip+0x10 (gzip)\n"));
-	assert_non_null(strstr(t, "3 samples lost: aggregation map full\n"));
-	assert_non_null(strstr(t, "2 user stacks truncated"));
+	assert_non_null(strstr(t, "  50% of on-CPU time in unnamed code (gzip)\n"));
+	/* 5 of 800 samples: one quiet line */
+	assert_non_null(strstr(t, "\nlosses: under 1% of the samples (5 stacks or events; -v "
+				  "lists them)\n"));
+	assert_null(strstr(t, "2 user stacks truncated"));
 	/* the split process comes before the smaller ones */
 	assert_true(strstr(t, "pid 100") < strstr(t, "pid 300"));
 	bp_buf_free(&b);
 	bp_summary_free(&s);
+}
+
+static uint32_t line_frame(struct bp_profile *p, const char *name, const char *file,
+			   uint32_t line)
+{
+	struct bp_frame f = { .name = name, .module = "hot", .path = "/bin/hot", .file = file,
+			      .line = line, .offset = line * 16 };
+	int64_t id = bp_profile__frame(p, &f);
+
+	assert_true(id >= 0);
+	return (uint32_t)id;
+}
+
+/* main on hot.c:23 and 24, alpha on 8 and 9, beta on 14, in that order; process hot (400) */
+static struct bp_profile *hot_profile(uint32_t fr[5])
+{
+	static const struct {
+		const char *name;
+		uint32_t line;
+	} lines[] = { { "main", 23 }, { "main", 24 }, { "alpha", 8 }, { "alpha", 9 },
+		      { "beta", 14 } };
+	struct bp_profile *p = bp_profile__new();
+	unsigned int i;
+
+	assert_non_null(p);
+	p->start_ns = 1000000000ULL;
+	p->end_ns = 2000000000ULL;
+	p->hz = 99;
+	p->ncpus = 2;
+	bld_proc(p, 400, 0, "hot", "hot");
+	for (i = 0; i < 5; i++)
+		fr[i] = line_frame(p, lines[i].name, "src/hot.c", lines[i].line);
+	return p;
+}
+
+/*
+ * hot (pid 400): alpha 53 on hot.c:9 and 21 on hot.c:8, beta 26, each
+ * called from its own line of main; rec (pid 500) recursing through two of
+ * its lines: the advice takes a function whole, and counts it once a stack.
+ */
+static void summary__function_lines_together__recursion_once(void **state)
+{
+	uint32_t h[5], rm, r5, r6;
+	struct bp_profile *p = hot_profile(h);
+	struct bp_buf b_txt = BP_BUF_INIT, b_json = BP_BUF_INIT;
+	const struct bp_proc_summary *hot, *rec;
+	const struct bp_json *pr;
+	struct bp_summary s;
+	struct bp_json *j;
+	char err[128];
+
+	(void)state;
+	bld_proc(p, 500, 0, "rec", "rec");
+	rm = line_frame(p, "rmain", "rec.c", 30);
+	r5 = line_frame(p, "rec", "rec.c", 5);
+	r6 = line_frame(p, "rec", "rec.c", 6);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[3]), 53);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[2]), 21);
+	oncpu(p, 400, 400, BLD_STACK(p, h[1], h[4]), 26);
+	oncpu(p, 500, 500, BLD_STACK(p, rm, r5, r6, r5), 6);
+	oncpu(p, 500, 500, BLD_STACK(p, rm, r6, r5, r6), 4);
+
+	assert_int_equal(bp_summarize(p, 20, &s), 0);
+	hot = s.procs[0].proc->pid == 400 ? &s.procs[0] : &s.procs[1];
+	rec = s.procs[0].proc->pid == 500 ? &s.procs[0] : &s.procs[1];
+	/* the lines stay in hotspots; the functions take them together */
+	assert_int_equal(hot->nr_hot, 3);
+	assert_int_equal(hot->nr_funcs, 2);
+	assert_string_equal(p->frames[hot->funcs[0].frame].name, "alpha");
+	assert_near(hot->funcs[0].self_frac, 0.74, 1e-12);
+	assert_near(hot->funcs[0].total_frac, 0.74, 1e-12);
+	assert_int_equal(hot->funcs[0].nr_lines, 2);
+	assert_int_equal(p->frames[hot->funcs[0].lines[0].frame].line, 9);
+	assert_near(hot->funcs[0].lines[0].self_frac, 0.53, 1e-12);
+	assert_int_equal(p->frames[hot->funcs[0].lines[1].frame].line, 8);
+	assert_near(hot->funcs[1].self_frac, 0.26, 1e-12);
+	assert_int_equal(rec->nr_funcs, 1);
+	assert_near(rec->funcs[0].self_frac, 1.0, 1e-12);
+	assert_near(rec->funcs[0].total_frac, 1.0, 1e-12);
+	assert_int_equal(rec->funcs[0].nr_lines, 2);
+
+	assert_int_equal(bp_report_text(p, &s, NULL, &b_txt), 0);
+	assert_non_null(strstr(bp_buf_str(&b_txt),
+			       "  74% of on-CPU time in alpha (hot): hot.c:9 53%, hot.c:8 21%\n"));
+	assert_non_null(strstr(bp_buf_str(&b_txt), "  26% of on-CPU time in beta (hot): hot.c:14\n"));
+
+	assert_int_equal(bp_export_json(p, &s, true, &b_json), 0);
+	j = bp_json_parse(b_json.data, b_json.len, err, sizeof(err));
+	if (!j)
+		fail_msg("report does not parse: %s", err);
+	pr = bp_json_path(j, "processes[0]");
+	if (bp_json_num(bp_json_get(pr, "pid")) != 400)
+		pr = bp_json_path(j, "processes[1]");
+	/* hotspots as documented: lines */
+	assert_string_equal(bp_json_str(bp_json_path(pr, "hotspots[0].function")), "alpha");
+	assert_near(bp_json_num(bp_json_path(pr, "hotspots[0].line")), 9, 0);
+	assert_near(bp_json_num(bp_json_path(pr, "hotspots[0].self")), 0.53, 1e-12);
+	assert_string_equal(bp_json_str(bp_json_path(pr, "functions[0].function")), "alpha");
+	assert_near(bp_json_num(bp_json_path(pr, "functions[0].self")), 0.74, 1e-12);
+	assert_near(bp_json_num(bp_json_path(pr, "functions[0].lines[1].line")), 8, 0);
+	assert_near(bp_json_num(bp_json_path(pr, "functions[0].lines[1].self")), 0.21, 1e-12);
+	bp_json_free(j);
+	bp_buf_free(&b_json);
+	bp_buf_free(&b_txt);
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
+/* main calls alpha and beta from two lines; fixture_lcg is inlined into alpha */
+static void folded__function_view__a_frame_per_function(void **state)
+{
+	struct bp_frame inl = { .name = "lcg", .module = "hot", .file = "fixture.h", .line = 44,
+				.inlined = true };
+	uint32_t h[5], in44, in45;
+	struct bp_profile *p = hot_profile(h), *v;
+	struct bp_buf b = BP_BUF_INIT;
+
+	(void)state;
+	in44 = (uint32_t)bp_profile__frame(p, &inl);
+	inl.line = 45;
+	in45 = (uint32_t)bp_profile__frame(p, &inl);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[3], in44), 50);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[3], in45), 3);
+	oncpu(p, 400, 400, BLD_STACK(p, h[0], h[2]), 21);
+	oncpu(p, 400, 400, BLD_STACK(p, h[1], h[4]), 26);
+	v = bp_func_view(p);
+	assert_non_null(v);
+	assert_int_equal(bp_export_folded(v, &b), 0);
+	/* the inlined function stays a frame of its own */
+	assert_string_equal(bp_buf_str(&b),
+			    "hot;main;alpha 21\n"
+			    "hot;main;alpha;lcg 53\n"
+			    "hot;main;beta 26\n");
+	/* the recording itself keeps its lines */
+	bp_buf_reset(&b);
+	assert_int_equal(bp_export_folded(p, &b), 0);
+	assert_non_null(strstr(bp_buf_str(&b),
+			       "hot;main (hot.c:23);alpha (hot.c:9);lcg (fixture.h:45) 3\n"));
+	bp_buf_free(&b);
+	bp_profile__free(v);
+	bp_profile__free(p);
 }
 
 int main(void)
@@ -262,6 +406,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(json__parses_back_with_the_contract_keys, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(text__hotspots_as_fractions_and_losses, setup, teardown),
+		cmocka_unit_test(summary__function_lines_together__recursion_once),
+		cmocka_unit_test(folded__function_view__a_frame_per_function),
 	};
 
 	return cmocka_run_group_tests_name("export", tests, NULL, NULL);
