@@ -492,17 +492,18 @@ static void test_python_views(void **state)
 		fprintf(stderr, "SKIPPED: no pyenv Python 3.11+ for the mixed view\n");
 		return;
 	}
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)fpy, "-o",
+	/* --lines: the frames this case reads are the per-line ones */
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "--lines", "-o", (char *)fpy, "-o",
 				    (char *)pb, "--", (char *)py, (char *)fix, "1.5"), 60, &r), 0);
 	assert_int_equal(r.exit_code, 0);
 	h_run_free(&r);
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", (char *)pb, "--native", "-o",
-				    (char *)fnat), 60, &r), 0);
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", (char *)pb, "--lines", "--native",
+				    "-o", (char *)fnat), 60, &r), 0);
 	assert_int_equal(r.exit_code, 0);
 	h_run_free(&r);
 	/* the saved profile gives the same default view back */
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", (char *)pb, "-o", (char *)fre),
-			       60, &r), 0);
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", (char *)pb, "--lines", "-o",
+				    (char *)fre), 60, &r), 0);
 	assert_int_equal(r.exit_code, 0);
 	h_run_free(&r);
 	a = h_slurp(fpy, NULL);
