@@ -34,6 +34,8 @@ static int nr_interps;
 
 static int teardown(void **state)
 {
+	/* test_python_slow_loader's, also when it failed half-way */
+	unsetenv("BP_SLOW_LIBRARY_PATH");
 	h_cleanup();
 	return 0;
 }
@@ -221,6 +223,49 @@ static void oracle(const char *out, const char *a, const char *b, double *va, do
 	assert_int_equal(sscanf(p, fmt, va, vb), 2);
 }
 
+/* the pysplit.py fixture recorded: boundprof's alpha/beta samples and the fixture's own times */
+struct split {
+	double a, b, got;	/* samples of each, alpha's share of the two */
+	double share;		/* alpha's share by the fixture's own clock */
+	int la, lb;		/* the hottest line of each */
+};
+
+static void record_split(struct split *sp, const char *label, char *const cmd[])
+{
+	const char *json = h_path("split.json");
+	char *argv[16] = { (char *)h_bin(), "record", "-F", "999", "-o", (char *)json, "--" };
+	const struct bp_json *proc;
+	struct bp_json *rep;
+	double ta, tb;
+	struct run r;
+	int n = 7, i;
+
+	for (i = 0; cmd[i] && n < 15; i++)
+		argv[n++] = cmd[i];
+	argv[n] = NULL;
+	memset(sp, 0, sizeof(*sp));
+	assert_int_equal(h_run(argv, 120, &r), 0);
+	if (r.exit_code)
+		print_run(label, &r);
+	assert_int_equal(r.exit_code, 0);
+	oracle(r.out, "alpha_s", "beta_s", &ta, &tb);
+	h_run_free(&r);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	proc = python_proc(rep);
+	if (!proc)
+		fail_msg("%s: no process with Python frames", label);
+	sp->a = py_samples(proc, "hotspots", "alpha", "self_samples", &sp->la);
+	sp->b = py_samples(proc, "hotspots", "beta", "self_samples", &sp->lb);
+	sp->share = ta / (ta + tb);
+	sp->got = sp->a + sp->b > 0 ? sp->a / (sp->a + sp->b) : 0;
+	fprintf(stderr, "python %-16s %s: alpha %.0f beta %.0f samples: %.1f%% alpha, "
+		"the fixture says %.1f%% (%.2f s / %.2f s)\n", label,
+		bp_json_str(bp_json_path(proc, "python.version")), sp->a, sp->b, 100 * sp->got,
+		100 * sp->share, ta, tb);
+	bp_json_free(rep);
+}
+
 /* the 3:1 split of pure-Python work, within 3 points of the fixture's own times */
 static void test_python_split(void **state)
 {
@@ -231,40 +276,15 @@ static void test_python_split(void **state)
 
 	assert_true(nr_interps > 0);
 	for (i = 0; i < nr_interps; i++) {
-		const char *json = h_path("split.json");
-		const struct bp_json *proc;
-		struct bp_json *rep;
-		double ta, tb, a, b, share, got;
-		int la = 0, lb = 0;
-		struct run r;
+		struct split sp;
 
 		/* 999 Hz for 3 s: ~3000 samples put the binomial error near 0.8 points */
-		assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "999", "-o",
-					    (char *)json, "--", interps[i].path, (char *)fix, "3"),
-				       120, &r), 0);
-		if (r.exit_code)
-			print_run(interps[i].label, &r);
-		assert_int_equal(r.exit_code, 0);
-		oracle(r.out, "alpha_s", "beta_s", &ta, &tb);
-		h_run_free(&r);
-		rep = h_json_file(json);
-		assert_non_null(rep);
-		proc = python_proc(rep);
-		assert_non_null(proc);
-		a = py_samples(proc, "hotspots", "alpha", "self_samples", &la);
-		b = py_samples(proc, "hotspots", "beta", "self_samples", &lb);
-		share = ta / (ta + tb);
-		got = a + b > 0 ? a / (a + b) : 0;
-		fprintf(stderr, "python %-16s %s: alpha %.0f beta %.0f samples: %.1f%% alpha, "
-			"the fixture says %.1f%% (%.2f s / %.2f s)\n", interps[i].label,
-			bp_json_str(bp_json_path(proc, "python.version")), a, b, 100 * got,
-			100 * share, ta, tb);
-		assert_true(a + b > 0);
+		record_split(&sp, interps[i].label, ARGV(interps[i].path, (char *)fix, "3"));
+		assert_true(sp.a + sp.b > 0);
 		/* each function named by its line, from the code object's line table */
-		assert_int_equal(la, want_a);
-		assert_int_equal(lb, want_b);
-		assert_true(got > share - 0.03 && got < share + 0.03);
-		bp_json_free(rep);
+		assert_int_equal(sp.la, want_a);
+		assert_int_equal(sp.lb, want_b);
+		assert_true(sp.got > sp.share - 0.03 && sp.got < sp.share + 0.03);
 	}
 }
 
@@ -281,14 +301,11 @@ static void test_python_split(void **state)
  */
 static void test_python_slow_loader(void **state)
 {
-	const char *fix = fixture_py("pysplit.py"), *json = h_path("slow.json");
+	const char *fix = fixture_py("pysplit.py");
 	const struct interp *py = NULL;
-	const struct bp_json *proc;
-	struct bp_json *rep;
 	char script[2048], *path;
-	double ta, tb, a, b, share, got;
+	struct split sp;
 	size_t off = 0;
-	struct run r;
 	int i;
 
 	/* a python with a libpython: the loader maps it, then libc, after the search */
@@ -307,27 +324,9 @@ static void test_python_slow_loader(void **state)
 	snprintf(script, sizeof(script),
 		 "%s 6 & LD_LIBRARY_PATH=$BP_SLOW_LIBRARY_PATH exec chrt --idle 0 %s %s 2",
 		 h_fixture("spin"), py->path, fix);
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "999", "-o", (char *)json,
-				    "--", "taskset", "-c", "0", "sh", "-c", script), 120, &r), 0);
+	record_split(&sp, py->label, ARGV("taskset", "-c", "0", "sh", "-c", script));
 	unsetenv("BP_SLOW_LIBRARY_PATH");
-	if (r.exit_code)
-		print_run(py->label, &r);
-	assert_int_equal(r.exit_code, 0);
-	oracle(r.out, "alpha_s", "beta_s", &ta, &tb);
-	h_run_free(&r);
-	rep = h_json_file(json);
-	assert_non_null(rep);
-	proc = python_proc(rep);
-	if (!proc)
-		fail_msg("%s started under a slow loader: no process with Python frames", py->label);
-	a = py_samples(proc, "hotspots", "alpha", "self_samples", NULL);
-	b = py_samples(proc, "hotspots", "beta", "self_samples", NULL);
-	share = ta / (ta + tb);
-	got = a + b > 0 ? a / (a + b) : 0;
-	fprintf(stderr, "python %-16s slow loader: alpha %.0f beta %.0f samples: %.1f%% alpha, "
-		"the fixture says %.1f%%\n", py->label, a, b, 100 * got, 100 * share);
-	assert_true(got > share - 0.04 && got < share + 0.04);
-	bp_json_free(rep);
+	assert_true(sp.got > sp.share - 0.04 && sp.got < sp.share + 0.04);
 }
 
 /* a Python caller and the compiled code it calls (zlib's deflate): both sides of the split */
