@@ -42,12 +42,14 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-die() { echo "bench: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"
 for c in perf stress-ng fio curl; do
 	command -v $c >/dev/null || die "$c not found (make bench-deps / make test-deps)"
 done
-[ -x "$CHURN" ] && [ -x "$SHORT" ] || die "fixtures missing: make $CHURN $SHORT"
+need_exec "$CHURN"
+need_exec "$SHORT"
+need_exec "$BP"
 
 # ns on CPU of a process, all its threads (schedstat: exact, unlike ticks)
 cpu_ns() {
@@ -116,12 +118,16 @@ measure() { # tool
 			"http://127.0.0.1:$port/metrics"
 	done
 	c1=$(cpu_ns $pid)
+	need_pos "$1's CPU time (schedstat of pid $pid)" "$c1"
 	if [ "$1" = bp ]; then
 		b1=$(metric "$port" boundprof_agent_bpf_seconds_total)
+		need_num "the agent's BPF seconds (/metrics)" "$b0"
+		need_num "the agent's BPF seconds (/metrics)" "$b1"
 		metric "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes"
 		metric "$port" boundprof_agent_drains_total > /dev/null
 	fi
 	hwm=$(hwm_kb $pid)
+	need_pos "$1's peak RSS" "$hwm"
 	kill -INT $pid
 	wait $pid 2>/dev/null
 	rm -rf "$T"/perf.data* "$T/windows"
@@ -153,6 +159,10 @@ load_stop
 
 printf "  %-6s %-12s %10s %10s  %8s  %10s %10s %10s\n" phase tool "user+sys" "BPF" \
 	"1-CPU %" "RSS mean" "RSS max" "peak"
+# measure runs in a subshell: its die cannot stop this script, so check here
+for v in "$bp_idle" "$perf_idle" "$bp_load" "$perf_load"; do
+	[ "$(echo "$v" | wc -w)" = 5 ] || die "a phase could not be measured (see above)"
+done
 row idle boundprof "$bp_idle"
 row idle "perf record" "$perf_idle"
 row mixed boundprof "$bp_load"
@@ -161,11 +171,14 @@ echo
 awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d="$DUR" \
 	-v maps="$(cat "$T/map_bytes" 2>/dev/null || echo 0)" 'BEGIN {
 	split(bi, a); split(pi, b); split(bl, c); split(pl, e)
-	printf "boundprof / perf record, mixed load: CPU %.2fx (userspace only %.2fx), peak RSS %.2fx\n",
-		(c[1] + c[2]) / e[1], c[1] / e[1], c[5] / e[5]
-	printf "boundprof, mixed load: %.3f%% of one CPU (budget: 0.5%%), peak RSS %.1f MiB " \
-		"(budget: 30 MB), BPF maps %.1f MiB of kernel memory\n",
-		(c[1] + c[2]) / d * 100, c[5] / 1024, maps / 1048576
+	bi_pc = (a[1] + a[2]) / d * 100; pi_pc = b[1] / d * 100
+	bl_pc = (c[1] + c[2]) / d * 100; pl_pc = e[1] / d * 100
+	printf "idle:  boundprof %.3f%% of one CPU, perf %.3f%% (%.2fx; aim <= 0.3%% and below perf)\n",
+		bi_pc, pi_pc, bi_pc / pi_pc
+	printf "mixed: boundprof %.3f%% of one CPU, perf %.3f%% (%.2fx; aim <= 1%% and below perf)," \
+		" userspace only %.2fx\n", bl_pc, pl_pc, bl_pc / pl_pc, c[1] / e[1]
+	printf "peak RSS, mixed: boundprof %.1f MiB, perf %.1f MiB (%.2fx; aim <= 24 MiB);" \
+		" BPF maps %.1f MiB of kernel memory\n", c[5] / 1024, e[5] / 1024, c[5] / e[5], maps / 1048576
 	print "published budgets: OpenTelemetry eBPF profiler \"1% CPU and 250MB memory are our"
 	print "  upper limits\"; Parca Agent 300-400 MiB steady, 550-750 MiB at startup (#3083);"
 	print "  Grafana Alloy pyroscope.ebpf ~130 MiB after fixes (anchors.md)"

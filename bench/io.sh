@@ -29,11 +29,10 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-die() { echo "bench: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "needs root (BPF)"
 [ -x "$FIX" ] || die "$FIX missing (make $FIX)"
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 now_ns() { date +%s%N; }
 
 # reads per second of one fixture run
@@ -53,7 +52,7 @@ profiled() { # name boundprof-options...
 	sleep 1.5
 	job >> "$T/$name.rate"
 	kill -INT "$BG"
-	wait "$BG"
+	wait "$BG" || die "boundprof record $* failed: $(tail -c 300 "$T/$name.err")"
 	BG=
 }
 
@@ -81,6 +80,9 @@ base=$(median < "$T/base.rate")
 bp=$(median < "$T/bp.rate")
 bponly=$(median < "$T/bponly.rate")
 # the machine drifts between rounds: compare within each round, then take the median
+need_pos "reads/s alone" "$base"
+need_pos "reads/s under boundprof" "$bp"
+need_pos "reads/s under boundprof --no-offcpu" "$bponly"
 lossbp=$(paste "$T/base.rate" "$T/bp.rate" | awk '{ print ($2 / $1 - 1) * 100 }' | median)
 lossonly=$(paste "$T/base.rate" "$T/bponly.rate" | awk '{ print ($2 / $1 - 1) * 100 }' | median)
 awk -v b="$base" -v x="$bp" -v y="$bponly" -v lx="$lossbp" -v ly="$lossonly" 'BEGIN {
@@ -105,7 +107,7 @@ cost() { # label boundprof-options...
 		sed -n 's/^"id":\([0-9]*\),.*"name":"\(bp_io_[a-z]*\)".*"run_time_ns":\([0-9]*\),"run_cnt":\([0-9]*\).*/\1 \2 \3 \4/p' |
 		awk -v after="${before:-0}" -v label="$label" '$1 > after && $4 > 0 {
 			printf "%s %s %.2f us x %d", (n++ ? "," : "  BPF run time per event (" label "):"), $2, $3 / $4 / 1000, $4
-		} END { if (n) printf "\n"; else print "  BPF run time: not available (" label ")" }'
+		} END { if (n) printf "\n"; else { print "bench: could not measure the run time of the block programs (" label ")" > "/dev/stderr"; exit 1 } }' || die "bpf_stats gave no block IO figures"
 	kill -INT "$BG"
 	wait "$BG"
 	BG=

@@ -27,13 +27,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-die() { echo "bench: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "needs root"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
 have_bpftrace=1
 command -v bpftrace >/dev/null || have_bpftrace=0
 
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 pipe_us() { perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/usecs\/op/ {print $1}'; }
 
 # The peer: off-CPU time by kernel+user stack, stacks taken at every switch.
@@ -60,7 +59,7 @@ under() { # name cmd...
 	sleep 2
 	pipe_us >> "$T/$name.times"
 	kill -INT "$BG"
-	wait "$BG"
+	wait "$BG" || die "$name failed: $(tail -c 300 "$T/$name.err")"
 	BG=
 }
 
@@ -83,6 +82,8 @@ done
 base=$(median < "$T/base.times")
 bpt=$(median < "$T/bp.times")
 btt=$( [ -s "$T/bt.times" ] && median < "$T/bt.times" || echo 0)
+need_pos "perf bench sched pipe alone" "$base"
+need_pos "perf bench sched pipe under boundprof" "$bpt"
 awk -v b="$base" -v x="$bpt" -v t="$btt" 'BEGIN {
 	printf "  median usecs/op: baseline %.2f, boundprof %.2f (%+.1f%%)", b, x, (x / b - 1) * 100
 	if (t > 0) printf ", bpftrace off-CPU %.2f (%+.1f%%)", t, (t / b - 1) * 100
@@ -122,6 +123,7 @@ for r in $(seq 1 "$ROUNDS"); do
 	join "$T/s0" "$T/s1" | awk '$5 - $3 > 10000 { printf "%s %.0f\n", $1, ($4 - $2) / ($5 - $3) }' \
 		>> "$T/perevent"
 done
+[ -s "$T/perevent" ] || die "could not measure the BPF run time per event (bpf_stats)"
 echo "  BPF run time per event (bpf_stats, sched pipe pinned to one CPU, $ROUNDS rounds, medians):"
 for p in $(awk '{print $1}' "$T/perevent" | sort -u); do
 	printf '    %-28s %6s ns\n' "$p" "$(awk -v p="$p" '$1 == p {print $2}' "$T/perevent" | median)"

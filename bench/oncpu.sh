@@ -8,6 +8,9 @@
 # peak RSS and CPU time, the BPF program's run time per sample, and the time
 # from start until sampling is live, for both tools.
 #
+# Also `record -- /bin/true` from start to exit, beside `perf record -g --
+# /bin/true`. Any figure it cannot measure makes it fail, naming the figure.
+#
 # usage: bench/oncpu.sh BUILD_DIR     (run by `make bench`, as root)
 # env:   ROUNDS (default 9), ITERS_M (job size, default 3000)
 set -u
@@ -29,11 +32,12 @@ cleanup() {
 }
 trap cleanup EXIT INT TERM
 
-die() { echo "bench: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+need_exec "$OUT/bench/cpujob"
+need_exec "$RUNSTAT"
+need_exec "$BP"
 
 # start a profiler under runstat, let it get going, run the job, stop it
 profiled() { # name cmd...
@@ -43,7 +47,7 @@ profiled() { # name cmd...
 	sleep 1.5
 	$JOB >> "$T/$name.times"
 	kill -INT "$BG"
-	wait "$BG"
+	wait "$BG" || die "$name failed: $(tail -c 300 "$T/$name.err")"
 	BG=
 	cat "$T/$name.stat" >> "$T/$name.stats"
 }
@@ -64,9 +68,15 @@ for r in $(seq 1 "$ROUNDS"); do
 		"$(tail -1 "$T/base.times")" "$(tail -1 "$T/bp.times")" "$(tail -1 "$T/perf.times")"
 done
 
+for what in base bp perf; do
+	need_lines "$T/$what.times" "$ROUNDS" "cpujob times ($what)" "$T/$what.err"
+done
 base=$(median < "$T/base.times")
 bpt=$(median < "$T/bp.times")
 perft=$(median < "$T/perf.times")
+need_pos "the baseline job time" "$base"
+need_pos "the job time under boundprof" "$bpt"
+need_pos "the job time under perf" "$perft"
 awk -v b="$base" -v x="$bpt" -v p="$perft" 'BEGIN {
 	sx = (x / b - 1) * 100; sp = (p / b - 1) * 100
 	printf "  median job time: baseline %.3f s, boundprof %.3f s, perf %.3f s\n", b, x, p
@@ -77,9 +87,13 @@ rss=$(awk '{print $1}' "$T/bp.stats" | median)
 prss=$(awk '{print $1}' "$T/perf.stats" | median)
 cpu=$(awk '{print ($2 + $3) * 1000}' "$T/bp.stats" | median)
 pcpu=$(awk '{print ($2 + $3) * 1000}' "$T/perf.stats" | median)
+need_pos "boundprof's peak RSS" "$rss"
+need_pos "perf's peak RSS" "$prss"
+need_pos "boundprof's CPU per round" "$cpu"
+need_pos "perf's CPU per round" "$pcpu"
 awk -v r="$rss" -v pr="$prss" -v c="$cpu" -v pc="$pcpu" 'BEGIN {
-	printf "  peak RSS: boundprof %.1f MB (aim < 30 MB), perf %.1f MB\n", r / 1024, pr / 1024
-	printf "  profiler process CPU per round (start, ~4 s of sampling, output): boundprof %.0f ms, perf %.0f ms\n", c, pc
+	printf "  peak RSS: boundprof %.1f MiB, perf %.1f MiB (%.2fx)\n", r / 1024, pr / 1024, r / pr
+	printf "  profiler process CPU per round (start, ~4 s of sampling, output): boundprof %.0f ms, perf %.0f ms (%.2fx)\n", c, pc, c / pc
 }'
 
 # Steady-state cost: boundprof for 2 s and for 12 s under load; the
@@ -93,8 +107,10 @@ loaded_run() { # seconds statfile
 	BG=$!
 	sleep $(($1 - 1))
 	prog=$(bpftool -j prog show 2>/dev/null | tr '{' '\n' | grep '"name":"bp_oncpu"' | tail -1)
-	wait "$BG"; BG=
+	wait "$BG" || die "boundprof record -d $1 failed"
+	BG=
 	wait "$job"
+	need_pos "boundprof's CPU over $1 s" "$(awk '{print $2 + $3}' "$2")"
 }
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
 loaded_run 2 "$T/short.stat"
@@ -112,20 +128,36 @@ if [ -n "$rt" ] && [ -n "$rc" ] && [ "$rc" -gt 0 ]; then
 		printf "  BPF bp_oncpu: %d runs, %.1f us per sample, %.3f%% of one CPU\n", rc, rt / rc / 1000, rt / 1e9 / w * 100
 	}'
 else
-	echo "  BPF run time: not available (kernel.bpf_stats_enabled)"
+	die "could not measure bp_oncpu's run time (bpf_stats: '$prog')"
 fi
 
-# start until sampling is live: the command starts only once sampling runs
+# start until sampling is live: the command starts only once sampling runs;
+# and a whole `record -- /bin/true`, start to exit
+now_us() { echo $(( $(date +%s%N) / 1000 )); }
 for i in $(seq 1 5); do
 	t0=$(date +%s%N)
-	"$BP" record -o "$T/s.folded" -- sh -c "date +%s%N > $T/bp.t1" > /dev/null 2>&1
+	"$BP" record -o "$T/s.folded" -- sh -c "date +%s%N > $T/bp.t1" > /dev/null 2>&1 ||
+		die "boundprof record -- sh failed"
 	echo $(( ($(cat "$T/bp.t1") - t0) / 1000 )) >> "$T/bp.start"
 	t0=$(date +%s%N)
-	perf record -F 99 -g -o "$T/s.data" -- sh -c "date +%s%N > $T/perf.t1" > /dev/null 2>&1
+	perf record -F 99 -g -o "$T/s.data" -- sh -c "date +%s%N > $T/perf.t1" > /dev/null 2>&1 ||
+		die "perf record -- sh failed"
 	echo $(( ($(cat "$T/perf.t1") - t0) / 1000 )) >> "$T/perf.start"
+	t0=$(now_us)
+	"$BP" record -- /bin/true > /dev/null 2>&1 || die "boundprof record -- /bin/true failed"
+	echo $(( $(now_us) - t0 )) >> "$T/bp.true"
+	t0=$(now_us)
+	perf record -F 99 -g -o "$T/t.data" -- /bin/true > /dev/null 2>&1 ||
+		die "perf record -- /bin/true failed"
+	echo $(( $(now_us) - t0 )) >> "$T/perf.true"
 done
-awk -v b="$(median < "$T/bp.start")" -v p="$(median < "$T/perf.start")" 'BEGIN {
-	printf "  start until the command runs under sampling (median of 5): boundprof %.0f ms (aim < 500 ms), perf %.0f ms\n", b / 1000, p / 1000
+for f in bp.start perf.start bp.true perf.true; do
+	need_lines "$T/$f" 5 "$f"
+done
+awk -v b="$(median < "$T/bp.start")" -v p="$(median < "$T/perf.start")" \
+	-v bt="$(median < "$T/bp.true")" -v pt="$(median < "$T/perf.true")" 'BEGIN {
+	printf "  start until the command runs under sampling (median of 5): boundprof %.0f ms (aim <= 300 ms), perf %.0f ms (%.2fx)\n", b / 1000, p / 1000, b / p
+	printf "  record -- /bin/true, start to exit (median of 5): boundprof %.0f ms (aim <= 500 ms), perf %.0f ms (%.2fx)\n", bt / 1000, pt / 1000, bt / pt
 }'
 cat "$T"/bp-*.json | awk -F'[:,]' '
 	/"(samples_map_full|kernel_stack_errors|user_stack_errors|stack_map_full|events_lost)"/ { lost += $2 }

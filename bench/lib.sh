@@ -1,0 +1,35 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Shared by the bench scripts: a benchmark that cannot measure fails, naming
+# what it could not measure, instead of printing nan or an empty figure and
+# exiting 0 (make bench must fail then).
+
+die() { echo "bench: $*" >&2; exit 1; }
+
+median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
+
+# need_num NAME VALUE: VALUE must be a finite number, else the bench fails
+need_num() {
+	case $2 in
+	''|*[!0-9.eE+-]*|*nan*|*inf*) die "could not measure $1 (got '${2}')" ;;
+	esac
+	awk -v v="$2" 'BEGIN { exit !(v == v + 0) }' || die "could not measure $1 (got '$2')"
+}
+
+# need_pos NAME VALUE: a number above zero (times, sizes)
+need_pos() {
+	need_num "$1" "$2"
+	awk -v v="$2" 'BEGIN { exit !(v > 0) }' || die "could not measure $1 (got $2, not above 0)"
+}
+
+# need_exec PATH: an executable the bench runs
+need_exec() {
+	[ -x "$1" ] || die "$1 missing: build it with make ${1#./}"
+}
+
+# need_lines FILE N NAME: FILE holds N numeric lines (one per measured run)
+need_lines() {
+	local got
+	got=$(grep -cE '^[0-9]+([.][0-9]+)?$' "$1" 2>/dev/null)
+	[ "${got:-0}" -ge "$2" ] || die "$3: ${got:-0} of $2 runs measured ($(tail -c 300 "${4:-/dev/null}" 2>/dev/null | tr '\n' ' '))"
+}
