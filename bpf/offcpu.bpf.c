@@ -272,7 +272,12 @@ volatile __u8 site_cat[MAX_SITE_RANGES];
  */
 const volatile __s64 preempt_from_rq;
 
-static __always_inline __u32 site_of(__u64 ip)
+/*
+ * A global function, verified once on its own: inlined in the frame
+ * callback, each halving's branches multiplied the paths the verifier
+ * walked (24,000 instructions of bp_switch's verification; log level 2).
+ */
+__noinline __u32 bp_site_of(__u64 ip)
 {
 	__u32 lo = 0, hi = nr_site_ranges, i, mid;
 
@@ -301,7 +306,7 @@ static long site_scan_frame(__u32 i, void *data)
 
 	if (i >= c->st->nr || i >= BP_MAX_STACK_DEPTH)
 		return 1;
-	c->site = site_of(c->st->ips[i]);
+	c->site = bp_site_of(c->st->ips[i]);
 	return c->site != BP_WS_NONE;
 }
 
@@ -352,9 +357,16 @@ static __always_inline void ptl_move(struct task_struct *leader, int from, int t
 	ptl_change(leader, from, to, now, -1, 0);
 }
 
-static __always_inline __u64 set_state(struct task_struct *t, struct bp_tls *st, int to, __u64 now)
+/*
+ * @leader is t->group_leader, read once at the top of each program:
+ * every load of a pointer field the verifier walks costs it four searches
+ * of the kernel's BTF by name, and inlined here the load was walked again
+ * on each path (25 times in bp_switch; a third of all start-up time).
+ */
+static __always_inline __u64 set_state(struct task_struct *leader, struct bp_tls *st, int to,
+				       __u64 now)
 {
-	__u64 clock = ptl_change(t->group_leader, st->known ? (int)st->state : -1, to, now, -1, 0);
+	__u64 clock = ptl_change(leader, st->known ? (int)st->state : -1, to, now, -1, 0);
 
 	st->state = to;
 	st->known = 1;
@@ -364,16 +376,17 @@ static __always_inline __u64 set_state(struct task_struct *t, struct bp_tls *st,
 /* the file behind fd in t's table, as an address; 0: none */
 static __always_inline __u64 fd_file(struct task_struct *t, __u64 fd)
 {
-	struct files_struct *files = t->files;
+	/* probe reads, not loads: see set_state() */
+	struct files_struct *files = BPF_CORE_READ(t, files);
 	struct fdtable *fdt;
 	__u64 f = 0, arr;
 
 	if (!files)
 		return 0;
-	fdt = files->fdt;
-	if (!fdt || fd >= fdt->max_fds)
+	fdt = BPF_CORE_READ(files, fdt);
+	if (!fdt || fd >= BPF_CORE_READ(fdt, max_fds))
 		return 0;
-	arr = (__u64)fdt->fd;
+	arr = (__u64)BPF_CORE_READ(fdt, fd);
 	if (!arr || bpf_probe_read_kernel(&f, sizeof(f), (void *)(arr + fd * sizeof(f))))
 		return 0;
 	return f;
@@ -552,18 +565,19 @@ static __always_inline __u64 unseen_ran(struct task_struct *t, struct bp_tls *st
 }
 
 /* the piece closed at @in, a run of @ran since: on-CPU, and running in the timeline */
-static __always_inline void unseen_ran_done(struct task_struct *t, struct bp_tls *st, __u64 ran,
-					    __u64 in)
+static __always_inline void unseen_ran_done(struct task_struct *leader, struct bp_tls *st,
+					    __u64 ran, __u64 in)
 {
 	stat_inc(BP_STAT_SWITCH_UNSEEN);
 	__sync_fetch_and_add(&st->oncpu_ns, ran);
 	st->wake_ts = 0;
 	st->pending = 0;
-	set_state(t, st, BP_TS_RUNNING, in);
+	set_state(leader, st, BP_TS_RUNNING, in);
 }
 
 /* at a switch-out or exit: repair the run unseen_ran() finds */
-static __always_inline void unseen_run(struct task_struct *t, struct bp_tls *st, __u64 now)
+static __always_inline void unseen_run(struct task_struct *t, struct task_struct *leader,
+				       struct bp_tls *st, __u64 now)
 {
 	__u64 off = st->off_ts, ran = unseen_ran(t, st, off, now);
 
@@ -571,7 +585,7 @@ static __always_inline void unseen_run(struct task_struct *t, struct bp_tls *st,
 	if (!ran || __sync_val_compare_and_swap(&st->off_ts, off, 0) != off)
 		return;
 	account_off(st, t->pid, off, now - ran);
-	unseen_ran_done(t, st, ran, now - ran);
+	unseen_ran_done(leader, st, ran, now - ran);
 }
 
 static __always_inline void add_bytes(struct bp_net_val *v, __u64 rx, __u64 tx)
@@ -668,6 +682,30 @@ static __always_inline void net_wait(struct bp_tls *st, __u64 skaddr, __u32 site
 	}
 }
 
+/* what the rules (rules.h) make of one switch's facts */
+struct bp_judged {
+	__u32 cls;		/* enum bp_tstate */
+	__u32 pending;		/* the class waits for the wakeup to be named */
+	__u32 site;		/* the wait site, from the stack or from the fd */
+	__u32 dir;		/* enum bp_dir of that site */
+};
+
+/*
+ * The rules as a global function, verified once on its own: inlined, their
+ * switches over syscalls and sites were walked again for every state of
+ * bp_switch (42,000 of its 78,000 instructions; log level 2).
+ */
+__noinline int bp_judge_switch(const struct bp_switch_facts *f, struct bp_judged *j)
+{
+	if (!f || !j)
+		return -1;
+	j->cls = bp_wait_class(f);
+	j->pending = bp_wait_pending(f, j->cls);
+	j->site = f->site ? f->site : bp_fd_site(f->syscall, f->fd_kind);
+	j->dir = bp_site_dir(j->site);
+	return 0;
+}
+
 static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __u32 prev_state,
 				      struct bp_tls *st, struct pt_regs *regs)
 {
@@ -678,6 +716,7 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 		.syscall = regs ? regs->orig_ax : ~0ULL,
 		.futex_op = regs ? regs->si : 0,
 	};
+	struct bp_judged j = {};
 	__u64 sk = 0;
 	__u32 cls, site;
 
@@ -695,10 +734,11 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 	     (f.site == BP_WS_NONE && bp_fd_syscall(f.syscall))))
 		f.fd_kind = fd_kind_of(fd_file(prev, regs->di), &sk);
 	f.gil = st->gil = py_gil_wait(prev->tgid, regs);
-	cls = bp_wait_class(&f);
-	st->pending = bp_wait_pending(&f, cls);
-	site = f.site ? f.site : bp_fd_site(f.syscall, f.fd_kind);
-	st->dir = bp_site_dir(site);
+	bp_judge_switch(&f, &j);
+	cls = j.cls;
+	site = j.site;
+	st->pending = j.pending;
+	st->dir = j.dir;
 	if (cls == BP_TS_NET && f.fd_kind == BP_FD_INET && sk) {
 		net_wait(st, sk, site);
 		st->side = st->net.side;
@@ -712,7 +752,7 @@ static __always_inline __u64 hash_into(struct bp_stack *st, long n)
 		return 0;
 	st->nr = n / sizeof(__u64);
 	st->flags = 0;
-	return hash_stack(st);
+	return bp_hash_stack(st);
 }
 
 static __always_inline void take_stacks(void *ctx, struct task_struct *prev, struct bp_tls *st,
@@ -764,7 +804,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	}
 	/* unwound from the registers the thread entered the kernel with */
 	n = capture_ustack(ctx, &st->ust, prev->tgid, regs->ip, regs->sp, regs->bp);
-	st->ustack = n > 0 ? hash_stack(&st->ust) : 0;
+	st->ustack = n > 0 ? bp_hash_stack(&st->ust) : 0;
 }
 
 /*
@@ -834,7 +874,12 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 {
 	unsigned int prev_state = bp_switch_prev_state(ctx, prev);
 	__u64 now = bpf_ktime_get_ns(), old, steal = ~0ULL;
+	struct task_struct *prev_leader = prev->group_leader, *next_leader = next->group_leader;
 	struct bp_tls *st;
+
+	/* loaded here, once on every path: see set_state() */
+	barrier_var(prev_leader);
+	barrier_var(next_leader);
 
 	if (prev->pid && is_target_task(prev) && !(prev_state & BP_TASK_DEAD)) {
 		st = tls_get(prev, now);
@@ -848,7 +893,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			if (old && now > old)
 				run_done(prev, st, old, now, &steal);
 			else if (!old)
-				unseen_run(prev, st, now);
+				unseen_run(prev, prev_leader, st, now);
 			st->steal_in = 0;
 			/* before the state leaves RUNNING: see unseen_run() */
 			st->se_ns = BPF_CORE_READ(prev, se.sum_exec_runtime);
@@ -870,7 +915,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->wake_ts = 0;
 			st->off_ts = now;
 			st->blk_ts = now;
-			st->poll_mark = set_state(prev, st, st->off_class, now);
+			st->poll_mark = set_state(prev_leader, st, st->off_class, now);
 		}
 	}
 
@@ -897,7 +942,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 			st->steal_in = steal;
 			st->in_ts = now;
 			st->on_ts = now;
-			set_state(next, st, BP_TS_RUNNING, now);
+			set_state(next_leader, st, BP_TS_RUNNING, now);
 		}
 	}
 	return 0;
@@ -969,13 +1014,15 @@ static __always_inline void wake_rows(struct task_struct *p, struct bp_tls *st,
 static __always_inline void woken(struct task_struct *p)
 {
 	__u64 now = bpf_ktime_get_ns();
-	struct task_struct *cur;
+	struct task_struct *cur, *leader;
 	struct bp_tls *st;
 	int reclass = -1;
 	__u32 ctx;
 
 	if (!p->pid || !is_target_task(p))
 		return;
+	leader = p->group_leader;
+	barrier_var(leader);
 	st = bpf_task_storage_get(&tls, p, 0, 0);
 	/* a wakeup of a thread that never went to sleep changes nothing */
 	if (!st || !st->off_ts || st->state == BP_TS_RUNNING || st->state == BP_TS_RUNQUEUE)
@@ -993,7 +1040,7 @@ static __always_inline void woken(struct task_struct *p)
 			reclass = st->off_class;
 	}
 	st->wake_ts = now;
-	ptl_change(p->group_leader, st->known ? (int)st->state : -1, BP_TS_RUNQUEUE, now,
+	ptl_change(leader, st->known ? (int)st->state : -1, BP_TS_RUNQUEUE, now,
 		   reclass, st->poll_mark);
 	st->state = BP_TS_RUNQUEUE;
 	st->known = 1;
@@ -1067,7 +1114,7 @@ int BPF_PROG(bp_wakeup_new, struct task_struct *p)
 	st->off_ts = now;
 	st->blk_ts = now;
 	st->wake_ts = now;
-	set_state(p, st, BP_TS_RUNQUEUE, now);
+	set_state(p->group_leader, st, BP_TS_RUNQUEUE, now);
 	return 0;
 }
 
@@ -1122,6 +1169,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 	struct bp_thr_rec *rec;
 	struct bp_proc_rec *prec;
 	struct bp_tls *st;
+	struct task_struct *leader;
 	struct bp_pls *ps;
 	__u32 tid = p->pid, tgid = p->tgid, slot;
 
@@ -1132,8 +1180,10 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 	 */
 	if (!tid)
 		return 0;
+	leader = p->group_leader;
+	barrier_var(leader);
 	st = bpf_task_storage_get(&tls, p, 0, 0);
-	ps = bpf_task_storage_get(&pls, p->group_leader, 0, 0);
+	ps = bpf_task_storage_get(&pls, leader, 0, 0);
 	sc = scratch_enter(&slot);
 	if (!sc) {
 		stat_inc(BP_STAT_TSTORE_FAIL);
@@ -1146,9 +1196,9 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		if (old && now > old)
 			run_done(p, st, old, now, &steal);
 		else if (!old)
-			unseen_run(p, st, now);
+			unseen_run(p, leader, st, now);
 		if (st->known)
-			ptl_move(p->group_leader, st->state, -1, now);
+			ptl_move(leader, st->state, -1, now);
 		st->known = 0;
 		flush_waker(st);
 		fill_thr_rec(rec, p, st);
@@ -1177,6 +1227,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 		.syscall = ~0ULL,
 	};
 	struct pt_regs *regs = NULL;
+	struct bp_judged j = {};
 
 	if (BPF_CORE_READ(t, on_cpu))
 		return BP_TS_RUNNING;
@@ -1196,7 +1247,8 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 	if (f.state & BP_TASK_UNINTERRUPTIBLE)
 		f.in_iowait = BPF_CORE_READ_BITFIELD_PROBED(t, in_iowait);
 	f.gil = st->gil = py_gil_wait(t->tgid, regs);
-	return bp_wait_class(&f);
+	bp_judge_switch(&f, &j);
+	return j.cls;
 }
 
 /*
@@ -1214,6 +1266,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 	struct bp_thr_rec *rec;
 	struct bp_proc_rec *prec;
 	struct bp_tls *st;
+	struct task_struct *leader;
 	struct bp_pls *ps;
 	__u64 ran;
 	__u32 slot;
@@ -1221,6 +1274,8 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 
 	if (!t || !t->pid || !is_target_task(t))
 		return 0;
+	leader = t->group_leader;
+	barrier_var(leader);
 	st = tls_get(t, now);
 	if (!st)
 		return 0;
@@ -1248,7 +1303,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 			st->side = 0;
 			st->dir = bp_site_dir(st->wsite);
 		}
-		set_state(t, st, s, now);
+		set_state(leader, st, s, now);
 	} else {
 		/*
 		 * Running, but its switch-in was never seen: the piece ends
@@ -1261,7 +1316,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		    __sync_val_compare_and_swap(&st->off_ts, old, ran ? 0 : now) == old) {
 			account_off(st, t->pid, old, now - ran);
 			if (ran) {
-				unseen_ran_done(t, st, ran, now - ran);
+				unseen_ran_done(leader, st, ran, now - ran);
 				__sync_val_compare_and_swap(&st->on_ts, 0, now);
 			}
 		}
@@ -1272,7 +1327,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		 * goes back.
 		 */
 		if (st->pending)
-			st->poll_mark = ptl_change(t->group_leader, -1, -1, now, -1, 0);
+			st->poll_mark = ptl_change(leader, -1, -1, now, -1, 0);
 		/* the drain that follows must see who ended the waits so far */
 		flush_waker(st);
 		old = st->on_ts;

@@ -398,7 +398,7 @@ static __always_inline __u64 py_store_stack(struct task_struct *task, __u32 tgid
 	sc->st.ips[(c.n - 1) & 127] |= BP_PY_RUN_END;
 	sc->st.nr = c.n;
 	sc->st.flags = 0;
-	h = hash_stack(&sc->st);
+	h = bp_hash_stack(&sc->st);
 	map = idx ? (void *)&pystacks1 : (void *)&pystacks0;
 	err = bpf_map_update_elem(map, &h, &sc->st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {

@@ -41,11 +41,23 @@ static __always_inline __u64 mix64(__u64 h)
 	return h;
 }
 
-static __always_inline __u64 hash_stack(const struct bp_stack *st)
+/*
+ * A global function, defined once (proc.bpf.c) and verified once on its
+ * own: inlined, its loop over up to BP_MAX_STACK_DEPTH frames was walked
+ * again for every state of its callers (16,000 instructions of bp_switch's
+ * verification, twice; log level 2).
+ */
+#ifndef BP_DEFINE
+extern __u64 bp_hash_stack(const struct bp_stack *st);
+#else
+__noinline __u64 bp_hash_stack(const struct bp_stack *st)
 {
-	__u64 h = 0x9e3779b97f4a7c15ULL ^ st->nr ^ (__u64)st->flags << 32;
+	__u64 h;
 	__u32 i;
 
+	if (!st)
+		return 1;
+	h = 0x9e3779b97f4a7c15ULL ^ st->nr ^ (__u64)st->flags << 32;
 	for (i = 0; i < BP_MAX_STACK_DEPTH; i++) {
 		if (i >= st->nr)
 			break;
@@ -53,6 +65,7 @@ static __always_inline __u64 hash_stack(const struct bp_stack *st)
 	}
 	return h ? h : 1;
 }
+#endif /* BP_DEFINE */
 
 /*
  * Store a captured stack in the current buffer's kernel or user stack map;
@@ -66,7 +79,7 @@ static __always_inline __u64 put_stack(struct bp_stack *st, __u32 idx, bool user
 
 	if (!st->nr)
 		return 0;
-	h = hash_stack(st);
+	h = bp_hash_stack(st);
 	if (user)
 		map = idx ? (void *)&ustacks1 : (void *)&ustacks0;
 	else

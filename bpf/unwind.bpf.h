@@ -91,8 +91,9 @@ static __always_inline __u64 bp_uw_le(__u64 a, __u64 b)
 {
 	__u64 d = b - a;
 
-	barrier_var(d);
-	return (d >> 63) ^ 1;
+	/* the shift in asm: clang saw through a barrier on d and made a select */
+	asm volatile("%[d] >>= 63" : [d] "+r"(d));
+	return d ^ 1;
 }
 
 /* the mapping holding pc, or NULL */
