@@ -159,6 +159,11 @@ awk -v b="$(median < "$T/bp.start")" -v p="$(median < "$T/perf.start")" \
 	printf "  start until the command runs under sampling (median of 5): boundprof %.0f ms (aim <= 300 ms), perf %.0f ms (%.2fx)\n", b / 1000, p / 1000, b / p
 	printf "  record -- /bin/true, start to exit (median of 5): boundprof %.0f ms (aim <= 500 ms), perf %.0f ms (%.2fx)\n", bt / 1000, pt / 1000, bt / pt
 }'
+# what verification costs at every start (the kernel's own count)
+ver=$("$BP" record -vv -- /bin/true 2>&1 >/dev/null |
+	sed -n 's/.*BPF programs loaded in \([0-9]*\) ms, \([0-9]*\) instructions verified.*/\1 \2/p')
+need_pos "the BPF load time (record -vv)" "${ver%% *}"
+echo "  BPF load: ${ver%% *} ms, ${ver##* } instructions verified (the kernel's count)"
 cat "$T"/bp-*.json | awk -F'[:,]' '
 	/"(samples_map_full|kernel_stack_errors|user_stack_errors|stack_map_full|events_lost)"/ { lost += $2 }
 	END { printf "  boundprof losses over all rounds (samples, stacks, events): %d\n", lost }'

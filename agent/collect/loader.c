@@ -230,9 +230,35 @@ static bool have_cycles(int cpu, int hz)
 	return true;
 }
 
+/*
+ * What verification cost: the kernel's count of the instructions it
+ * walked per program (bpf_prog_info.verified_insns, 5.16+), the start-up
+ * cost that grows with every path through the programs (docs/kernels.md).
+ */
+static void log_verified(struct bp_loader *l, double ms)
+{
+	struct bpf_program *prog;
+	unsigned long long total = 0;
+
+	bpf_object__for_each_program(prog, l->skel->obj) {
+		struct bpf_prog_info info = {};
+		__u32 len = sizeof(info);
+		int fd = bpf_program__fd(prog);
+
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		total += info.verified_insns;
+		if (info.verified_insns)
+			bp_dbg("BPF %s: %u instructions verified", bpf_program__name(prog),
+			       info.verified_insns);
+	}
+	bp_dbg("BPF programs loaded in %.0f ms, %llu instructions verified", ms, total);
+}
+
 int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 {
 	struct bp_loader *l;
+	struct timespec t0, t1;
 	uint64_t per_interval;
 	int err, first_cpu;
 
@@ -350,12 +376,15 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 			goto fail;
 	}
 
+	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = boundprof_bpf__load(l->skel);
 	if (err) {
 		bp_err("failed to load BPF programs: %s (run with -v for the verifier log)",
 		       strerror(-err));
 		goto fail;
 	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	log_verified(l, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
 	*out = l;
 	return 0;
 fail:
