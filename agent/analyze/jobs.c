@@ -529,6 +529,14 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 		l[nl] = lead[nl];
 		nl++;
 	}
+	/* the network wait, when the class is another: the loop still waits on its peer */
+	if (!raw.wait_net && jb->total_s > 0 && jb->net_wait_s >= 0.1 * jb->total_s) {
+		snprintf(lead[nl], BP_VERDICT_LEN, "%.0f%% of the runs' time waiting on the network%s%s",
+			 pct(jb->net_wait_s / jb->total_s), jb->net_peer[0] ? ": " : "",
+			 jb->net_peer);
+		l[nl] = lead[nl];
+		nl++;
+	}
 	if (raw.wait_class == BP_CLASS_IO && wait >= 0.2 && e.ncpus > 0) {
 		/* run side by side, the runs take at least their CPU time spread over the CPUs */
 		cpus = (e.on_s + st->fork_s) / e.ncpus;
@@ -561,12 +569,19 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 	return err;
 }
 
-/* give a process a job's verdict, led by why */
-static int lend(struct bp_proc_summary *ps, const struct bp_job *jb, const char *why)
+/*
+ * Give a process a job's verdict, led by why. System-wide only the active
+ * processes have verdicts (each is a /metrics series): a quiet run stays
+ * without one.
+ */
+static int lend(const struct bp_profile *p, struct bp_proc_summary *ps, const struct bp_job *jb,
+		const char *why)
 {
 	const char *l[1] = { why };
 	struct bp_verdict v;
 
+	if (!ps->verdict && p->system_wide)
+		return 0;
 	if (!ps->verdict) {
 		ps->verdict = calloc(1, sizeof(*ps->verdict));
 		if (!ps->verdict)
@@ -579,33 +594,57 @@ static int lend(struct bp_proc_summary *ps, const struct bp_job *jb, const char 
 	return 0;
 }
 
-static int cmp_pj(const void *a, const void *b)
+/* the summary's processes by pid: index (as job) for pidjob_find() */
+static struct pidjob *by_pid(const struct bp_summary *s, uint32_t *n)
 {
-	return cmp_pidjob(a, b);
+	struct pidjob *m = calloc(s->nr_procs + 1, sizeof(*m));
+	uint32_t i;
+
+	*n = 0;
+	if (!m)
+		return NULL;
+	for (i = 0; i < s->nr_procs; i++) {
+		if (!s->procs[i].proc)
+			continue;
+		m[*n].pid = s->procs[i].proc->pid;
+		m[(*n)++].job = i;
+	}
+	qsort(m, *n, sizeof(*m), cmp_pidjob);
+	return m;
 }
 
 int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 {
 	struct cand *c = calloc(s->nr_procs + 1, sizeof(*c));
-	struct pidjob *mem = NULL, *par = NULL;
+	struct pidjob *mem = NULL, *par = NULL, *all;
 	const struct pidjob *in[2];
 	struct bp_jobs *js = NULL;
 	uint64_t *fself = NULL;
 	double *walls = NULL;
-	uint32_t i, j, n = 0, nmem = 0, npar = 0;
+	uint32_t i, j, n = 0, nmem = 0, npar = 0, nall;
 	char why[BP_VERDICT_LEN], title[240];
 	int err = -ENOMEM;
 
 	bp_jobs_free(s->jobs);
 	free(s->jobs);
 	s->jobs = NULL;
-	if (!c)
+	all = by_pid(s, &nall);
+	if (!c || !all) {
+		free(c);
+		free(all);
 		return -ENOMEM;
-	/* runs: processes started inside the window, keyed by (parent, program) */
+	}
+	/*
+	 * Runs: processes started inside the window, keyed by (parent,
+	 * program). For a command, inside its tree: the runs of `record -r N`
+	 * are boundprof's children, each a command of its own.
+	 */
 	for (i = 0; i < s->nr_procs; i++) {
 		const struct bp_proc *proc = s->procs[i].proc;
 
 		if (!proc || !proc->start_ns || !proc->ppid)
+			continue;
+		if (!p->system_wide && pidjob_find(all, nall, proc->ppid) < 0)
 			continue;
 		c[n].idx = i;
 		c[n].ppid = proc->ppid;
@@ -652,10 +691,7 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 		js->nr++;
 		snprintf(jb->name, sizeof(jb->name), "%s", c[i].name);
 		jb->ppid = c[i].ppid;
-		jb->parent = -1;
-		for (k = 0; k < s->nr_procs; k++)
-			if (s->procs[k].proc && s->procs[k].proc->pid == jb->ppid)
-				jb->parent = k;
+		jb->parent = pidjob_find(all, nall, jb->ppid);
 		jb->nr = m;
 		jb->median_s = m % 2 ? walls[m / 2] : (walls[m / 2 - 1] + walls[m / 2]) / 2;
 		jb->p90_s = walls[(uint32_t)(0.9 * (m - 1) + 0.5)];
@@ -692,8 +728,8 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 			par[npar++].job = i;
 		}
 	}
-	qsort(mem, nmem, sizeof(*mem), cmp_pj);
-	qsort(par, npar, sizeof(*par), cmp_pj);
+	qsort(mem, nmem, sizeof(*mem), cmp_pidjob);
+	qsort(par, npar, sizeof(*par), cmp_pidjob);
 	in[0] = mem;
 	in[1] = (const struct pidjob *)(uintptr_t)nmem;
 	startup(p, s, js, mem, nmem, par, npar);
@@ -713,7 +749,7 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 		bp_job_title(s, jb, title, sizeof(title));
 		snprintf(why, sizeof(why), "one of %s, judged together", title);
 		for (j = 0; j < jb->nr; j++)
-			if (lend(&s->procs[jb->members[j]], jb, why))
+			if (lend(p, &s->procs[jb->members[j]], jb, why))
 				goto out;
 		if (jb->parent >= 0 && jb->parent_waits && js->of[jb->parent] < 0) {
 			double wall = run_wall(&s->procs[jb->parent]);
@@ -721,7 +757,7 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 			snprintf(why, sizeof(why), "%.0f%% of its wall time waiting for its children, "
 				 "%u runs of %s one after another: its time is theirs",
 				 pct(wall > 0 ? jb->parent_wait_s / wall : 0), jb->nr, jb->name);
-			if (lend(&s->procs[jb->parent], jb, why))
+			if (lend(p, &s->procs[jb->parent], jb, why))
 				goto out;
 		}
 	}
@@ -734,6 +770,7 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 	err = 0;
 out:
 	free(c);
+	free(all);
 	free(walls);
 	free(mem);
 	free(par);
