@@ -101,22 +101,33 @@ static double tsc_hz(void)
 	return (c1 - c0) / ((b.tv_sec - a.tv_sec) + (b.tv_nsec - a.tv_nsec) / 1e9);
 }
 
-/* the dynamic loader's own count of one run's start-up, in seconds (-1: none printed) */
+/*
+ * The dynamic loader's own count of a run's start-up, in seconds (-1: none
+ * printed): the least of five runs. It counts time-stamp cycles from its
+ * entry to the program's, its waits for a CPU included, which other work
+ * on the machine lengthens: the least is the closest to its own work.
+ */
 static double loader_startup_s(const char *url)
 {
+	const char *key = "total startup time in dynamic loader:", *at;
+	double cycles, least = -1, hz = tsc_hz();
 	struct run r;
-	const char *at;
-	double cycles, hz = tsc_hz();
+	int i;
 
 	assert_int_equal(setenv("LD_DEBUG", "statistics", 1), 0);
-	assert_int_equal(h_run(ARGV("curl", "-s", "-o", "/dev/null", (char *)url), 30, &r), 0);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(h_run(ARGV("curl", "-s", "-o", "/dev/null", (char *)url), 30, &r),
+				 0);
+		at = strstr(r.err, key);
+		cycles = at ? atof(at + strlen(key)) : -1;
+		if (cycles > 0 && (least < 0 || cycles < least))
+			least = cycles;
+		h_run_free(&r);
+	}
 	unsetenv("LD_DEBUG");
-	at = strstr(r.err, "total startup time in dynamic loader:");
-	cycles = at ? atof(at + strlen("total startup time in dynamic loader:")) : -1;
-	fprintf(stderr, "  LD_DEBUG=statistics: %.0f cycles of start-up in ld.so, %.3f ms at "
-		"%.0f MHz\n", cycles, cycles / hz * 1e3, hz / 1e6);
-	h_run_free(&r);
-	return cycles > 0 ? cycles / hz : -1;
+	fprintf(stderr, "  LD_DEBUG=statistics: %.0f cycles of start-up in ld.so (least of 5 runs), "
+		"%.3f ms at %.0f MHz\n", least, least / hz * 1e3, hz / 1e6);
+	return least > 0 ? least / hz : -1;
 }
 
 static bool has_line(const struct bp_json *lines, const char *needle)
@@ -278,9 +289,14 @@ static void shell_loop_of_curl__one_job_waiting_on_the_server(void **state)
 	 * Start-up is evidence of its own: the runs' samples in the dynamic
 	 * loader come to no less time per run than the loader itself counts
 	 * for its start-up (it also binds symbols lazily later, and boundprof
-	 * counts that too).
+	 * counts that too). Both with the waits for a CPU: the loader's
+	 * cycles are wall time, and boundprof gives the loader its samples'
+	 * share of the runs' on-CPU and run-queue time.
 	 */
-	per_run = bp_json_num(bp_json_path(job, "startup.loader_s")) / RUNS;
+	per_run = bp_json_num(bp_json_path(job, "startup.loader_samples")) /
+		  bp_json_num(bp_json_path(job, "startup.samples")) *
+		  (bp_json_num(bp_json_get(job, "on_cpu_s")) +
+		   bp_json_num(bp_json_path(job, "off_cpu_s.runqueue"))) / RUNS;
 	ld = loader_startup_s(url);
 	fprintf(stderr, "  start-up %.0f%% of the runs' time; in ld.so %.3f ms a run (%.0f of %.0f "
 		"samples)\n", 100 * bp_json_num(bp_json_path(job, "startup.share")), per_run * 1e3,
