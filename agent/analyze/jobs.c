@@ -231,7 +231,8 @@ static void startup(const struct bp_profile *p, const struct bp_summary *s, stru
 	for (i = 0; i < js->nr; i++) {
 		struct bp_job *jb = &js->j[i];
 		struct bp_job_startup *st = &jb->st;
-		double f = st->samples ? (double)(st->loader + st->exec + st->exit) / st->samples : 0;
+		uint64_t su = st->loader + st->exec + st->exit;
+		double f = st->samples ? (double)su / st->samples : 0;
 
 		if (jb->parent >= 0) {
 			const struct bp_proc_summary *pp = &s->procs[jb->parent];
@@ -438,9 +439,9 @@ const char *bp_job_title(const struct bp_summary *s, const struct bp_job *j, cha
 	ms(med, sizeof(med), j->median_s);
 	ms(p90, sizeof(p90), j->p90_s);
 	if (j->parent >= 0)
-		snprintf(buf, len, "%u runs of %s (children of %s, pid %u): %s each (median; p90 %s), "
-			 "%.2f s in all", j->nr, j->name, s->procs[j->parent].proc->comm, j->ppid,
-			 med, p90, j->total_s);
+		snprintf(buf, len, "%u runs of %s (children of %s, pid %u): %s each (median; "
+			 "p90 %s), %.2f s in all", j->nr, j->name, s->procs[j->parent].proc->comm,
+			 j->ppid, med, p90, j->total_s);
 	else
 		snprintf(buf, len, "%u runs of %s (children of pid %u): %s each (median; p90 %s), "
 			 "%.2f s in all", j->nr, j->name, j->ppid, med, p90, j->total_s);
@@ -531,7 +532,8 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 	}
 	/* the network wait, when the class is another: the loop still waits on its peer */
 	if (!raw.wait_net && jb->total_s > 0 && jb->net_wait_s >= 0.1 * jb->total_s) {
-		snprintf(lead[nl], BP_VERDICT_LEN, "%.0f%% of the runs' time waiting on the network%s%s",
+		snprintf(lead[nl], BP_VERDICT_LEN, "%.0f%% of the runs' time waiting on the "
+			 "network%s%s",
 			 pct(jb->net_wait_s / jb->total_s), jb->net_peer[0] ? ": " : "",
 			 jb->net_peer);
 		l[nl] = lead[nl];
@@ -539,21 +541,24 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 	}
 	if (raw.wait_class == BP_CLASS_IO && wait >= 0.2 && e.ncpus > 0) {
 		/* run side by side, the runs take at least their CPU time spread over the CPUs */
+		const char *on = !raw.wait_net ? "block IO" :
+				 jb->net_peer[0] ? jb->net_peer : "the network";
+
 		cpus = (e.on_s + st->fork_s) / e.ncpus;
 		snprintf(lev[nv], BP_VERDICT_LEN, "Run them concurrently: each run waits %.0f%% of "
 			 "its time on %s, one after another; xargs -P 8 or GNU parallel -j 8 "
-			 "overlap the waits (the runs' %.2f s of CPU on %u CPUs allow at most %.1fx)",
-			 pct(wait), raw.wait_net ? (jb->net_peer[0] ? jb->net_peer : "the network") :
-			 "block IO", e.on_s, e.ncpus,
+			 "overlap the waits (the runs' %.2f s of CPU on %u CPUs allow at most "
+			 "%.1fx)", pct(wait), on, e.on_s, e.ncpus,
 			 cpus > 0 ? jb->total_s / cpus : 0);
 		v[nv] = lev[nv];
 		nv++;
 		concurrent = true;
 	}
 	if (st->samples && st->share >= BP_JOB_STARTUP) {
-		snprintf(lev[nv], BP_VERDICT_LEN, "Start fewer processes: %.0f%% of the runs' time is "
-			 "starting and ending %u of them; pass many inputs to one run (xargs -n 100 "
-			 "%s, or a list of inputs), or keep one process alive for all of them",
+		snprintf(lev[nv], BP_VERDICT_LEN, "Start fewer processes: %.0f%% of the runs' time "
+			 "is starting and ending %u of them; pass many inputs to one run (xargs "
+			 "-n 100 %s, or a list of inputs), or keep one process alive for all of "
+			 "them",
 			 pct(st->share), jb->nr, jb->name);
 		v[nv] = lev[nv];
 		nv++;
@@ -754,8 +759,8 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 		if (jb->parent >= 0 && jb->parent_waits && js->of[jb->parent] < 0) {
 			double wall = run_wall(&s->procs[jb->parent]);
 
-			snprintf(why, sizeof(why), "%.0f%% of its wall time waiting for its children, "
-				 "%u runs of %s one after another: its time is theirs",
+			snprintf(why, sizeof(why), "%.0f%% of its wall time waiting for its "
+				 "children, %u runs of %s one after another: its time is theirs",
 				 pct(wall > 0 ? jb->parent_wait_s / wall : 0), jb->nr, jb->name);
 			if (lend(p, &s->procs[jb->parent], jb, why))
 				goto out;

@@ -32,7 +32,8 @@ uint32_t bp_report_text_jobs(struct bp_buf *out, const struct bp_profile *p,
 		if (j->off_s[BP_KIND_NET] >= 0.005)
 			bp_buf_printf(out, ", %.2f s waiting on the network", j->net_wait_s);
 		if (j->off_s[BP_KIND_RUNQUEUE] >= 0.005)
-			bp_buf_printf(out, ", %.2f s waiting for a CPU", j->off_s[BP_KIND_RUNQUEUE]);
+			bp_buf_printf(out, ", %.2f s waiting for a CPU",
+				      j->off_s[BP_KIND_RUNQUEUE]);
 		if (j->net_waits)
 			bp_buf_printf(out, "; %" PRIu64 " round trips to %s, p50 %.2f ms",
 				      j->net_waits, j->net_peer[0] ? j->net_peer : "its peers",

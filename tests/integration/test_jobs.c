@@ -125,8 +125,8 @@ static double loader_startup_s(const char *url)
 		h_run_free(&r);
 	}
 	unsetenv("LD_DEBUG");
-	fprintf(stderr, "  LD_DEBUG=statistics: %.0f cycles of start-up in ld.so (least of 5 runs), "
-		"%.3f ms at %.0f MHz\n", least, least / hz * 1e3, hz / 1e6);
+	fprintf(stderr, "  LD_DEBUG=statistics: %.0f cycles of start-up in ld.so (least of 5 "
+		"runs), %.3f ms at %.0f MHz\n", least, least / hz * 1e3, hz / 1e6);
 	return least > 0 ? least / hz : -1;
 }
 
@@ -145,8 +145,8 @@ static void show_job(const struct bp_json *job)
 	const struct bp_json *ev = bp_json_path(job, "verdict.evidence");
 	size_t i;
 
-	fprintf(stderr, "  job: %.0f runs of %s -> %s (%s)\n", bp_json_num(bp_json_get(job, "runs")),
-		bp_json_str(bp_json_get(job, "program")),
+	fprintf(stderr, "  job: %.0f runs of %s -> %s (%s)\n",
+		bp_json_num(bp_json_get(job, "runs")), bp_json_str(bp_json_get(job, "program")),
 		bp_json_str(bp_json_path(job, "verdict.class")),
 		bp_json_str(bp_json_path(job, "verdict.confidence")));
 	for (i = 0; i < bp_json_len(ev); i++)
@@ -221,11 +221,13 @@ static void shell_loop_of_curl__one_job_waiting_on_the_server(void **state)
 	for (i = 0; i < (int)bp_json_len(procs); i++) {
 		const struct bp_json *p = bp_json_at(procs, i);
 
+		const struct bp_json *v = bp_json_get(p, "verdict");
+
 		if (!strcmp(bp_json_str(bp_json_get(p, "comm")), "curl")) {
-			members++;
 			/* each run keeps its own figures, and no run asks for a longer recording */
-			assert_false(has_line(bp_json_path(p, "verdict.levers"), "Record for longer"));
-			assert_true(has_line(bp_json_path(p, "verdict.evidence"), "judged together"));
+			members++;
+			assert_false(has_line(bp_json_get(v, "levers"), "Record for longer"));
+			assert_true(has_line(bp_json_get(v, "evidence"), "judged together"));
 		}
 		if (!strcmp(bp_json_str(bp_json_get(p, "comm")), "sh"))
 			sh = p;
@@ -251,7 +253,8 @@ static void shell_loop_of_curl__one_job_waiting_on_the_server(void **state)
 		net_busy, rq_busy);
 	if (!strcmp(cls, "io-bound")) {
 		assert_true(net_busy >= 0.5 - H_SHARE_MARGIN);
-		assert_string_equal(bp_json_str(bp_json_path(rep, "summary.verdict.amdahl.wait_on")),
+		assert_string_equal(bp_json_str(bp_json_path(rep,
+							      "summary.verdict.amdahl.wait_on")),
 				    "network");
 	} else {
 		assert_string_equal(cls, "cpu-starved");

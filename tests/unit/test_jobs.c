@@ -246,7 +246,8 @@ static void loop__long_runs__no_job(void **state)
 static void siblings_through_a_pipe__still_a_pipeline(void **state)
 {
 	struct bp_profile *p = base();
-	struct bp_proc *a = bld_proc(p, 10, 1, "cat", "cat f"), *b = bld_proc(p, 11, 1, "wc", "wc -c");
+	struct bp_proc *a = bld_proc(p, 10, 1, "cat", "cat f");
+	struct bp_proc *b = bld_proc(p, 11, 1, "wc", "wc -c");
 	uint32_t f = bld_frame(p, "x", "x", NULL, NULL, 0x10, false);
 	struct bp_summary s;
 
