@@ -575,6 +575,16 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 }
 
 /*
+ * Runs that were idle themselves (shells of `make` waiting for their own
+ * compilers) or too little to judge are no answer for who waited on them:
+ * the time is further down.
+ */
+static bool says_something(const struct bp_job *jb)
+{
+	return jb->verdict.cls != BP_CLASS_IDLE && jb->verdict.cls != BP_CLASS_UNKNOWN;
+}
+
+/*
  * Give a process a job's verdict, led by why. System-wide only the active
  * processes have verdicts (each is a /metrics series): a quiet run stays
  * without one.
@@ -756,7 +766,8 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 		for (j = 0; j < jb->nr; j++)
 			if (lend(p, &s->procs[jb->members[j]], jb, why))
 				goto out;
-		if (jb->parent >= 0 && jb->parent_waits && js->of[jb->parent] < 0) {
+		if (jb->parent >= 0 && jb->parent_waits && js->of[jb->parent] < 0 &&
+		    says_something(jb)) {
 			double wall = run_wall(&s->procs[jb->parent]);
 
 			snprintf(why, sizeof(why), "%.0f%% of its wall time waiting for its "
@@ -801,13 +812,14 @@ bool bp_jobs_overall(const struct bp_profile *p, struct bp_summary *s)
 	for (i = 0; i < pl->nr_crit && !jb; i++) {
 		uint32_t c = pl->crit[i];
 
-		if (c < js->nr_of && js->of[c] >= 0) {
+		if (c < js->nr_of && js->of[c] >= 0 && says_something(&js->j[js->of[c]])) {
 			jb = &js->j[js->of[c]];
 			via = i ? pl->crit[i - 1] : c;
 			break;
 		}
 		for (k = 0; k < js->nr; k++)
-			if (js->j[k].parent == (int32_t)c && js->j[k].parent_waits) {
+			if (js->j[k].parent == (int32_t)c && js->j[k].parent_waits &&
+			    says_something(&js->j[k])) {
 				jb = &js->j[k];
 				via = c;
 				break;

@@ -242,6 +242,49 @@ static void loop__long_runs__no_job(void **state)
 	bp_profile__free(p);
 }
 
+/*
+ * Runs that only waited themselves (wrappers waiting for their own
+ * children): the job is idle, and no answer for the shell that waited.
+ */
+static void loop__idle_runs__shell_keeps_its_own_verdict(void **state)
+{
+	struct bp_profile *p = base();
+	struct bp_proc *sh = bld_proc(p, 1, 0, "sh", "sh -c for i in ...; do sleep 0.04; done");
+	uint32_t f = bld_frame(p, "x", "sleep", NULL, NULL, 0x10, false), i;
+	uint64_t at = T0 + MS;
+	struct bp_summary s;
+
+	(void)state;
+	sh->start_ns = T0 + 1;
+	sh->have_timeline = true;
+	bld_thread(sh, 1, "sh", MS, 1)->steal_ns = 0;
+	for (i = 0; i < 10; i++) {
+		struct bp_proc *pr = bld_proc(p, 10 + i, 1, "sleep", "sleep 0.04");
+
+		pr->start_ns = at;
+		pr->end_ns = at + 40 * MS;
+		pr->exited = true;
+		pr->have_timeline = true;
+		pr->tl_ns[BP_TS_SLEEP] = 40 * MS;
+		bld_thread(pr, 10 + i, "sleep", 0, 10 + i)->steal_ns = 0;
+		bld_sample(p, 10 + i, 10 + i, BP_KIND_SLEEP, BLD_STACK(p, f), 1, 40 * MS);
+		woke(p, 1, 10 + i, "sleep", BP_TS_SLEEP, BP_DIR_NONE, 40 * MS);
+		at += 41 * MS;
+	}
+	sh->end_ns = at;
+	sh->exited = true;
+	sh->tl_ns[BP_TS_SLEEP] = at - T0 - 1;
+	bld_sample(p, 1, 1, BP_KIND_SLEEP, BLD_STACK(p, f), 10, at - T0 - 1);
+	judge(p, &s);
+	assert_non_null(s.jobs);
+	assert_int_equal(s.jobs->j[0].verdict.cls, BP_CLASS_IDLE);
+	assert_true(s.jobs->j[0].parent_waits);
+	assert_false(s.jobs->j[0].critical);
+	assert_null(strstr(ps_of(&s, 1)->verdict->evidence[0], "waiting for its children"));
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
 /* siblings connected by a pipe stay a pipeline: only parent and child are not */
 static void siblings_through_a_pipe__still_a_pipeline(void **state)
 {
@@ -273,6 +316,7 @@ int main(void)
 		cmocka_unit_test(loop__ten_short_runs__one_job_on_summed_time),
 		cmocka_unit_test(loop__four_runs__no_job),
 		cmocka_unit_test(loop__long_runs__no_job),
+		cmocka_unit_test(loop__idle_runs__shell_keeps_its_own_verdict),
 		cmocka_unit_test(siblings_through_a_pipe__still_a_pipeline),
 	};
 
