@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "analyze/jobs.h"
 #include "export/report_jobs.h"
@@ -8,6 +9,25 @@
 bool bp_report_text_folded(const struct bp_summary *s, uint32_t proc)
 {
 	return bp_job_of(s, proc) != NULL;
+}
+
+bool bp_report_text_job_parent(struct bp_buf *out, const struct bp_summary *s, uint32_t proc)
+{
+	const struct bp_jobs *js = s->jobs;
+	const struct bp_verdict *v = s->procs[proc].verdict;
+	uint32_t i;
+
+	for (i = 0; js && v && i < js->nr; i++) {
+		const struct bp_job *j = &js->j[i];
+
+		if (j->parent != (int32_t)proc || !v->nr_evidence || v->cls != j->verdict.cls ||
+		    !strstr(v->evidence[0], "waiting for its children"))
+			continue;
+		bp_buf_printf(out, "  - %s (job: %u runs of %s above)\n", v->evidence[0], j->nr,
+			      j->name);
+		return true;
+	}
+	return false;
 }
 
 uint32_t bp_report_text_jobs(struct bp_buf *out, const struct bp_profile *p,

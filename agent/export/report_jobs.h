@@ -19,6 +19,13 @@
 uint32_t bp_report_text_jobs(struct bp_buf *out, const struct bp_profile *p,
 			     const struct bp_summary *s);
 
+/*
+ * The verdict lines of a parent that took a job's verdict: the line that
+ * says so, the job's paragraph having the rest. False: not such a parent
+ * (nothing written).
+ */
+bool bp_report_text_job_parent(struct bp_buf *out, const struct bp_summary *s, uint32_t proc);
+
 /* a process whose paragraph a job's takes (a run of it) */
 bool bp_report_text_folded(const struct bp_summary *s, uint32_t proc);
 

@@ -417,7 +417,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		if (proc->cmdline && *proc->cmdline)
 			bp_buf_printf(out, "  cmd: %.200s\n", proc->cmdline);
 		who_line(out, proc);
-		if (ps->verdict)
+		if (ps->verdict && !bp_report_text_job_parent(out, s, i))
 			verdict_block(out, ps->verdict);
 		bp_buf_printf(out, "  %.2f s on-CPU", ps->on_cpu_s);
 		/* a busy host's doing, not the program's: said where the time is */
