@@ -135,7 +135,8 @@ static const char *const fork_funcs[] = {
 	"__x64_sys_clone3", "__x64_sys_vfork", "__x64_sys_fork",
 };
 
-enum su_cat { SU_NONE = 0, SU_LOADER, SU_EXEC, SU_EXIT, SU_FORK };
+/* by precedence: a stack with frames of several counts as the first */
+enum su_cat { SU_NONE = 0, SU_EXEC, SU_EXIT, SU_LOADER, SU_FORK };
 
 static bool named(const char *name, const char *const *list, size_t n)
 {
@@ -164,10 +165,11 @@ static const char *const exit_user_funcs[] = {
 
 static uint8_t frame_cat(const struct bp_frame *f)
 {
-	if (!f->kernel && loader_module(f->module))
-		return SU_LOADER;
+	/* ld.so's _dl_fini runs the destructors at exit: exit's, not loading's */
+	if (!f->kernel && NAMED(f, exit_user_funcs))
+		return SU_EXIT;
 	if (!f->kernel)
-		return NAMED(f, exit_user_funcs) ? SU_EXIT : SU_NONE;
+		return loader_module(f->module) ? SU_LOADER : SU_NONE;
 	if (NAMED(f, exec_funcs))
 		return SU_EXEC;
 	if (NAMED(f, exit_funcs))
@@ -177,7 +179,7 @@ static uint8_t frame_cat(const struct bp_frame *f)
 	return SU_NONE;
 }
 
-/* a stack's start-up category: the loader first, then exec, exit, fork */
+/* a stack's start-up category: exec first, then exit, the loader, fork */
 static uint8_t stack_cat(const struct bp_profile *p, const uint8_t *cat, uint32_t stack)
 {
 	uint32_t nr, j;
@@ -193,15 +195,14 @@ static uint8_t stack_cat(const struct bp_profile *p, const uint8_t *cat, uint32_
 	return best;
 }
 
-static void startup(const struct bp_profile *p, const struct bp_summary *s, struct bp_jobs *js,
-		    const struct pidjob *mem, uint32_t nmem, const struct pidjob *par,
-		    uint32_t npar)
+static int startup(const struct bp_profile *p, const struct bp_summary *s, struct bp_jobs *js,
+		   const struct pidjob *mem, uint32_t nmem, const struct pidjob *par, uint32_t npar)
 {
 	uint8_t *cat = calloc(p->nr_frames + 1, 1);
 	uint32_t i;
 
 	if (!cat)
-		return;
+		return -ENOMEM;
 	for (i = 0; i < p->nr_frames; i++)
 		cat[i] = frame_cat(&p->frames[i]);
 	for (i = 0; i < p->nr_samples; i++) {
@@ -249,6 +250,7 @@ static void startup(const struct bp_profile *p, const struct bp_summary *s, stru
 		st->s = f * (jb->on_cpu_s + jb->off_s[BP_KIND_RUNQUEUE]) + st->fork_s;
 		st->share = jb->total_s > 0 ? st->s / jb->total_s : 0;
 	}
+	return 0;
 }
 
 /* the runs' evidence, summed as bp_proc_evidence() gives it for one process */
@@ -362,12 +364,13 @@ static void job_evidence(const struct bp_profile *p, const struct bp_summary *s,
 }
 
 /* the client-side network waits of the runs: one histogram for their quantiles */
-static void job_net(const struct bp_profile *p, struct bp_jobs *js, const struct pidjob *mem,
-		    uint32_t nmem)
+static int job_net(const struct bp_profile *p, struct bp_jobs *js, const struct pidjob *mem,
+		   uint32_t nmem)
 {
 	uint64_t (*h)[BP_FHIST_SLOTS] = calloc(js->nr + 1, sizeof(*h));
 	double *top = calloc(js->nr + 1, sizeof(*top));
 	uint32_t i, k;
+	int err = -ENOMEM;
 
 	if (!h || !top)
 		goto out;
@@ -380,7 +383,7 @@ static void job_net(const struct bp_profile *p, struct bp_jobs *js, const struct
 		for (k = 0; k < BP_FHIST_SLOTS; k++)
 			h[j][k] += r->hist[k];
 		js->j[j].net_waits += r->waits;
-		/* one peer, many ephemeral ports: the peer is its address and port */
+		/* the runs' own ports differ from run to run, the peer's address and port do not */
 		if (r->wait_ns / 1e9 > top[j]) {
 			top[j] = r->wait_ns / 1e9;
 			bp_net_peer(r, js->j[j].net_peer, sizeof(js->j[j].net_peer));
@@ -390,9 +393,11 @@ static void job_net(const struct bp_profile *p, struct bp_jobs *js, const struct
 		js->j[i].net_p50_ms = bp_fhist_quantile(h[i], 0.5) / 1e3;
 		js->j[i].net_p99_ms = bp_fhist_quantile(h[i], 0.99) / 1e3;
 	}
+	err = 0;
 out:
 	free(h);
 	free(top);
+	return err;
 }
 
 /* the parent's waits that the runs ended (a shell's wait4 ends at each child's exit) */
@@ -519,7 +524,8 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 	bp_classify(&e, NULL, &raw);
 	/* the runs' time ends in a wait the summed evidence named first (the network, IO) */
 	wait = raw.wait_class != BP_CLASS_UNKNOWN ? raw.wait_share : 0;
-	if (st->samples) {
+	/* a share of a handful of samples says nothing */
+	if (st->samples >= BP_JOB_MIN_SAMPLES) {
 		ms(per, sizeof(per), st->s / (jb->nr ? jb->nr : 1));
 		snprintf(lead[nl], BP_VERDICT_LEN, "process start-up and exit %.0f%% of the runs' "
 			 "time, about %s a run: %" PRIu64 " of their %" PRIu64 " on-CPU samples in "
@@ -544,7 +550,10 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 		const char *on = !raw.wait_net ? "block IO" :
 				 jb->net_peer[0] ? jb->net_peer : "the network";
 
+		/* ... and no more at once than there are runs */
 		cpus = (e.on_s + st->fork_s) / e.ncpus;
+		if (cpus < jb->total_s / jb->nr)
+			cpus = jb->total_s / jb->nr;
 		snprintf(lev[nv], BP_VERDICT_LEN, "Run them concurrently: each run waits %.0f%% of "
 			 "its time on %s, one after another; xargs -P 8 or GNU parallel -j 8 "
 			 "overlap the waits (the runs' %.2f s of CPU on %u CPUs allow at most "
@@ -554,7 +563,7 @@ static int judge(const struct bp_profile *p, const struct bp_summary *s, struct 
 		nv++;
 		concurrent = true;
 	}
-	if (st->samples && st->share >= BP_JOB_STARTUP) {
+	if (st->samples >= BP_JOB_MIN_SAMPLES && st->share >= BP_JOB_STARTUP) {
 		snprintf(lev[nv], BP_VERDICT_LEN, "Start fewer processes: %.0f%% of the runs' time "
 			 "is starting and ending %u of them; pass many inputs to one run (xargs "
 			 "-n 100 %s, or a list of inputs), or keep one process alive for all of "
@@ -747,8 +756,10 @@ int bp_jobs_build(const struct bp_profile *p, struct bp_summary *s)
 	qsort(par, npar, sizeof(*par), cmp_pidjob);
 	in[0] = mem;
 	in[1] = (const struct pidjob *)(uintptr_t)nmem;
-	startup(p, s, js, mem, nmem, par, npar);
-	job_net(p, js, mem, nmem);
+	if (startup(p, s, js, mem, nmem, par, npar))
+		goto out;
+	if (job_net(p, js, mem, nmem))
+		goto out;
 	parent_waits(p, s, js, mem, nmem);
 	fself = calloc(p->nr_frames + 1, sizeof(*fself));
 	if (!fself)

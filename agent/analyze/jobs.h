@@ -22,6 +22,7 @@
 #define BP_JOB_MAX_MEDIAN_S	1.0	/* ... when the median run is shorter than this */
 #define BP_JOB_STARTUP		0.2	/* start-up share of the runs' time that gets its lever */
 #define BP_JOB_PARENT_WAIT	0.5	/* share of its wall a parent waits on the runs: theirs */
+#define BP_JOB_MIN_SAMPLES	10	/* on-CPU samples of the runs for a start-up share */
 
 /*
  * What starting and ending the runs cost, from their on-CPU samples (and
