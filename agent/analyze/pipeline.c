@@ -256,6 +256,16 @@ static uint32_t bottleneck(const struct bp_summary *s, const struct bp_pipeline 
 	return best;
 }
 
+/*
+ * A pipeline joins siblings that run at the same time. A child writing into
+ * a pipe its own parent drains before it waits for the child (a command
+ * substitution, `$(seq 60)`; popen()) feeds its parent, and is no stage.
+ */
+static bool parent_child(const struct bp_proc_summary *a, const struct bp_proc_summary *b)
+{
+	return a->proc->ppid == b->proc->pid || b->proc->ppid == a->proc->pid;
+}
+
 static int find_pipelines(const struct bp_profile *p, const struct bp_summary *s,
 			  const struct pidmap *m, struct bp_pipelines *out)
 {
@@ -279,7 +289,7 @@ static int find_pipelines(const struct bp_profile *p, const struct bp_summary *s
 			continue;
 		a = pidmap_find(m, r->pid);
 		b = pidmap_find(m, r->waker_pid);
-		if (a < 0 || b < 0)
+		if (a < 0 || b < 0 || parent_child(&s->procs[a], &s->procs[b]))
 			continue;
 		e[ne].from = r->dir == BP_DIR_IN ? b : a;
 		e[ne].to = r->dir == BP_DIR_IN ? a : b;

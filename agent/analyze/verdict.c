@@ -9,6 +9,7 @@
 #include "analyze/pipeline.h"
 #include "analyze/groups.h"
 #include "analyze/interp.h"
+#include "analyze/jobs.h"
 #include "analyze/owned.h"
 #include "analyze/python.h"
 #include "analyze/verdict.h"
@@ -632,11 +633,16 @@ int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 		bp_classify(&e, NULL, ps->verdict);
 		s->class_count[ps->verdict->cls]++;
 	}
+	/* short runs of one program, judged together; their waiting parent with them */
+	if (bp_jobs_build(p, s))
+		return -ENOMEM;
 	if (s->have_overall)
 		bp_verdict_free(&s->overall);
 	s->have_overall = true;
 	if (s->waits && bp_critical_path(p, s, s->waits))
 		return -ENOMEM;
+	if (bp_jobs_overall(p, s))
+		return 0;
 	if (s->waits && s->waits->nr_crit && critical_verdict(p, s))
 		return 0;
 	overall_evidence(p, s, &e, hot, sizeof(hot));

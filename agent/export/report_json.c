@@ -4,6 +4,7 @@
 
 #include "analyze/runs.h"
 #include "export/report_io.h"
+#include "export/report_jobs.h"
 #include "model/hist.h"
 #include "export/report_json.h"
 #include "analyze/pipeline.h"
@@ -822,6 +823,7 @@ int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s
 	bp_json_w_end_array(&w);
 	bp_json_w_kv_uint64(&w, "processes_quiet", quiet);
 	write_pipelines(&w, s);
+	bp_export_json_jobs(&w, s, write_verdict);
 	if (g)
 		write_groups(&w, p, g);
 	write_cgroups(&w, p);

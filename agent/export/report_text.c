@@ -6,6 +6,7 @@
 
 #include "analyze/runs.h"
 #include "export/report_io.h"
+#include "export/report_jobs.h"
 #include "model/hist.h"
 #include "export/report_text.h"
 #include "analyze/pipeline.h"
@@ -376,11 +377,14 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		}
 	}
 	runs_line(p, out);
+	/* short runs of one program: one paragraph for all of them */
+	bp_report_text_jobs(out, p, s);
 	if (!s->nr_procs)
 		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
 	if (o && o->groups)
 		group_paragraphs(out, p, s, o->groups, o->max_groups ? o->max_groups : 10);
 
+	/* the folded runs count: a process that did next to nothing stays in the rest */
 	for (i = 0; i < s->nr_procs; i++)
 		total_weight += weight(&s->procs[i]);
 	floor_w = total_weight * 0.01;
@@ -390,7 +394,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		const struct bp_proc *proc = ps->proc;
 		bool show;
 
-		if (!proc)
+		if (!proc || bp_report_text_folded(s, i))
 			continue;
 		/*
 		 * The busiest processes; in a targeted run also the command
@@ -413,7 +417,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		if (proc->cmdline && *proc->cmdline)
 			bp_buf_printf(out, "  cmd: %.200s\n", proc->cmdline);
 		who_line(out, proc);
-		if (ps->verdict)
+		if (ps->verdict && !bp_report_text_job_parent(out, s, i))
 			verdict_block(out, ps->verdict);
 		bp_buf_printf(out, "  %.2f s on-CPU", ps->on_cpu_s);
 		/* a busy host's doing, not the program's: said where the time is */
