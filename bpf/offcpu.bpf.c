@@ -966,6 +966,58 @@ static __always_inline void wake_rows(struct task_struct *p, struct bp_tls *st,
 	}
 }
 
+/*
+ * record -- COMMAND: a local process that ends a wait of the command's own
+ * processes on a pipe, Unix socket or loopback TCP connection (a server it
+ * talks to) joins the recording at once, so that its whole part in the
+ * exchange is seen; userspace says which were added and why
+ * (agent/analyze/chain.c). Peers of peers are not followed.
+ */
+const volatile __u8 follow_peers;
+/* boundprof itself, which releases the command it starts through a pipe */
+const volatile __u32 follow_skip_tgid;
+
+static __always_inline bool loopback(const struct bp_net_key *k)
+{
+	if (k->family == AF_INET)
+		return k->addr[0] == 127;
+	if (k->family != AF_INET6)
+		return false;
+	/* ::1, or ::ffff:127.x.y.z */
+	return (k->addr[15] == 1 && !k->addr[0] && !k->addr[10] && !k->addr[11] &&
+		!k->addr[12]) ||
+	       (k->addr[10] == 0xff && k->addr[11] == 0xff && k->addr[12] == 127);
+}
+
+static __always_inline void follow_peer(struct task_struct *p, struct bp_tls *st,
+					struct task_struct *cur, __u32 ctx)
+{
+	__u32 tgid = cur->tgid, ptgid = p->tgid;
+	__u8 peer = BP_TARGET_PEER, *v;
+	long err;
+
+	if (!follow_peers || !cur->pid || tgid == ptgid || tgid == follow_skip_tgid ||
+	    (cur->flags & PF_KTHREAD))
+		return;
+	if (st->off_class == BP_TS_PIPE) {
+		if (ctx != BP_WCTX_TASK)
+			return;
+	} else if (st->off_class == BP_TS_NET) {
+		/* loopback: the receive runs in a softirq on the sender's own stack */
+		if ((ctx != BP_WCTX_TASK && ctx != BP_WCTX_SOFTIRQ) || !st->net_valid ||
+		    !loopback(&st->net))
+			return;
+	} else {
+		return;
+	}
+	v = bpf_map_lookup_elem(&targets, &ptgid);
+	if (!v || *v != BP_TARGET_CMD || bpf_map_lookup_elem(&targets, &tgid))
+		return;
+	err = bpf_map_update_elem(&targets, &tgid, &peer, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		stat_inc(BP_STAT_TARGET_FULL);
+}
+
 static __always_inline void woken(struct task_struct *p)
 {
 	__u64 now = bpf_ktime_get_ns();
@@ -997,6 +1049,7 @@ static __always_inline void woken(struct task_struct *p)
 		   reclass, st->poll_mark);
 	st->state = BP_TS_RUNQUEUE;
 	st->known = 1;
+	follow_peer(p, st, cur, ctx);
 	wake_rows(p, st, cur, ctx, now);
 }
 

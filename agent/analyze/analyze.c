@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "analyze/analyze.h"
+#include "analyze/chain.h"
 #include "analyze/owned.h"
 #include "analyze/pipeline.h"
 
@@ -744,6 +745,8 @@ void bp_summary_free(struct bp_summary *s)
 	free(s->procs);
 	bp_pipelines_free(s->waits);
 	free(s->waits);
+	bp_chains_free(s->chains);
+	free(s->chains);
 	bp_verdict_free(&s->overall);
 	memset(s, 0, sizeof(*s));
 }

@@ -101,6 +101,7 @@ struct bp_proc_summary {
 };
 
 struct bp_pipelines;
+struct bp_chains;
 
 struct bp_summary {
 	double duration_s;
@@ -117,6 +118,8 @@ struct bp_summary {
 	/* wakers, network peers, pipelines and the critical path (analyze/pipeline.h) */
 	struct bp_pipelines *waits;
 	uint32_t class_count[BP_CLASS__MAX];	/* processes per verdict */
+	/* client/server chains and the peers a command's recording added (analyze/chain.h) */
+	struct bp_chains *chains;
 };
 
 /* keep at most max_hot hotspots per process; 0 or -ENOMEM */

@@ -7,6 +7,7 @@
 #include "model/hist.h"
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
+#include "analyze/chain.h"
 #include "analyze/groups.h"
 #include "analyze/interp.h"
 #include "analyze/owned.h"
@@ -444,6 +445,10 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	io_evidence(p, proc->pid, e);
 	wait_evidence(s, ps, e);
 	e->throttled_rq_s = ps->throttled_s;
+	e->wakeups = ps->wakeups;
+	e->wake_lat_s = ps->wake_lat_s;
+	e->wake_p50_ms = bp_hist_quantile(ps->wake_hist, 0.5) / 1e3;
+	e->wake_max_ms = ps->wake_max_s * 1e3;
 	bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
 			   bp_proc_psi_cgroup(p, proc), e);
 	/* a function, all its lines together: algorithms live in functions */
@@ -462,6 +467,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 			     struct bp_evidence *e, char *hot, size_t hot_len)
 {
 	const struct bp_proc_summary *top = NULL;
+	uint64_t wake_hist[BP_HIST_SLOTS] = {};
 	double io = 0, fault = 0, kern = 0;
 	uint32_t i;
 	int k;
@@ -487,6 +493,11 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		e->net_idle_s += ps->net_idle_s;
 		e->pipe_s += ps->off_s[BP_KIND_PIPE];
 		e->throttled_rq_s += ps->throttled_s;
+		e->wakeups += ps->wakeups;
+		e->wake_lat_s += ps->wake_lat_s;
+		if (ps->wake_max_s * 1e3 > e->wake_max_ms)
+			e->wake_max_ms = ps->wake_max_s * 1e3;
+		bp_hist_merge(wake_hist, ps->wake_hist);
 		e->threads += ps->threads;
 		/*
 		 * The processes' timelines summed: their shares are of the
@@ -517,6 +528,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		e->frac_kernel = kern / e->samples;
 	}
 	e->others_cpu_s = others_cpu(p, s, e->on_s);
+	e->wake_p50_ms = bp_hist_quantile(wake_hist, 0.5) / 1e3;
 	if (!e->threads)
 		e->threads = 1;
 	io_evidence(p, 0, e);
@@ -635,6 +647,9 @@ int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 	if (s->have_overall)
 		bp_verdict_free(&s->overall);
 	s->have_overall = true;
+	/* a client and server judged as one chain, before the path follows the client */
+	if (bp_chains_judge(p, s))
+		return -ENOMEM;
 	if (s->waits && bp_critical_path(p, s, s->waits))
 		return -ENOMEM;
 	if (s->waits && s->waits->nr_crit && critical_verdict(p, s))

@@ -6,6 +6,7 @@
 
 #include "analyze/runs.h"
 #include "export/report_io.h"
+#include "export/report_chain.h"
 #include "model/hist.h"
 #include "export/report_text.h"
 #include "analyze/pipeline.h"
@@ -375,6 +376,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 				      st->rbytes / 1048576.0, st->wbytes / 1048576.0);
 		}
 	}
+	bp_export_text_chains(out, s);
 	runs_line(p, out);
 	if (!s->nr_procs)
 		bp_buf_puts(out, "\nnothing recorded from the profiled processes\n");
