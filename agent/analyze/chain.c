@@ -161,14 +161,25 @@ static void split(const struct bp_profile *p, const struct bp_summary *s, struct
 
 	flush_time(p, sv->proc->pid, c, &flush_io, &flush_rq);
 	c->client_cpu_s = cl->on_cpu_s;
-	c->client_handoff_s = handoff_part(cl, c->round_trips);
+	c->client_handoff_s = handoff_part(cl, c->client_waits);
+	/*
+	 * The server's waits for a CPU after its flushes' IO completed are
+	 * the flushes' (booked there), not handoffs from the client
+	 */
 	c->server_handoff_s = handoff_part(sv, c->server_wakeups);
+	if (c->server_handoff_s > sv->wake_lat_s - flush_rq)
+		c->server_handoff_s = nonneg(sv->wake_lat_s - flush_rq);
 	c->server_cpu_s = nonneg(sv->on_cpu_s - c->flush_cpu_s);
 	c->server_io_s = nonneg(sv->off_s[BP_KIND_IO] - flush_io);
 	c->server_other_s = sv->off_s[BP_KIND_LOCK] + sv->off_s[BP_KIND_OTHER] +
 			    nonneg(sv->off_s[BP_KIND_RUNQUEUE] - c->server_handoff_s - flush_rq);
-	/* the server's parts per round trip it served while recorded; the client's per its own */
-	ns = c->server_wakeups ? (double)c->server_wakeups : n;
+	/*
+	 * The server's parts per round trip it served while recorded (from its
+	 * first answer on, when it was added), the client's per its own
+	 */
+	ns = n * (sv->wall_s < cl->wall_s && cl->wall_s > 0 ? sv->wall_s / cl->wall_s : 1);
+	if (ns < 1)
+		ns = 1;
 	c->rt_ms = c->wall_s / n * 1e3;
 	c->client_ms = c->client_cpu_s / n * 1e3;
 	c->server_ms = c->server_cpu_s / ns * 1e3;
@@ -235,11 +246,16 @@ static void judge(const struct bp_summary *s, struct bp_chain *c)
 		 c->other_ms);
 	snprintf(ev[ne++], BP_VERDICT_LEN, "the largest part is %s: %.0f%% of each round trip",
 		 what, pct(c->rt_ms > 0 ? big / c->rt_ms : 0));
-	if (c->handoff_ms > 0)
-		snprintf(ev[ne++], BP_VERDICT_LEN, "handoffs are wake-up latency, %.2f s in all "
-			 "(%s %.2f s, %s %.2f s), while CPUs were %.0f%% busy",
+	if (c->handoff_ms > 0 && s->busy_frac < bp_default_thresholds.starved_busy)
+		snprintf(ev[ne++], BP_VERDICT_LEN, "handoffs are wake-up latency, not contention: "
+			 "%.2f s in all (%s %.2f s, %s %.2f s) while CPUs were %.0f%% busy",
 			 c->client_handoff_s + c->server_handoff_s, cl->comm, c->client_handoff_s,
 			 sv->comm, c->server_handoff_s, pct(s->busy_frac));
+	else if (c->handoff_ms > 0)
+		snprintf(ev[ne++], BP_VERDICT_LEN, "handoffs are waits for a CPU after each wakeup, "
+			 "%.2f s in all (%s %.2f s, %s %.2f s), while CPUs were %.0f%% busy: contention "
+			 "with other work", c->client_handoff_s + c->server_handoff_s, cl->comm,
+			 c->client_handoff_s, sv->comm, c->server_handoff_s, pct(s->busy_frac));
 	snprintf(lv[nl++], BP_VERDICT_LEN, "Fewer round trips: each costs %.3f ms, of which %.3f ms "
 		 "are handoffs and %s's work. Batch statements (multi-row writes, bulk commands), "
 		 "pipeline them (send without waiting for each answer), or make each transaction "
@@ -397,12 +413,18 @@ int bp_chains_judge(const struct bp_profile *p, struct bp_summary *s)
 			c->client = i;
 			c->server = j;
 			c->added = peer[j];
-			c->round_trips = na;
+			/*
+			 * A round trip whose answer (or request) was there before
+			 * its side waited ends no wait: each side's count falls
+			 * short, the larger one least
+			 */
+			c->round_trips = na > nb ? na : nb;
+			c->client_waits = na;
 			c->server_wakeups = nb;
 			c->wait_s = wa;
 			c->wall_s = a->wall_s;
 			c->cover = wa / a->wall_s > 1 ? 1 : wa / a->wall_s;
-			c->rate = na / a->wall_s;
+			c->rate = c->round_trips / a->wall_s;
 			split(p, s, c);
 		}
 	}

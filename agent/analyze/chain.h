@@ -33,7 +33,8 @@ struct bp_added_peer {
 struct bp_chain {
 	uint32_t client, server;	/* indices in bp_summary.procs */
 	bool added;			/* the server joined the recording as a peer */
-	uint64_t round_trips;		/* the client's waits the server ended */
+	uint64_t round_trips;		/* at least: the larger of the two counts below */
+	uint64_t client_waits;		/* the client's waits the server ended */
 	uint64_t server_wakeups;	/* the server's waits the client ended (while tracked) */
 	double rate;			/* round trips per second of the client's wall time */
 	double wall_s;			/* the client's wall time */

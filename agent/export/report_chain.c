@@ -67,6 +67,7 @@ void bp_export_json_chains(struct bp_json_w *w, const struct bp_summary *s)
 		bp_json_w_kv_int64(w, "server", s->procs[c->server].proc->pid);
 		bp_json_w_kv_bool(w, "server_added", c->added);
 		bp_json_w_kv_uint64(w, "round_trips", c->round_trips);
+		bp_json_w_kv_uint64(w, "client_waits", c->client_waits);
 		bp_json_w_kv_uint64(w, "server_wakeups", c->server_wakeups);
 		bp_json_w_kv_double(w, "rate_per_s", c->rate);
 		bp_json_w_kv_double(w, "client_wait_share", c->cover);
