@@ -334,7 +334,8 @@ static int find_added(const struct bp_profile *p, const struct bp_summary *s, bo
 		}
 		a->judged = a->wait_s >= PEER_MIN_S || a->wait_s >= PEER_SHARE * s->duration_s;
 	}
-	qsort(out->added, out->nr_added, sizeof(*out->added), cmp_added);
+	if (out->nr_added)
+		qsort(out->added, out->nr_added, sizeof(*out->added), cmp_added);
 	return 0;
 }
 
@@ -345,7 +346,11 @@ static int give_client(struct bp_summary *s, struct bp_chain *c)
 	struct bp_verdict nv;
 	char lead[BP_VERDICT_LEN];
 
-	if (!ps->verdict || c->cover < CHAIN_COVER || !c->verdict.nr_evidence)
+	if (!ps->verdict || !c->verdict.nr_evidence)
+		return 0;
+	/* blocked on this server: the chain says what that wait is made of */
+	if (c->cover < CHAIN_COVER && !(ps->verdict->cls == BP_CLASS_PEER &&
+					 ps->verdict->peer_pid == s->procs[c->server].proc->pid))
 		return 0;
 	snprintf(lead, sizeof(lead), "judged with %s (pid %u) as one chain of round trips",
 		 s->procs[c->server].proc->comm, s->procs[c->server].proc->pid);
@@ -428,7 +433,8 @@ int bp_chains_judge(const struct bp_profile *p, struct bp_summary *s)
 			split(p, s, c);
 		}
 	}
-	qsort(out->c, out->nr, sizeof(*out->c), cmp_chain);
+	if (out->nr)
+		qsort(out->c, out->nr, sizeof(*out->c), cmp_chain);
 	for (i = 0; i < out->nr; i++) {
 		judge(s, &out->c[i]);
 		if (give_client(s, &out->c[i]))

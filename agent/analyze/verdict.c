@@ -168,6 +168,11 @@ static void wait_evidence(const struct bp_summary *s, const struct bp_proc_summa
 	w = &pl->waits[k];
 	e->peer_pid = w->pipe_peer[e->peer_dir];
 	e->peer_comm = w->pipe_peer_comm[e->peer_dir];
+	/* a poll on a Unix socket has no direction: the peer that ended it all the same */
+	if (!e->peer_pid) {
+		e->peer_pid = w->pipe_peer[BP_DIR_NONE];
+		e->peer_comm = w->pipe_peer_comm[BP_DIR_NONE];
+	}
 	for (i = 0; i < w->nr_peers; i++) {
 		if (w->peers[i].side != BP_SIDE_CLIENT && w->peers[i].side != BP_SIDE_UNKNOWN)
 			continue;
