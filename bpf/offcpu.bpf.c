@@ -989,6 +989,33 @@ static __always_inline bool loopback(const struct bp_net_key *k)
 	       (k->addr[10] == 0xff && k->addr[11] == 0xff && k->addr[12] == 127);
 }
 
+/*
+ * A wakeup in a softirq on top of a task sending on a loopback TCP socket:
+ * the receive of what that task sent. A poll's wait names no socket of its
+ * own, so the sender's does.
+ */
+static __always_inline bool waker_sends_loopback(struct task_struct *cur)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct sock *sk;
+	__u64 skaddr = 0;
+	__u16 family;
+	__u8 a[16];
+
+	if (!regs || bp_waker_fd_arg(regs->orig_ax) != 0 ||
+	    fd_kind_of(fd_file(cur, regs->di), &skaddr) != BP_FD_INET || !skaddr)
+		return false;
+	sk = (struct sock *)skaddr;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family == AF_INET) {
+		BPF_CORE_READ_INTO((__u32 *)a, sk, __sk_common.skc_daddr);
+		return a[0] == 127;
+	}
+	BPF_CORE_READ_INTO(&a, sk, __sk_common.skc_v6_daddr);
+	return (a[15] == 1 && !a[0] && !a[10] && !a[11] && !a[12]) ||
+	       (a[10] == 0xff && a[11] == 0xff && a[12] == 127);
+}
+
 static __always_inline void follow_peer(struct task_struct *p, struct bp_tls *st,
 					struct task_struct *cur, __u32 ctx)
 {
@@ -1004,8 +1031,9 @@ static __always_inline void follow_peer(struct task_struct *p, struct bp_tls *st
 			return;
 	} else if (st->off_class == BP_TS_NET) {
 		/* loopback: the receive runs in a softirq on the sender's own stack */
-		if ((ctx != BP_WCTX_TASK && ctx != BP_WCTX_SOFTIRQ) || !st->net_valid ||
-		    !loopback(&st->net))
+		if (ctx != BP_WCTX_TASK && ctx != BP_WCTX_SOFTIRQ)
+			return;
+		if (!(st->net_valid && loopback(&st->net)) && !waker_sends_loopback(cur))
 			return;
 	} else {
 		return;

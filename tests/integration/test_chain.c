@@ -15,6 +15,8 @@
  * when a check failed.
  */
 #include <glob.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +37,7 @@
 static char bindir[256];
 static char dir[64];
 static bool started;
+static int port;
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -51,6 +54,22 @@ static int sh(const char *fmt, ...)
 	return rc == -1 ? -1 : WEXITSTATUS(rc);
 }
 
+/* a TCP port free on the loopback right now, for the server */
+static int free_port(void)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(a);
+	int fd = socket(AF_INET, SOCK_STREAM, 0), p = -1;
+
+	if (fd < 0)
+		return -1;
+	if (!bind(fd, (struct sockaddr *)&a, sizeof(a)) &&
+	    !getsockname(fd, (struct sockaddr *)&a, &len))
+		p = ntohs(a.sin_port);
+	close(fd);
+	return p;
+}
+
 /* one value from the server, as text ("" on failure) */
 static void query(const char *sql, char *out, size_t len)
 {
@@ -58,8 +77,8 @@ static void query(const char *sql, char *out, size_t len)
 	FILE *f;
 
 	out[0] = '\0';
-	snprintf(cmd, sizeof(cmd), "runuser -u nobody -- %s/psql -h %s/sock -U postgres -At "
-		 "-c \"%s\" postgres", bindir, dir, sql);
+	snprintf(cmd, sizeof(cmd), "runuser -u nobody -- %s/psql -h %s/sock -p %d -U postgres -At "
+		 "-c \"%s\" postgres", bindir, dir, port, sql);
 	f = popen(cmd, "r");
 	if (!f)
 		return;
@@ -106,11 +125,15 @@ static void start_server(void)
 	assert_int_equal(sh("cd / && runuser -u nobody -- %s/initdb -D %s/data -A trust -U postgres "
 			    "--no-sync >%s/initdb.log 2>&1", bindir, dir, dir), 0);
 	started = true;
+	/* a Unix socket in the directory, and TCP on the loopback only */
+	port = free_port();
+	assert_true(port > 0);
 	assert_int_equal(sh("cd / && runuser -u nobody -- %s/pg_ctl -D %s/data -l %s/sock/log -o "
-			    "\"-k %s/sock -c listen_addresses='' -c track_wal_io_timing=on\" -w start "
-			    ">/dev/null 2>&1", bindir, dir, dir, dir), 0);
-	assert_int_equal(sh("cd / && runuser -u nobody -- %s/pgbench -h %s/sock -U postgres -i -s 1 "
-			    "-q postgres >%s/init.log 2>&1", bindir, dir, dir), 0);
+			    "\"-k %s/sock -p %d -c listen_addresses=127.0.0.1 "
+			    "-c track_wal_io_timing=on\" -w start >/dev/null 2>&1", bindir, dir, dir,
+			    dir, port), 0);
+	assert_int_equal(sh("cd / && runuser -u nobody -- %s/pgbench -h %s/sock -p %d -U postgres "
+			    "-i -s 1 -q postgres >%s/init.log 2>&1", bindir, dir, port, dir), 0);
 }
 
 static bool has_line(const struct bp_json *lines, const char *needle)
@@ -134,7 +157,8 @@ static const struct bp_json *proc_by_pid(const struct bp_json *rep, double pid)
 	return NULL;
 }
 
-static void pgbench_one_client__server_added_and_chain_judged(void **state)
+/* pgbench over the Unix socket, or over TCP to the loopback */
+static void pgbench_one_client(bool tcp)
 {
 	char xacts[16], sock[128], val[128];
 	const struct bp_json *added, *chains, *c = NULL, *server, *pe;
@@ -144,7 +168,6 @@ static void pgbench_one_client__server_added_and_chain_judged(void **state)
 	double wal_sync_ms = 0;
 	size_t i;
 
-	(void)state;
 	if (!find_postgres())
 		fail_msg("PostgreSQL's server is not installed (TEST_NEEDS in tests/tests.mk has it)");
 	start_server();
@@ -152,11 +175,13 @@ static void pgbench_one_client__server_added_and_chain_judged(void **state)
 	snprintf(xacts, sizeof(xacts), "%d", XACTS);
 	snprintf(sock, sizeof(sock), "%s/sock", dir);
 	{
-		char pgbench[300];
+		char pgbench[300], portarg[16];
 
 		snprintf(pgbench, sizeof(pgbench), "%s/pgbench", bindir);
+		snprintf(portarg, sizeof(portarg), "%d", port);
 		rep = h_record_json("chain.json", ARGV("runuser", "-u", "nobody", "--", pgbench, "-h",
-						       sock, "-U", "postgres", "-n", "-c", "1",
+						       tcp ? "127.0.0.1" : sock, "-p", portarg,
+						       "-U", "postgres", "-n", "-c", "1",
 						       "-t", xacts, "postgres"));
 	}
 	assert_non_null(rep);
@@ -250,10 +275,24 @@ static void pgbench_one_client__server_added_and_chain_judged(void **state)
 	bp_json_free(rep);
 }
 
+static void pgbench_unix_socket__server_added_and_chain_judged(void **state)
+{
+	(void)state;
+	pgbench_one_client(false);
+}
+
+static void pgbench_loopback_tcp__server_added_and_chain_judged(void **state)
+{
+	(void)state;
+	pgbench_one_client(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_teardown(pgbench_one_client__server_added_and_chain_judged,
+		cmocka_unit_test_teardown(pgbench_unix_socket__server_added_and_chain_judged,
+					  teardown),
+		cmocka_unit_test_teardown(pgbench_loopback_tcp__server_added_and_chain_judged,
 					  teardown),
 	};
 
