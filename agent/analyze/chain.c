@@ -222,8 +222,14 @@ static void judge(const struct bp_summary *s, struct bp_chain *c)
 	}
 	if (c->handoff_ms > big) {
 		big = c->handoff_ms;
-		what = "the handoffs (wake-up latency)";
-		v.cls = BP_CLASS_MIXED;
+		/* on busy CPUs the wait after each wakeup is contention (classify.c) */
+		if (s->busy_frac >= bp_default_thresholds.starved_busy) {
+			what = "waiting for a CPU after each handoff, behind other work";
+			v.cls = BP_CLASS_STARVED;
+		} else {
+			what = "the handoffs (wake-up latency)";
+			v.cls = BP_CLASS_MIXED;
+		}
 	}
 	if (c->other_ms > big) {
 		big = c->other_ms;
@@ -267,6 +273,10 @@ static void judge(const struct bp_summary *s, struct bp_chain *c)
 		snprintf(lv[nl++], BP_VERDICT_LEN, "More concurrency: one client kept the two sides "
 			 "busy %.2f CPUs while CPUs were %.0f%% idle; run more clients or "
 			 "connections to overlap the round trips", used, pct(idle));
+	if (v.cls == BP_CLASS_STARVED)
+		snprintf(lv[nl++], BP_VERDICT_LEN, "The CPUs were %.0f%% busy with other work: on a "
+			 "machine with free CPUs each handoff costs a wake-up, not a wait behind "
+			 "others", pct(s->busy_frac));
 	if (c->flush_ms >= 0.2 * c->rt_ms)
 		snprintf(lv[nl++], BP_VERDICT_LEN, "The flushes are on every round trip's path: "
 			 "concurrent clients share them (group commit); an asynchronous commit "
