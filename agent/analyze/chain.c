@@ -50,10 +50,15 @@ bool bp_proc_is_peer(const struct bp_profile *p, const struct bp_summary *s,
 	return true;
 }
 
-/* a wait one process of a chain ended for the other: a pipe, a Unix socket, TCP */
+/*
+ * A wait one process of a chain ended for the other: on a pipe, a Unix
+ * socket or TCP, for input (or a poll's, which has no direction). In a
+ * request/response chain both sides wait for what the other sends; a
+ * pipeline's writer waits for room for its output instead, and is no chain.
+ */
 static bool handoff_row(const struct bp_wake_row *r)
 {
-	if (!r->waker_pid || r->waker_pid == r->pid)
+	if (!r->waker_pid || r->waker_pid == r->pid || r->dir == BP_DIR_OUT)
 		return false;
 	if (r->state == BP_TS_PIPE)
 		return r->ctx == BP_WCTX_TASK;
