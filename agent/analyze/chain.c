@@ -274,7 +274,8 @@ static void judge(const struct bp_summary *s, struct bp_chain *c)
 		 cl->comm);
 	snprintf(lv[nl++], BP_VERDICT_LEN, "Prepared statements or cached plans cut %s's work per "
 		 "request (%.3f ms), not the round trips", sv->comm, c->server_ms);
-	if (idle >= 0.3)
+	/* a quarter of the machine idle: room for another client on 2 CPUs and up */
+	if (idle >= 0.25)
 		snprintf(lv[nl++], BP_VERDICT_LEN, "More concurrency: one client kept the two sides "
 			 "busy %.2f CPUs while CPUs were %.0f%% idle; run more clients or "
 			 "connections to overlap the round trips", used, pct(idle));
