@@ -19,7 +19,13 @@
 #define EFAULT	14
 #define EEXIST	17
 
-/* processes to profile (tgid -> 1) when filter_targets is set */
+/*
+ * processes to profile when filter_targets is set: tgid -> BP_TARGET_CMD
+ * (the command or -p, and their children), or BP_TARGET_PEER (a local
+ * process the command waited on, added by bp_wakeup)
+ */
+#define BP_TARGET_CMD	1
+#define BP_TARGET_PEER	2
 struct bp_targets_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 16384);

@@ -1011,6 +1011,86 @@ static __always_inline void wake_rows(struct task_struct *p, struct bp_tls *st,
 	}
 }
 
+/*
+ * record -- COMMAND: a local process that ends a wait of the command's own
+ * processes on a pipe, Unix socket or loopback TCP connection (a server it
+ * talks to) joins the recording at once, so that its whole part in the
+ * exchange is seen; userspace says which were added and why
+ * (agent/analyze/chain.c). Peers of peers are not followed.
+ */
+const volatile __u8 follow_peers;
+/* boundprof itself, which releases the command it starts through a pipe */
+const volatile __u32 follow_skip_tgid;
+
+static __always_inline bool loopback(const struct bp_net_key *k)
+{
+	if (k->family == AF_INET)
+		return k->addr[0] == 127;
+	if (k->family != AF_INET6)
+		return false;
+	/* ::1, or ::ffff:127.x.y.z */
+	return (k->addr[15] == 1 && !k->addr[0] && !k->addr[10] && !k->addr[11] &&
+		!k->addr[12]) ||
+	       (k->addr[10] == 0xff && k->addr[11] == 0xff && k->addr[12] == 127);
+}
+
+/*
+ * A wakeup in a softirq on top of a task sending on a loopback TCP socket:
+ * the receive of what that task sent. A poll's wait names no socket of its
+ * own, so the sender's does.
+ */
+static __always_inline bool waker_sends_loopback(struct task_struct *cur)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(cur);
+	struct sock *sk;
+	__u64 skaddr = 0;
+	__u16 family;
+	__u8 a[16];
+
+	if (!regs || bp_waker_fd_arg(regs->orig_ax) != 0 ||
+	    fd_kind_of(fd_file(cur, regs->di), &skaddr) != BP_FD_INET || !skaddr)
+		return false;
+	sk = (struct sock *)skaddr;
+	family = BPF_CORE_READ(sk, __sk_common.skc_family);
+	if (family == AF_INET) {
+		BPF_CORE_READ_INTO((__u32 *)a, sk, __sk_common.skc_daddr);
+		return a[0] == 127;
+	}
+	BPF_CORE_READ_INTO(&a, sk, __sk_common.skc_v6_daddr);
+	return (a[15] == 1 && !a[0] && !a[10] && !a[11] && !a[12]) ||
+	       (a[10] == 0xff && a[11] == 0xff && a[12] == 127);
+}
+
+static __always_inline void follow_peer(struct task_struct *p, struct bp_tls *st,
+					struct task_struct *cur, __u32 ctx)
+{
+	__u32 tgid = cur->tgid, ptgid = p->tgid;
+	__u8 peer = BP_TARGET_PEER, *v;
+	long err;
+
+	if (!follow_peers || !cur->pid || tgid == ptgid || tgid == follow_skip_tgid ||
+	    (cur->flags & PF_KTHREAD))
+		return;
+	if (st->off_class == BP_TS_PIPE) {
+		if (ctx != BP_WCTX_TASK)
+			return;
+	} else if (st->off_class == BP_TS_NET) {
+		/* loopback: the receive runs in a softirq on the sender's own stack */
+		if (ctx != BP_WCTX_TASK && ctx != BP_WCTX_SOFTIRQ)
+			return;
+		if (!(st->net_valid && loopback(&st->net)) && !waker_sends_loopback(cur))
+			return;
+	} else {
+		return;
+	}
+	v = bpf_map_lookup_elem(&targets, &ptgid);
+	if (!v || *v != BP_TARGET_CMD || bpf_map_lookup_elem(&targets, &tgid))
+		return;
+	err = bpf_map_update_elem(&targets, &tgid, &peer, BPF_NOEXIST);
+	if (err && err != -EEXIST)
+		stat_inc(BP_STAT_TARGET_FULL);
+}
+
 static __always_inline void woken(struct task_struct *p)
 {
 	__u64 now = bpf_ktime_get_ns();
@@ -1044,6 +1124,7 @@ static __always_inline void woken(struct task_struct *p)
 		   reclass, st->poll_mark);
 	st->state = BP_TS_RUNQUEUE;
 	st->known = 1;
+	follow_peer(p, st, cur, ctx);
 	wake_rows(p, st, cur, ctx, now);
 }
 

@@ -31,13 +31,16 @@ int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
 {
 	__u32 ptgid = BPF_CORE_READ(parent, tgid);
 	__u32 ctgid = BPF_CORE_READ(child, tgid);
-	__u8 one = 1;
+	__u8 *kind, as;
 
 	if (!filter_targets || ptgid == ctgid)
 		return 0;
-	if (!bpf_map_lookup_elem(&targets, &ptgid))
+	kind = bpf_map_lookup_elem(&targets, &ptgid);
+	if (!kind)
 		return 0;
-	if (bpf_map_update_elem(&targets, &ctgid, &one, BPF_ANY))
+	/* a peer's children are the peer's: their own peers are not followed */
+	as = *kind;
+	if (bpf_map_update_elem(&targets, &ctgid, &as, BPF_ANY))
 		stat_inc(BP_STAT_TARGET_FULL);
 	else
 		emit_event(BP_EV_FORK, ctgid, ptgid, 0);

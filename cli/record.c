@@ -378,6 +378,8 @@ int cmd_record(int argc, char **argv)
 
 	so.hz = o.hz;
 	so.filter = o.nr_pids || o.cmd;
+	/* the servers a command talks to on this host join it (docs/chains.md) */
+	so.follow_peers = o.cmd != NULL;
 	so.drain_interval_s = 1.0;
 	so.verbose_libbpf = cli_env.verbose >= 3;
 	so.offcpu = !o.no_offcpu;

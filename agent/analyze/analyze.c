@@ -5,6 +5,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/jobs.h"
+#include "analyze/chain.h"
 #include "analyze/owned.h"
 #include "analyze/pipeline.h"
 
@@ -747,6 +748,8 @@ void bp_summary_free(struct bp_summary *s)
 	free(s->waits);
 	bp_jobs_free(s->jobs);
 	free(s->jobs);
+	bp_chains_free(s->chains);
+	free(s->chains);
 	bp_verdict_free(&s->overall);
 	memset(s, 0, sizeof(*s));
 }

@@ -102,6 +102,7 @@ struct bp_proc_summary {
 
 struct bp_pipelines;
 struct bp_jobs;
+struct bp_chains;
 
 struct bp_summary {
 	double duration_s;
@@ -120,6 +121,8 @@ struct bp_summary {
 	uint32_t class_count[BP_CLASS__MAX];	/* processes per verdict */
 	/* short runs of one program judged together (analyze/jobs.h); NULL: none */
 	struct bp_jobs *jobs;
+	/* client/server chains and the peers a command's recording added (analyze/chain.h) */
+	struct bp_chains *chains;
 };
 
 /* keep at most max_hot hotspots per process; 0 or -ENOMEM */

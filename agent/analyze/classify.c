@@ -42,6 +42,8 @@ const struct bp_thresholds bp_default_thresholds = {
 	.throttled = 0.2,
 	.mem_pressure = 0.1,
 	.syscall = 0.5,
+	.starved_busy = 0.8,
+	.starved_steal = 0.1,
 };
 
 #define CLASS_NAME(id, name, ...)	[BP_CLASS_##id] = name,
@@ -189,6 +191,9 @@ static void timeline_evidence(const struct bp_evidence *e, struct bp_verdict *v)
 		EVIDENCE("%.0f%% of wall time on-CPU across %u thread%s (%.2f of %u CPUs used)",
 			 pct(e->tl_s[best] / tlw(e)), e->threads, e->threads == 1 ? "" : "s",
 			 v->parallelism, e->ncpus);
+	else if (best == BP_TS_RUNQUEUE && v->handoff_s > 0)
+		EVIDENCE("%.0f%% of wall time waiting for a CPU, mostly right after wakeups while "
+			 "CPUs sat idle", pct(e->tl_s[best] / tlw(e)));
 	else
 		EVIDENCE("%.0f%% of wall time %s", pct(e->tl_s[best] / tlw(e)),
 			 bp_wclass_of_state(best)->verdict);
@@ -1004,6 +1009,51 @@ static void steal_lines(const struct bp_evidence *e, struct bp_verdict *v)
 	      e->on_s - e->steal_s, e->on_s);
 }
 
+/*
+ * The CPUs were busy: most of the machine's CPU time used, or the host
+ * taking a good part of it. Only then is a wait after a wakeup contention:
+ * on idle CPUs it is an idle CPU waking up, or the thread waiting for the
+ * partner that woke it to step aside (docs/classification.md).
+ */
+static bool cpus_busy(const struct bp_evidence *e, const struct bp_thresholds *t)
+{
+	return e->machine_busy >= t->starved_busy ||
+	       (e->wall_s > 0 && e->steal_s >= t->starved_steal * e->wall_s);
+}
+
+/*
+ * The run-queue time that is wake-up latency: its wait after wakeups,
+ * while the CPUs were not busy. A wait after a preemption is contention
+ * whatever the machine did (another task took its CPU), and so is the
+ * quota's part.
+ */
+static double handoff_time(const struct bp_evidence *e, const struct bp_thresholds *t)
+{
+	double thr = e->throttled_rq_s < e->rq_s ? e->throttled_rq_s : e->rq_s;
+	double free = e->rq_s - (thr > 0 ? thr : 0);
+
+	if (cpus_busy(e, t) || e->wake_lat_s <= 0 || free <= 0)
+		return 0;
+	return e->wake_lat_s < free ? e->wake_lat_s : free;
+}
+
+/* wake-up latency, said with the handoffs that caused it, whatever the class */
+static void handoff_lines(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	double wall = e->wall_s > 0 ? e->wall_s : 1, mean;
+
+	if (v->handoff_s < 0.01 || v->handoff_s < 0.05 * wall || !v->handoffs)
+		return;
+	mean = v->handoff_s / v->handoffs * 1e3;
+	EVIDENCE("%.0f%% of its time (%.2f s) is wake-up latency after %" PRIu64 " handoffs "
+		 "(p50 %.2f ms, max %.2f ms) while CPUs were %.0f%% busy: not contention",
+		 pct(v->handoff_s / wall > 1 ? 1 : v->handoff_s / wall), v->handoff_s, v->handoffs,
+		 v->handoff_p50_ms, v->handoff_max_ms, pct(e->machine_busy));
+	LEVER("Fewer handoffs: each wakeup costs it %.3f ms on average here. Pass more work per "
+	      "wakeup (batch requests, fewer round trips between processes); keeping both "
+	      "partners on one CPU (taskset) trades CPU time for wake-up latency", mean);
+}
+
 static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		   struct bp_verdict *v)
 {
@@ -1019,6 +1069,15 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 	memset(v, 0, sizeof(*v));
 	/* a pipe wait waits on another process's work (rule 2 judges it), a server's on work */
 	busy = bp_busy_s(e->on_s, off, e->net_s, false);
+	/* wake-up latency on idle CPUs is the handoffs' cost, not the code's: judged apart */
+	v->handoff_s = handoff_time(e, t);
+	if (v->handoff_s > 0) {
+		v->share_handoff = busy > 0 ? v->handoff_s / busy : 0;
+		v->handoffs = e->wakeups;
+		v->handoff_p50_ms = e->wake_p50_ms;
+		v->handoff_max_ms = e->wake_max_ms;
+		busy -= v->handoff_s;
+	}
 	v->busy_s = busy;
 	v->parallelism = e->wall_s > 0 ? e->on_s / e->wall_s : 0;
 	if (busy > 0) {
@@ -1031,7 +1090,9 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 
 		v->share_lock = e->lock_s / busy;
 		v->share_throttled = thr > 0 ? thr / busy : 0;
-		v->share_rq = (e->rq_s - (thr > 0 ? thr : 0)) / busy;
+		v->share_rq = (e->rq_s - (thr > 0 ? thr : 0) - v->handoff_s) / busy;
+		if (v->share_rq < 0)
+			v->share_rq = 0;
 		v->share_other = e->other_s / busy;
 		v->share_net = e->net_s / busy;
 		v->share_gil = e->gil_s / busy;
@@ -1145,6 +1206,7 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 	if (busy < t->min_busy_s && v->cls != BP_CLASS_IDLE)
 		v->conf = drop(v->conf);
 	steal_lines(e, v);
+	handoff_lines(e, v);
 	if (e->python && e->python_free_threaded)
 		EVIDENCE("Python %s is a free-threaded build: no GIL, its threads run Python in "
 			 "parallel", e->python);

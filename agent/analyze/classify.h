@@ -84,6 +84,13 @@ struct bp_thresholds {
 	double throttled;		/* run-queue share spent throttled by a CPU quota: cpu-throttled */
 	double mem_pressure;		/* memory pressure share (some) that names the memory limit */
 	double syscall;			/* on-CPU share in the kernel serving system calls: syscall-bound */
+	/*
+	 * cpu-starved needs busy CPUs: the machine's busy share, or the host's
+	 * steal as a share of wall time; else the wait after a wakeup is
+	 * wake-up (handoff) latency, not contention
+	 */
+	double starved_busy;
+	double starved_steal;
 };
 
 extern const struct bp_thresholds bp_default_thresholds;
@@ -229,6 +236,13 @@ struct bp_evidence {
 	double frac_syscall;		/* on-CPU samples in the kernel inside a system call */
 	uint32_t sys_top[3];		/* the calls most samples were in (x86-64 numbers) */
 	double sys_top_frac[3];		/* their share of the on-CPU samples; 0: none */
+	/*
+	 * Wakeups of its blocked threads and their wait for a CPU afterwards
+	 * (wake_lat_s is part of rq_s; the rest of rq_s followed preemptions)
+	 */
+	uint64_t wakeups;
+	double wake_lat_s;
+	double wake_p50_ms, wake_max_ms;
 };
 
 #define BP_VERDICT_LINES	10
@@ -274,6 +288,14 @@ struct bp_verdict {
 	enum bp_class wait_class;
 	double wait_cap;		/* speedup if all of that wait were overlapped */
 	double parallelism;		/* CPUs used: on-CPU seconds per wall second */
+	/*
+	 * Run-queue time after wakeups while the CPUs were not busy: wake-up
+	 * (handoff) latency, left out of share_rq and of the shares' whole
+	 */
+	double handoff_s;
+	double share_handoff;		/* of busy thread-time with it */
+	uint64_t handoffs;
+	double handoff_p50_ms, handoff_max_ms;
 };
 
 /*

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "analyze/pipeline.h"
+#include "analyze/chain.h"
 #include "model/hist.h"
 #include "model/waits.h"
 
@@ -547,7 +548,9 @@ int bp_critical_path(const struct bp_profile *p, const struct bp_summary *s,
 	for (i = 0; i < s->nr_procs; i++) {
 		const struct bp_proc *proc = s->procs[i].proc;
 
-		if (!proc || (proc->ppid && pidmap_find(&m, proc->ppid) >= 0))
+		/* the servers a command's recording added are no root of it (chain.h) */
+		if (!proc || (proc->ppid && pidmap_find(&m, proc->ppid) >= 0) ||
+		    bp_proc_is_peer(p, s, proc))
 			continue;
 		if (root >= 0) {
 			root = -1;

@@ -7,6 +7,7 @@
 #include "model/hist.h"
 #include "proc/pmu.h"
 #include "analyze/pipeline.h"
+#include "analyze/chain.h"
 #include "analyze/groups.h"
 #include "analyze/interp.h"
 #include "analyze/jobs.h"
@@ -168,6 +169,11 @@ static void wait_evidence(const struct bp_summary *s, const struct bp_proc_summa
 	w = &pl->waits[k];
 	e->peer_pid = w->pipe_peer[e->peer_dir];
 	e->peer_comm = w->pipe_peer_comm[e->peer_dir];
+	/* a poll on a Unix socket has no direction: the peer that ended it all the same */
+	if (!e->peer_pid) {
+		e->peer_pid = w->pipe_peer[BP_DIR_NONE];
+		e->peer_comm = w->pipe_peer_comm[BP_DIR_NONE];
+	}
 	for (i = 0; i < w->nr_peers; i++) {
 		if (w->peers[i].side != BP_SIDE_CLIENT && w->peers[i].side != BP_SIDE_UNKNOWN)
 			continue;
@@ -445,6 +451,10 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	io_evidence(p, proc->pid, e);
 	wait_evidence(s, ps, e);
 	e->throttled_rq_s = ps->throttled_s;
+	e->wakeups = ps->wakeups;
+	e->wake_lat_s = ps->wake_lat_s;
+	e->wake_p50_ms = bp_hist_quantile(ps->wake_hist, 0.5) / 1e3;
+	e->wake_max_ms = ps->wake_max_s * 1e3;
 	bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
 			   bp_proc_psi_cgroup(p, proc), e);
 	/* a function, all its lines together: algorithms live in functions */
@@ -463,6 +473,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 			     struct bp_evidence *e, char *hot, size_t hot_len)
 {
 	const struct bp_proc_summary *top = NULL;
+	uint64_t wake_hist[BP_HIST_SLOTS] = {};
 	double io = 0, fault = 0, kern = 0;
 	uint32_t i;
 	int k;
@@ -488,6 +499,11 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		e->net_idle_s += ps->net_idle_s;
 		e->pipe_s += ps->off_s[BP_KIND_PIPE];
 		e->throttled_rq_s += ps->throttled_s;
+		e->wakeups += ps->wakeups;
+		e->wake_lat_s += ps->wake_lat_s;
+		if (ps->wake_max_s * 1e3 > e->wake_max_ms)
+			e->wake_max_ms = ps->wake_max_s * 1e3;
+		bp_hist_merge(wake_hist, ps->wake_hist);
 		e->threads += ps->threads;
 		/*
 		 * The processes' timelines summed: their shares are of the
@@ -518,6 +534,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 		e->frac_kernel = kern / e->samples;
 	}
 	e->others_cpu_s = others_cpu(p, s, e->on_s);
+	e->wake_p50_ms = bp_hist_quantile(wake_hist, 0.5) / 1e3;
 	if (!e->threads)
 		e->threads = 1;
 	io_evidence(p, 0, e);
@@ -639,6 +656,9 @@ int bp_verdicts(const struct bp_profile *p, struct bp_summary *s)
 	if (s->have_overall)
 		bp_verdict_free(&s->overall);
 	s->have_overall = true;
+	/* a client and server judged as one chain, before the path follows the client */
+	if (bp_chains_judge(p, s))
+		return -ENOMEM;
 	if (s->waits && bp_critical_path(p, s, s->waits))
 		return -ENOMEM;
 	if (bp_jobs_overall(p, s))

@@ -336,6 +336,8 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		bpf_program__set_autoload(l->skel->progs.bp_sock_state, true);
 		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
 		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
+		l->skel->rodata->follow_peers = o->filter && o->follow_peers;
+		l->skel->rodata->follow_skip_tgid = getpid();
 		l->skel->rodata->switch_has_prev_state = switch_has_prev_state(btf);
 		if (!l->skel->rodata->switch_has_prev_state)
 			bp_info("sched_switch has no prev_state argument (kernel before 5.18): "

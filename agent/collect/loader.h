@@ -29,6 +29,7 @@ struct bp_loader_opts {
 	const struct bp_cg_target *cgroup;	/* only tasks in this cgroup or below (-G) */
 	uint32_t unwind_rows;	/* the unwind rows array (its memory budget / 8); 0: none */
 	bool no_python;		/* no Python frames: the native walk alone */
+	bool follow_peers;	/* add the local processes a command waits on (chain.h) */
 };
 
 /* called for every process event the BPF side reports */

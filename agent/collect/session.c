@@ -670,6 +670,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.offcpu = opts->offcpu;
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	lo.no_preempt_stacks = opts->no_preempt_stacks;
+	lo.follow_peers = opts->follow_peers;
 	lo.cgroup = opts->cgroup;
 	if (!opts->no_unwind)
 		lo.unwind_rows = (opts->unwind_mem ? opts->unwind_mem : BP_UNWIND_MEM_DEFAULT) /

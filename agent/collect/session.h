@@ -42,6 +42,7 @@ struct bp_session_opts {
 	uint64_t unwind_mem;		/* unwind table budget in bytes; 0: the default */
 	bool no_python;			/* no Python frames (costs measured against) */
 	uint64_t dwarf_budget;		/* DWARF bytes held for source lines; 0: the default */
+	bool follow_peers;		/* record -- COMMAND: add the local processes it waits on */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */

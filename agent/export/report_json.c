@@ -5,6 +5,7 @@
 #include "analyze/runs.h"
 #include "export/report_io.h"
 #include "export/report_jobs.h"
+#include "export/report_chain.h"
 #include "model/hist.h"
 #include "export/report_json.h"
 #include "analyze/pipeline.h"
@@ -296,7 +297,18 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	bp_json_w_kv_double(w, "net", v->share_net);
 	if (v->share_gil > 0)
 		bp_json_w_kv_double(w, "gil", v->share_gil);
+	/* wake-up latency on idle CPUs, left out of "runqueue" (docs/classification.md) */
+	bp_json_w_kv_double(w, "handoff", v->share_handoff);
 	bp_json_w_end_object(w);
+	if (v->handoff_s > 0) {
+		bp_json_w_key(w, "handoff");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_double(w, "s", v->handoff_s);
+		bp_json_w_kv_uint64(w, "count", v->handoffs);
+		bp_json_w_kv_double(w, "p50_ms", v->handoff_p50_ms);
+		bp_json_w_kv_double(w, "max_ms", v->handoff_max_ms);
+		bp_json_w_end_object(w);
+	}
 	bp_json_w_key(w, "memory");
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_string(w, "judgement", bp_mem_judgement_name(v->mem_judgement));
@@ -369,6 +381,7 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_uint64(w, "llc_bytes", p->llc_bytes);
 		bp_json_w_kv_string(w, "llc_source", p->llc_source);
 	}
+	bp_export_json_chains(w, s);
 	bp_json_w_end_object(w);
 }
 

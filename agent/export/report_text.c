@@ -7,6 +7,7 @@
 #include "analyze/runs.h"
 #include "export/report_io.h"
 #include "export/report_jobs.h"
+#include "export/report_chain.h"
 #include "model/hist.h"
 #include "export/report_text.h"
 #include "analyze/pipeline.h"
@@ -376,6 +377,7 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 				      st->rbytes / 1048576.0, st->wbytes / 1048576.0);
 		}
 	}
+	bp_export_text_chains(out, s);
 	runs_line(p, out);
 	/* short runs of one program: one paragraph for all of them */
 	bp_report_text_jobs(out, p, s);

@@ -902,6 +902,18 @@ int h_verdict_classes(const struct h_busy *b, const char *compute, const char **
 		for (f = 0; f <= 100; f++) {
 			double frac = b->io_cpu_lo + (b->io_cpu_hi - b->io_cpu_lo) * f / 100;
 			double io = (b->io + frac * on) / busy, cpu = (1 - frac) * on / busy;
+			/*
+			 * schedstat's run delay does not tell a wait after a
+			 * wakeup on idle CPUs (wake-up latency, left out of the
+			 * shares) from contention: the class without it is
+			 * allowed too (docs/classification.md)
+			 */
+			double rest = busy - rq;
+
+			if (rq > 0 && rest > 0)
+				allow(classes, &n, max,
+				      decide((b->io + frac * on) / rest, b->lock / rest, 0,
+					     (1 - frac) * on / rest, compute));
 
 			for (i = 0; i < 3; i++)
 				for (j = 0; j < 3; j++)

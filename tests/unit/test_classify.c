@@ -686,6 +686,61 @@ static void throttled__quota_explains_the_wait(void **state)
 	assert_true(has_line(&v, false, "(cpu.cfs_quota_us 20000 per 100000 us)"));
 }
 
+/*
+ * A database backend in a one-client ping-pong (issue 26, shape 2): 23% of
+ * its time waiting for a CPU after thousands of wakeups while the CPUs were
+ * 27% busy. That is wake-up latency, not contention: never cpu-starved, and
+ * said with the handoffs; the same waits on busy CPUs are contention.
+ */
+static void starved__wakeup_latency_on_idle_cpus_is_handoff(void **state)
+{
+	struct bp_evidence e = busy_cpu(5);
+	struct bp_verdict v;
+
+	e.on_s = 2.5;
+	e.rq_s = 1.15;
+	e.io_s = 0.6;
+	e.sleep_s = 0.75;
+	e.tl_s[BP_TS_RUNNING] = 2.5;
+	e.tl_s[BP_TS_RUNQUEUE] = 1.15;
+	e.tl_s[BP_TS_IO] = 0.6;
+	e.tl_s[BP_TS_SLEEP] = 0.75;
+	e.machine_busy = 0.27;
+	e.wakeups = 20000;
+	e.wake_lat_s = 1.1;	/* all but 0.05 s of its run-queue time came after wakeups */
+	e.wake_p50_ms = 0.05;
+	e.wake_max_ms = 4.0;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_not_equal(v.cls, BP_CLASS_STARVED);
+	assert_near(v.handoff_s, 1.1, 1e-9);
+	assert_int_equal(v.handoffs, 20000);
+	assert_near(v.share_rq, 0.05 / (2.5 + 1.15 + 0.6 - 1.1), 1e-9);
+	assert_true(has_line(&v, false, "is wake-up latency after 20000 handoffs (p50 0.05 ms, "
+				       "max 4.00 ms) while CPUs were 27% busy: not contention"));
+	assert_true(has_line(&v, true, "Fewer handoffs"));
+
+	/* busy CPUs: the same waits are contention */
+	e.machine_busy = 0.85;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_STARVED);
+	assert_near(v.handoff_s, 0, 0);
+	assert_false(has_line(&v, false, "not contention"));
+
+	/* the host taking a tenth of the wall time makes the CPUs busy too */
+	e.machine_busy = 0.27;
+	e.steal_s = 0.6;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_STARVED);
+
+	/* waits after preemptions are contention on idle CPUs as well */
+	e.steal_s = 0;
+	e.wake_lat_s = 0.1;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.cls, BP_CLASS_STARVED);
+	assert_near(v.handoff_s, 0.1, 1e-9);
+}
+
 static void throttled__contention_dominates_starved(void **state)
 {
 	struct bp_evidence e = throttled_spinner();
@@ -1311,6 +1366,7 @@ int main(void)
 		cmocka_unit_test(io__device_saturated),
 		cmocka_unit_test(lock__threads_wait_on_one_mutex),
 		cmocka_unit_test(starved__pinned_spinners),
+		cmocka_unit_test(starved__wakeup_latency_on_idle_cpus_is_handoff),
 		cmocka_unit_test(throttled__quota_explains_the_wait),
 		cmocka_unit_test(throttled__contention_dominates_starved),
 		cmocka_unit_test(io__memory_limit_named),
