@@ -10,6 +10,7 @@
 
 #include "analyze/classify.h"
 #include "analyze/syscalls.h"
+#include "analyze/turns.h"
 #include "model/wait_class.h"
 
 /* see docs/classification.md for where each number comes from */
@@ -42,6 +43,11 @@ const struct bp_thresholds bp_default_thresholds = {
 	.throttled = 0.2,
 	.mem_pressure = 0.1,
 	.syscall = 0.5,
+	.turn_share = 0.6,
+	.turn_share_medium = 0.4,
+	.turn_parallelism = 1.25,
+	.turn_demand = 1.8,
+	.turn_sibling = 0.8,
 };
 
 #define CLASS_NAME(id, name, ...)	[BP_CLASS_##id] = name,
@@ -443,6 +449,43 @@ static void classify_lock(const struct bp_evidence *e, struct bp_verdict *v)
 	      "merged at the end");
 	LEVER("More threads make it worse: they add waiting, not throughput (%.2f CPUs used "
 	      "by %u threads)", v->parallelism, e->threads);
+}
+
+/*
+ * Threads taking turns on one lock (analyze/turns.h): lock-bound whatever
+ * each thread's lock share, which an unfair mutex swings between runs.
+ */
+static void classify_turns(const struct bp_evidence *e, const struct bp_thresholds *t,
+			   struct bp_verdict *v, int conf, double share)
+{
+	uint32_t n = e->turn_threads;
+	char where[200] = "";
+
+	v->cls = BP_CLASS_LOCK;
+	v->conf = conf;
+	v->turn_share = share;
+	v->serial_share = e->wall_s > 0 ? e->turn_s / e->wall_s : 0;
+	if (e->lock_site[0])
+		snprintf(where, sizeof(where), " (taken in %s)", e->lock_site);
+	EVIDENCE("%u threads take turns on one lock%s: %.0f%% of the time two or more wanted to "
+		 "run, one ran while the others waited for the lock (%.2f of %.2f s)", n, where,
+		 pct(share), e->turn_s, e->want_s);
+	EVIDENCE("achieved parallelism %.2f of %u CPUs: %.2f s on-CPU, %.2f s waiting on the "
+		 "lock, %.2f s woken and waiting for a CPU", v->parallelism, e->ncpus, e->on_s,
+		 e->lock_s, e->rq_s);
+	if (e->sibling_wake >= 0)
+		EVIDENCE("%.0f%% of the lock-wait time ended when one of its own threads released "
+			 "the lock", pct(e->sibling_wake));
+	if (v->share_rq >= t->runqueue && e->machine_busy >= t->busy_machine)
+		EVIDENCE("the CPUs were %.0f%% busy too (other processes used %.2f CPU-seconds): "
+			 "with free CPUs the lock would still let one thread run at a time",
+			 pct(e->machine_busy), e->others_cpu_s);
+	v->wait_class = BP_CLASS_LOCK;
+	v->wait_share = v->share_lock;
+	LEVER("%u threads take turns on one lock%s: %.2f of %u CPUs used. Shorten the critical "
+	      "section (move work outside the lock), or split the lock or the data (shard, or "
+	      "accumulate per thread and merge at the end). More threads will not help.", n, where,
+	      v->parallelism, e->ncpus);
 }
 
 /*
@@ -1012,7 +1055,8 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		[BP_KIND_SLEEP] = e->sleep_s, [BP_KIND_OTHER] = e->other_s,
 		[BP_KIND_NET] = e->net_s + e->net_idle_s, [BP_KIND_PIPE] = e->pipe_s,
 	};
-	double busy, on_cpu_wall, peer, asleep;
+	double busy, on_cpu_wall, peer, asleep, turns;
+	int turn_conf;
 
 	if (!t)
 		t = &bp_default_thresholds;
@@ -1099,6 +1143,8 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		classify_gil(e, t, v);
 		if (near(gil_share(e), t->gil, t))
 			v->conf = drop(v->conf);
+	} else if ((turn_conf = bp_turns_judge(e, t, &turns)) >= 0) {
+		classify_turns(e, t, v, turn_conf, turns);
 	} else if (v->share_lock >= t->lock) {
 		timeline_evidence(e, v);
 		classify_lock(e, v);

@@ -84,6 +84,12 @@ struct bp_thresholds {
 	double throttled;		/* run-queue share spent throttled by a CPU quota: cpu-throttled */
 	double mem_pressure;		/* memory pressure share (some) that names the memory limit */
 	double syscall;			/* on-CPU share in the kernel serving system calls: syscall-bound */
+	/* threads taking turns on a lock (analyze/turns.h): lock-bound whatever the lock share */
+	double turn_share;		/* one ran, others waited on the lock, of the time 2+ wanted to */
+	double turn_share_medium;	/* ... this much: medium confidence */
+	double turn_parallelism;	/* ... with at most this many CPUs used */
+	double turn_demand;		/* ... and at least this many threads wanting to run */
+	double turn_sibling;		/* lock waits its own threads ended, below: one level less */
 };
 
 extern const struct bp_thresholds bp_default_thresholds;
@@ -229,6 +235,14 @@ struct bp_evidence {
 	double frac_syscall;		/* on-CPU samples in the kernel inside a system call */
 	uint32_t sys_top[3];		/* the calls most samples were in (x86-64 numbers) */
 	double sys_top_frac[3];		/* their share of the on-CPU samples; 0: none */
+	/* threads taking turns on a lock (analyze/turns.h) */
+	bool turns_valid;
+	double turn_s;			/* one thread ran while another waited on a lock */
+	double want_s;			/* at least one ran while another wanted to */
+	uint32_t turn_threads;		/* threads that waited on a lock */
+	double sibling_wake;		/* of lock-wait time, ended by its own threads; <0 unknown */
+	char lock_site[160];		/* where they waited: pthread_mutex_lock's caller, "" unknown */
+	double lock_site_share;		/* ... its share of the lock wait */
 };
 
 #define BP_VERDICT_LINES	10
@@ -274,6 +288,9 @@ struct bp_verdict {
 	enum bp_class wait_class;
 	double wait_cap;		/* speedup if all of that wait were overlapped */
 	double parallelism;		/* CPUs used: on-CPU seconds per wall second */
+	/* threads taking turns on a lock (lock-bound by analyze/turns.h), else 0 */
+	double turn_share;		/* of the time 2+ threads wanted to run, one ran under the lock */
+	double serial_share;		/* of wall time, one ran while the others waited for the lock */
 };
 
 /*

@@ -296,6 +296,14 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 	if (v->share_gil > 0)
 		bp_json_w_kv_double(w, "gil", v->share_gil);
 	bp_json_w_end_object(w);
+	/* threads taking turns on a lock (analyze/turns.h) */
+	if (v->turn_share > 0) {
+		bp_json_w_key(w, "turns");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_double(w, "share", v->turn_share);
+		bp_json_w_kv_double(w, "serial_share", v->serial_share);
+		bp_json_w_end_object(w);
+	}
 	bp_json_w_key(w, "memory");
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_string(w, "judgement", bp_mem_judgement_name(v->mem_judgement));
