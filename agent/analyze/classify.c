@@ -794,6 +794,14 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 		if (!mem && !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
 			mem = e->ipc < t->ipc_mem;
 		v->mem_judgement = mem ? BP_MEM_COUNTERS_MEM : BP_MEM_COUNTERS_CPU;
+	} else if (v->mem_machine_gbs > 0 && !e->traffic_floor &&
+		   v->mem_ratio >= t->membw_traffic) {
+		/*
+		 * Traffic measured as a rate (the window saw less than the whole
+		 * set) outranks any cache size: the reported one can be a whole
+		 * host socket's, shared with other tenants.
+		 */
+		v->mem_judgement = BP_MEM_BANDWIDTH;
 	} else if (e->mem_valid && e->llc_bytes &&
 		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * e->llc_bytes) ||
 		    (!e->wss_probes && e->rss && e->rss < e->llc_bytes))) {
@@ -864,6 +872,13 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 				 "working set), %.2fx what a CPU of this machine streams (%.1f GB/s)",
 				 e->traffic_floor ? "at least " : "", e->traffic_per_cpu_s / 1e9, wss,
 				 v->mem_ratio, e->traffic_per_cpu_s / 1e9 / v->mem_ratio);
+		if (mem && e->llc_bytes && ((e->wss_probes && e->wss_max < e->llc_bytes) ||
+					    (!e->wss_probes && e->rss && e->rss < e->llc_bytes)))
+			EVIDENCE("so it streams from memory although its %s %s is smaller than the "
+				 "%s last-level cache the CPU reports: that cache is shared (on a "
+				 "virtual machine, with the host's other tenants) or smaller than "
+				 "said", e->wss_probes ? "working set" : "resident memory",
+				 e->wss_probes ? wss : rss, llc);
 		else
 			EVIDENCE("its memory traffic, %s%.2f GB/s per CPU, is %.2fx what a CPU of this "
 				 "machine streams: memory does not set its speed", e->traffic_floor ?
