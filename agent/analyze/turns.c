@@ -144,6 +144,9 @@ int bp_turns_judge(const struct bp_evidence *e, const struct bp_thresholds *t, d
 	if (!e->turns_valid || e->want_s <= 0 || wall <= 0 || e->ncpus < 2 ||
 	    e->turn_threads < 2 || e->lock_s <= 0)
 		return -1;
+	/* turns on a Python GIL are the GIL's: its own rule says so, with its own levers */
+	if (e->gil_s > 0 && e->gil_s >= 0.5 * e->lock_s)
+		return -1;
 	par = e->on_s / wall;
 	demand = (e->on_s + e->rq_s + e->lock_s) / wall;
 	/* several threads want to run, about one runs: the rest waits */

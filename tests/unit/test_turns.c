@@ -191,6 +191,10 @@ static void verdict__not_turns(void **state)
 	e = taking_turns(0.6, 0.4);
 	e.turns_valid = false;
 	assert_int_equal(bp_turns_judge(&e, NULL, &share), -1);
+	/* turns on a Python GIL: the GIL's rule, not this one */
+	e = taking_turns(0.6, 0.4);
+	e.gil_s = 0.5;
+	assert_int_equal(bp_turns_judge(&e, NULL, &share), -1);
 	/* threads that mostly sleep: nobody wanted the CPU */
 	e = taking_turns(0.1, 0.0);
 	e.on_s = 0.3;
