@@ -196,15 +196,20 @@ static void why_and_request(struct bp_scale *s, char *c, size_t len)
 
 		detail(s, stop, d, sizeof(d));
 		/* threads taking turns: the time under the lock is the serial part */
-		if (stop->serial_share > 0 && stop->lock_site[0])
-			cat(c, len, "a serial part: one thread at a time ran under the lock taken in "
-			    "%s, %.0f%% of the wall time, while the others waited for it "
-			    "(Karp-Flatt %.3f at %u). ", stop->lock_site, stop->serial_share * 100,
-			    stop->karp_flatt, stop->workers);
-		else if (stop->serial_share > 0)
-			cat(c, len, "a serial part: one thread at a time ran under a lock, %.0f%% of "
-			    "the wall time, while the others waited for it (Karp-Flatt %.3f at %u). ",
-			    stop->serial_share * 100, stop->karp_flatt, stop->workers);
+		if (stop->serial_share > 0) {
+			char site[200] = "a lock";
+
+			if (stop->lock_site[0])
+				snprintf(site, sizeof(site), "the lock taken in %s", stop->lock_site);
+			cat(c, len, "the lock its threads take turns on: at %u workers one thread at "
+			    "a time ran under %s for %.0f%% of the wall time while the others waited "
+			    "for it. That is the serial part (Karp-Flatt %.3f). Do not ask for more "
+			    "than %u CPU%s: more workers only wait longer for the lock. Shrink or "
+			    "shard the critical section first, then measure again.", stop->workers,
+			    site, stop->serial_share * 100, stop->karp_flatt, best->workers,
+			    plural(best->workers));
+			return;
+		}
 		cat(c, len, "lock contention (%s at %u workers). Do not ask for more than %u "
 		    "CPU%s: more workers only wait longer for the lock. Shrink or shard the "
 		    "critical section first, then measure again.", d, stop->workers,
