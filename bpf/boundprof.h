@@ -227,6 +227,9 @@ struct bp_proc_rec {
 	__u64 end_ns;		/* exited at; 0: alive */
 	__u64 ns[BP_TS__MAX];	/* merged timeline: time in each most productive state */
 	__u64 idle_ns;		/* no thread in a known state */
+	/* threads taking turns (bp_turns_advance() in rules.h) */
+	__u64 turn_ns;		/* one thread ran while another waited on a lock */
+	__u64 want_ns;		/* at least one ran while another wanted to */
 };
 
 /*

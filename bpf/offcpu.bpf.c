@@ -98,6 +98,7 @@ struct bp_tls {
 	__u64 wk_ns, wk_count;
 	char wk_comm[BP_COMM_LEN];
 	__u32 gil;		/* the current off-CPU interval waits for a Python GIL */
+	__u32 lockwoken;	/* runnable after a lock wait, counted in bp_pls.qlock */
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -110,6 +111,9 @@ struct bp_pls {
 	__u64 ns[BP_TS__MAX];
 	__u64 idle_ns;
 	__u64 moved, claimed;	/* sleep time reclassified (bp_timeline_reclass()) */
+	__u32 qlock;		/* threads woken from a lock wait that have not run yet */
+	__u32 pad;
+	__u64 turn_ns, want_ns;	/* bp_turns_advance() */
 };
 
 struct {
@@ -330,9 +334,10 @@ static __always_inline __u32 kstack_site(const struct bp_stack *st)
  * the process was in. With @reclass (a poll wait its end just named), the
  * sleep time charged since @mark goes to that class first. Returns the
  * timeline's sleep clock after the change (bp_timeline_sleep_clock()).
+ * @dq: the change to the threads woken from a lock wait that have not run.
  */
 static __always_inline __u64 ptl_change(struct task_struct *leader, int from, int to, __u64 now,
-					 int reclass, __u64 mark)
+					 int reclass, __u64 mark, int dq)
 {
 	struct bp_pls *ps;
 	__u64 clock;
@@ -343,7 +348,12 @@ static __always_inline __u64 ptl_change(struct task_struct *leader, int from, in
 		return 0;
 	}
 	bpf_spin_lock(&ps->lock);
+	bp_turns_advance(ps->cnt, ps->qlock, ps->last, now, &ps->turn_ns, &ps->want_ns);
 	bp_timeline_advance(ps->cnt, &ps->last, now, ps->ns, &ps->idle_ns);
+	if (dq < 0 && ps->qlock)
+		ps->qlock--;
+	else if (dq > 0)
+		ps->qlock++;
 	if (reclass >= 0)
 		bp_timeline_reclass(ps->ns, &ps->moved, &ps->claimed, mark, reclass);
 	bp_timeline_move(ps->cnt, from, to);
@@ -352,9 +362,19 @@ static __always_inline __u64 ptl_change(struct task_struct *leader, int from, in
 	return clock;
 }
 
-static __always_inline void ptl_move(struct task_struct *leader, int from, int to, __u64 now)
+static __always_inline void ptl_move(struct task_struct *leader, int from, int to, __u64 now,
+				     int dq)
 {
-	ptl_change(leader, from, to, now, -1, 0);
+	ptl_change(leader, from, to, now, -1, 0, dq);
+}
+
+/* a thread woken from a lock wait leaves the count when it leaves the run queue */
+static __always_inline int lockwoken_leaves(struct bp_tls *st, int to)
+{
+	if (!st->lockwoken || to == BP_TS_RUNQUEUE)
+		return 0;
+	st->lockwoken = 0;
+	return -1;
 }
 
 /*
@@ -366,7 +386,8 @@ static __always_inline void ptl_move(struct task_struct *leader, int from, int t
 static __always_inline __u64 set_state(struct task_struct *leader, struct bp_tls *st, int to,
 				       __u64 now)
 {
-	__u64 clock = ptl_change(leader, st->known ? (int)st->state : -1, to, now, -1, 0);
+	__u64 clock = ptl_change(leader, st->known ? (int)st->state : -1, to, now, -1, 0,
+				 lockwoken_leaves(st, to));
 
 	st->state = to;
 	st->known = 1;
@@ -1096,7 +1117,7 @@ static __always_inline void woken(struct task_struct *p)
 	__u64 now = bpf_ktime_get_ns();
 	struct task_struct *cur, *leader;
 	struct bp_tls *st;
-	int reclass = -1;
+	int reclass = -1, dq;
 	__u32 ctx;
 
 	if (!p->pid || !is_target_task(p))
@@ -1120,8 +1141,10 @@ static __always_inline void woken(struct task_struct *p)
 			reclass = st->off_class;
 	}
 	st->wake_ts = now;
+	dq = st->off_class == BP_TS_LOCK && !st->lockwoken;
+	st->lockwoken |= dq;
 	ptl_change(leader, st->known ? (int)st->state : -1, BP_TS_RUNQUEUE, now,
-		   reclass, st->poll_mark);
+		   reclass, st->poll_mark, dq);
 	st->state = BP_TS_RUNQUEUE;
 	st->known = 1;
 	follow_peer(p, st, cur, ctx);
@@ -1235,10 +1258,13 @@ static __always_inline void fill_proc_rec(struct bp_proc_rec *r, __u32 tgid, str
 	r->tgid = tgid;
 	bpf_spin_lock(&ps->lock);
 	/* bring the timeline up to now, so every record covers the time so far */
+	bp_turns_advance(ps->cnt, ps->qlock, ps->last, now, &ps->turn_ns, &ps->want_ns);
 	bp_timeline_advance(ps->cnt, &ps->last, now, ps->ns, &ps->idle_ns);
 	for (i = 0; i < BP_TS__MAX; i++)
 		r->ns[i] = ps->ns[i];
 	r->idle_ns = ps->idle_ns;
+	r->turn_ns = ps->turn_ns;
+	r->want_ns = ps->want_ns;
 	bpf_spin_unlock(&ps->lock);
 }
 
@@ -1279,7 +1305,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		else if (!old)
 			unseen_run(p, leader, st, now);
 		if (st->known)
-			ptl_move(leader, st->state, -1, now);
+			ptl_move(leader, st->state, -1, now, lockwoken_leaves(st, -1));
 		st->known = 0;
 		flush_waker(st);
 		fill_thr_rec(rec, p, st);
@@ -1408,7 +1434,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		 * goes back.
 		 */
 		if (st->pending)
-			st->poll_mark = ptl_change(leader, -1, -1, now, -1, 0);
+			st->poll_mark = ptl_change(leader, -1, -1, now, -1, 0, 0);
 		/* the drain that follows must see who ended the waits so far */
 		flush_waker(st);
 		old = st->on_ts;

@@ -329,6 +329,26 @@ static __always_inline void bp_timeline_advance(const __u32 *cnt, __u64 *last, _
 		*last = now;
 }
 
+/*
+ * Threads taking turns (docs/offcpu.md, agent/analyze/turns.h): of the time
+ * since last, *want gets the time at least one thread of the process ran
+ * while another wanted to (runnable, or waiting on a lock), and *turn the
+ * part of it with exactly one running while another waited on a lock or,
+ * woken from a lock wait, had not run yet (qlock of them). Call it before
+ * bp_timeline_advance() moves last.
+ */
+static __always_inline void bp_turns_advance(const __u32 *cnt, __u32 qlock, __u64 last, __u64 now,
+					     __u64 *turn, __u64 *want)
+{
+	__u32 r = cnt[BP_TS_RUNNING], w = r + cnt[BP_TS_RUNQUEUE] + cnt[BP_TS_LOCK];
+
+	if (!last || now <= last || !r || w < 2)
+		return;
+	*want += now - last;
+	if (r == 1 && cnt[BP_TS_LOCK] + qlock >= 1)
+		*turn += now - last;
+}
+
 /* move one thread from state from to state to (-1: none) */
 static __always_inline void bp_timeline_move(__u32 *cnt, int from, int to)
 {

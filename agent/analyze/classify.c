@@ -10,6 +10,7 @@
 
 #include "analyze/classify.h"
 #include "analyze/syscalls.h"
+#include "analyze/turns.h"
 #include "model/wait_class.h"
 
 /* see docs/classification.md for where each number comes from */
@@ -44,6 +45,11 @@ const struct bp_thresholds bp_default_thresholds = {
 	.syscall = 0.5,
 	.starved_busy = 0.8,
 	.starved_steal = 0.1,
+	.turn_share = 0.6,
+	.turn_share_medium = 0.4,
+	.turn_parallelism = 1.25,
+	.turn_demand = 1.8,
+	.turn_sibling = 0.8,
 };
 
 #define CLASS_NAME(id, name, ...)	[BP_CLASS_##id] = name,
@@ -451,6 +457,43 @@ static void classify_lock(const struct bp_evidence *e, struct bp_verdict *v)
 }
 
 /*
+ * Threads taking turns on one lock (analyze/turns.h): lock-bound whatever
+ * each thread's lock share, which an unfair mutex swings between runs.
+ */
+static void classify_turns(const struct bp_evidence *e, const struct bp_thresholds *t,
+			   struct bp_verdict *v, int conf, double share)
+{
+	uint32_t n = e->turn_threads;
+	char where[200] = "";
+
+	v->cls = BP_CLASS_LOCK;
+	v->conf = conf;
+	v->turn_share = share;
+	v->serial_share = e->wall_s > 0 ? e->turn_s / e->wall_s : 0;
+	if (e->lock_site[0])
+		snprintf(where, sizeof(where), " (taken in %s)", e->lock_site);
+	EVIDENCE("%u threads take turns on one lock%s: %.0f%% of the time two or more wanted to "
+		 "run, one ran while the others waited for the lock (%.2f of %.2f s)", n, where,
+		 pct(share), e->turn_s, e->want_s);
+	EVIDENCE("achieved parallelism %.2f of %u CPUs: %.2f s on-CPU, %.2f s waiting on the "
+		 "lock, %.2f s woken and waiting for a CPU", v->parallelism, e->ncpus, e->on_s,
+		 e->lock_s, e->rq_s);
+	if (e->sibling_wake >= 0)
+		EVIDENCE("%.0f%% of the lock-wait time ended when one of its own threads released "
+			 "the lock", pct(e->sibling_wake));
+	if (v->share_rq >= t->runqueue && e->machine_busy >= t->busy_machine)
+		EVIDENCE("the CPUs were %.0f%% busy too (other processes used %.2f CPU-seconds): "
+			 "with free CPUs the lock would still let one thread run at a time",
+			 pct(e->machine_busy), e->others_cpu_s);
+	v->wait_class = BP_CLASS_LOCK;
+	v->wait_share = v->share_lock;
+	LEVER("%u threads take turns on one lock%s: %.2f of %u CPUs used. Shorten the critical "
+	      "section (move work outside the lock), or split the lock or the data (shard, or "
+	      "accumulate per thread and merge at the end). More threads will not help.", n, where,
+	      v->parallelism, e->ncpus);
+}
+
+/*
  * The GIL's share of the threads' busy time, leaving out their waits for a
  * CPU: on a busy machine the holder waits for a CPU and everyone queues
  * longer, but one thread at a time still runs Python. That limit is the
@@ -756,6 +799,14 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 		if (!mem && !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
 			mem = e->ipc < t->ipc_mem;
 		v->mem_judgement = mem ? BP_MEM_COUNTERS_MEM : BP_MEM_COUNTERS_CPU;
+	} else if (v->mem_machine_gbs > 0 && !e->traffic_floor &&
+		   v->mem_ratio >= t->membw_traffic) {
+		/*
+		 * Traffic measured as a rate (the window saw less than the whole
+		 * set) outranks any cache size: the reported one can be a whole
+		 * host socket's, shared with other tenants.
+		 */
+		v->mem_judgement = BP_MEM_BANDWIDTH;
 	} else if (e->mem_valid && e->llc_bytes &&
 		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * e->llc_bytes) ||
 		    (!e->wss_probes && e->rss && e->rss < e->llc_bytes))) {
@@ -826,6 +877,13 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 				 "working set), %.2fx what a CPU of this machine streams (%.1f GB/s)",
 				 e->traffic_floor ? "at least " : "", e->traffic_per_cpu_s / 1e9, wss,
 				 v->mem_ratio, e->traffic_per_cpu_s / 1e9 / v->mem_ratio);
+		if (mem && e->llc_bytes && ((e->wss_probes && e->wss_max < e->llc_bytes) ||
+					    (!e->wss_probes && e->rss && e->rss < e->llc_bytes)))
+			EVIDENCE("so it streams from memory although its %s %s is smaller than the "
+				 "%s last-level cache the CPU reports: that cache is shared (on a "
+				 "virtual machine, with the host's other tenants) or smaller than "
+				 "said", e->wss_probes ? "working set" : "resident memory",
+				 e->wss_probes ? wss : rss, llc);
 		else
 			EVIDENCE("its memory traffic, %s%.2f GB/s per CPU, is %.2fx what a CPU of this "
 				 "machine streams: memory does not set its speed", e->traffic_floor ?
@@ -1062,7 +1120,8 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		[BP_KIND_SLEEP] = e->sleep_s, [BP_KIND_OTHER] = e->other_s,
 		[BP_KIND_NET] = e->net_s + e->net_idle_s, [BP_KIND_PIPE] = e->pipe_s,
 	};
-	double busy, on_cpu_wall, peer, asleep;
+	double busy, on_cpu_wall, peer, asleep, turns;
+	int turn_conf;
 
 	if (!t)
 		t = &bp_default_thresholds;
@@ -1160,6 +1219,8 @@ static void decide(const struct bp_evidence *e, const struct bp_thresholds *t,
 		classify_gil(e, t, v);
 		if (near(gil_share(e), t->gil, t))
 			v->conf = drop(v->conf);
+	} else if ((turn_conf = bp_turns_judge(e, t, &turns)) >= 0) {
+		classify_turns(e, t, v, turn_conf, turns);
 	} else if (v->share_lock >= t->lock) {
 		timeline_evidence(e, v);
 		classify_lock(e, v);

@@ -91,6 +91,12 @@ struct bp_thresholds {
 	 */
 	double starved_busy;
 	double starved_steal;
+	/* threads taking turns on a lock (analyze/turns.h): lock-bound whatever the lock share */
+	double turn_share;		/* one ran, others waited on the lock, of the time 2+ wanted to */
+	double turn_share_medium;	/* ... this much: medium confidence */
+	double turn_parallelism;	/* ... with at most this many CPUs used */
+	double turn_demand;		/* ... and at least this many threads wanting to run */
+	double turn_sibling;		/* lock waits its own threads ended, below: one level less */
 };
 
 extern const struct bp_thresholds bp_default_thresholds;
@@ -243,6 +249,14 @@ struct bp_evidence {
 	uint64_t wakeups;
 	double wake_lat_s;
 	double wake_p50_ms, wake_max_ms;
+	/* threads taking turns on a lock (analyze/turns.h) */
+	bool turns_valid;
+	double turn_s;			/* one thread ran while another waited on a lock */
+	double want_s;			/* at least one ran while another wanted to */
+	uint32_t turn_threads;		/* threads that waited on a lock */
+	double sibling_wake;		/* of lock-wait time, ended by its own threads; <0 unknown */
+	char lock_site[160];		/* where they waited: pthread_mutex_lock's caller, "" unknown */
+	double lock_site_share;		/* ... its share of the lock wait */
 };
 
 #define BP_VERDICT_LINES	10
@@ -296,6 +310,9 @@ struct bp_verdict {
 	double share_handoff;		/* of busy thread-time with it */
 	uint64_t handoffs;
 	double handoff_p50_ms, handoff_max_ms;
+	/* threads taking turns on a lock (lock-bound by analyze/turns.h), else 0 */
+	double turn_share;		/* of the time 2+ threads wanted to run, one ran under the lock */
+	double serial_share;		/* of wall time, one ran while the others waited for the lock */
 };
 
 /*

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "analyze/scale.h"
+#include "analyze/turns.h"
 
 /* append to a fixed buffer, cutting what does not fit */
 static void __attribute__((format(printf, 3, 4))) cat(char *buf, size_t len, const char *fmt, ...)
@@ -27,59 +28,9 @@ static const char *plural(uint32_t n)
 	return n == 1 ? "" : "s";
 }
 
-/*
- * C library and loader frames, and the unwinder's markers ([truncated]): the
- * lock's caller is the interesting frame
- */
-static bool libc_frame(const struct bp_frame *f)
-{
-	static const char *const libs[] = { "libc.so", "libc-", "libpthread", "ld-linux", "ld-" };
-	size_t i;
-
-	if (f->kernel || !f->name || f->name[0] == '[')
-		return true;
-	for (i = 0; i < sizeof(libs) / sizeof(libs[0]); i++)
-		if (!strncmp(f->module, libs[i], strlen(libs[i])))
-			return true;
-	return false;
-}
-
 bool bp_scale_lock_site(const struct bp_profile *p, char *label, size_t len, double *share)
 {
-	uint64_t total = 0, best = 0, *ns;
-	uint32_t i, k, nr, best_fr = 0;
-
-	*share = 0;
-	if (len)
-		label[0] = '\0';
-	ns = calloc(p->nr_frames + 1, sizeof(*ns));
-	if (!ns)
-		return false;
-	for (i = 0; i < p->nr_samples; i++) {
-		const struct bp_sample *s = &p->samples[i];
-		const uint32_t *fr;
-
-		if (s->kind != BP_KIND_LOCK)
-			continue;
-		total += s->ns;
-		fr = bp_profile__stack_frames(p, s->stack, &nr);
-		for (k = nr; k-- > 0;) {
-			if (libc_frame(&p->frames[fr[k]]))
-				continue;
-			ns[fr[k]] += s->ns;
-			if (ns[fr[k]] > best) {
-				best = ns[fr[k]];
-				best_fr = fr[k];
-			}
-			break;
-		}
-	}
-	free(ns);
-	if (!best || !total)
-		return false;
-	bp_frame_label(&p->frames[best_fr], false, label, len);
-	*share = (double)best / total;
-	return true;
+	return bp_lock_site(p, 0, label, len, share);
 }
 
 void bp_scale_point_measure(struct bp_scale_point *pt, const struct bp_profile *p,
@@ -107,6 +58,7 @@ void bp_scale_point_measure(struct bp_scale_point *pt, const struct bp_profile *
 	pt->share_gil = v->share_gil;
 	pt->share_syscall = v->share_syscall;
 	pt->parallelism = v->parallelism;
+	pt->serial_share = v->serial_share;
 	pt->busy_s = v->busy_s;
 	pt->duration_s = sum->duration_s;
 	pt->machine_busy = p->machine_busy;
@@ -243,6 +195,21 @@ static void why_and_request(struct bp_scale *s, char *c, size_t len)
 		char d[300];
 
 		detail(s, stop, d, sizeof(d));
+		/* threads taking turns: the time under the lock is the serial part */
+		if (stop->serial_share > 0) {
+			char site[200] = "a lock";
+
+			if (stop->lock_site[0])
+				snprintf(site, sizeof(site), "the lock taken in %s", stop->lock_site);
+			cat(c, len, "the lock its threads take turns on: at %u workers one thread at "
+			    "a time ran under %s for %.0f%% of the wall time while the others waited "
+			    "for it. That is the serial part (Karp-Flatt %.3f). Do not ask for more "
+			    "than %u CPU%s: more workers only wait longer for the lock. Shrink or "
+			    "shard the critical section first, then measure again.", stop->workers,
+			    site, stop->serial_share * 100, stop->karp_flatt, best->workers,
+			    plural(best->workers));
+			return;
+		}
 		cat(c, len, "lock contention (%s at %u workers). Do not ask for more than %u "
 		    "CPU%s: more workers only wait longer for the lock. Shrink or shard the "
 		    "critical section first, then measure again.", d, stop->workers,

@@ -40,6 +40,8 @@ struct bp_scale_point {
 	double share_throttled, share_gil;
 	double share_syscall;			/* of on-CPU time */
 	double parallelism;			/* CPUs used */
+	double serial_share;			/* of wall time, one thread ran under a lock the
+						 * others waited for (bp_verdict.serial_share) */
 	double busy_s;				/* busy thread-seconds of all its runs */
 	double duration_s;			/* the point's recording */
 	double machine_busy;			/* share of all CPUs busy meanwhile (-1 unknown) */

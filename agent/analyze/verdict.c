@@ -13,6 +13,7 @@
 #include "analyze/jobs.h"
 #include "analyze/owned.h"
 #include "analyze/python.h"
+#include "analyze/turns.h"
 #include "analyze/verdict.h"
 #include "model/waits.h"
 
@@ -457,6 +458,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 	e->wake_max_ms = ps->wake_max_s * 1e3;
 	bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
 			   bp_proc_psi_cgroup(p, proc), e);
+	bp_turns_evidence(p, proc->pid, e);
 	/* a function, all its lines together: algorithms live in functions */
 	if (ps->nr_funcs && hot_len) {
 		bp_func_label(&p->frames[ps->funcs[0].frame], hot, hot_len);
@@ -538,6 +540,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 	if (!e->threads)
 		e->threads = 1;
 	io_evidence(p, 0, e);
+	bp_turns_evidence(p, 0, e);
 	if (top) {
 		mem_evidence(p, top->proc, e);
 		/* the busiest process's calls, their share of all the samples */

@@ -57,6 +57,7 @@ struct base {
 	uint64_t oncpu_ns, steal_ns, switches, wakeups, wake_lat_ns;
 	uint64_t rchar, wchar, syscr, syscw;
 	uint64_t hist[BP_HIST_SLOTS];	/* wakeup latency; for a process: timeline ns */
+	uint64_t turn_ns, want_ns;	/* a process's turn-taking (bp_proc_rec) */
 };
 
 struct bases {
@@ -783,6 +784,8 @@ static void on_record(void *ctx, const void *rec, size_t len)
 		for (i = 0; i < BP_TS__MAX; i++)
 			proc->tl_ns[i] += since(r->ns[i], &b->hist[i]);
 		proc->tl_idle_ns += since(r->idle_ns, &b->oncpu_ns);
+		proc->turn_ns += since(r->turn_ns, &b->turn_ns);
+		proc->want_ns += since(r->want_ns, &b->want_ns);
 		if (r->end_ns)
 			base_drop(&c->base, b);
 	}

@@ -134,6 +134,8 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	}
 	kv_u64s(j, "tl_ns", pr->tl_ns, BP_TS__MAX);
 	bp_json_w_kv_uint64(j, "tl_idle_ns", pr->tl_idle_ns);
+	bp_json_w_kv_uint64(j, "turn_ns", pr->turn_ns);
+	bp_json_w_kv_uint64(j, "want_ns", pr->want_ns);
 	bp_json_w_kv_bool(j, "mem_valid", pr->mem_valid);
 	bp_json_w_kv_uint64(j, "wss_probes", pr->wss_probes);
 	bp_json_w_kv_uint64(j, "wss_max", pr->wss_max);
@@ -960,6 +962,8 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->python_free_threaded = st_bool(s, o, "python_free_threaded");
 	st_u64s(s, o, "tl_ns", pr->tl_ns, BP_TS__MAX);
 	pr->tl_idle_ns = st_u64(s, o, "tl_idle_ns");
+	pr->turn_ns = st_u64(s, o, "turn_ns");
+	pr->want_ns = st_u64(s, o, "want_ns");
 	pr->mem_valid = st_bool(s, o, "mem_valid");
 	pr->wss_probes = st_u32(s, o, "wss_probes");
 	pr->wss_max = st_u64(s, o, "wss_max");

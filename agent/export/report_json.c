@@ -309,6 +309,14 @@ static void write_verdict(struct bp_json_w *w, const struct bp_verdict *v)
 		bp_json_w_kv_double(w, "max_ms", v->handoff_max_ms);
 		bp_json_w_end_object(w);
 	}
+	/* threads taking turns on a lock (analyze/turns.h) */
+	if (v->turn_share > 0) {
+		bp_json_w_key(w, "turns");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_double(w, "share", v->turn_share);
+		bp_json_w_kv_double(w, "serial_share", v->serial_share);
+		bp_json_w_end_object(w);
+	}
 	bp_json_w_key(w, "memory");
 	bp_json_w_begin_object(w);
 	bp_json_w_kv_string(w, "judgement", bp_mem_judgement_name(v->mem_judgement));

@@ -142,6 +142,9 @@ static void write_json(struct bp_json_w *w, const struct bp_scale *s, const char
 		} else {
 			bp_json_w_null_val(w);
 		}
+		/* threads took turns on the lock: the wall-time share it serialized */
+		if (pt->serial_share > 0)
+			bp_json_w_kv_double(w, "lock_serial_share", pt->serial_share);
 		bp_json_w_kv_double(w, "duration_s", pt->duration_s);
 		bp_json_w_kv_double(w, "machine_busy", pt->machine_busy);
 		bp_json_w_kv_double(w, "others_cpu_s", pt->others_cpu_s);

@@ -187,6 +187,8 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 		for (k = 0; k < BP_TS__MAX; k++)
 			dp->tl_ns[k] += sp->tl_ns[k];
 		dp->tl_idle_ns += sp->tl_idle_ns;
+		dp->turn_ns += sp->turn_ns;
+		dp->want_ns += sp->want_ns;
 	}
 	if (sp->mem_valid) {
 		dp->mem_valid = true;

@@ -133,6 +133,12 @@ struct bp_proc {
 	uint64_t sys_nr[BP_SYS_TOP];
 	uint64_t sys_samples[BP_SYS_TOP];
 	uint64_t sys_other;
+	/*
+	 * Threads taking turns (have_timeline; analyze/turns.h): ns with one
+	 * thread running while another waited on a lock, of want_ns with at
+	 * least one running while another wanted to.
+	 */
+	uint64_t turn_ns, want_ns;
 };
 
 /* add n syscall samples of call nr to proc */

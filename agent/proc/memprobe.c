@@ -422,10 +422,22 @@ static uint64_t cpu_ns(const struct bp_memprobe *m, pid_t pid)
 	return sum;
 }
 
+/*
+ * A process is probed when its resident set is larger than the reported
+ * last-level cache or than MP_PROBE_RSS_MIN, whichever is smaller: the
+ * reported size can be a whole host socket's cache, shared with every
+ * other tenant (a guest told of 260 MiB streamed 192 MiB from memory), so
+ * only the traffic can tell whether a working set fits (docs/memprobe.md).
+ * Below MP_PROBE_RSS_MIN the traffic window sees the whole set at any
+ * streaming rate of this kind of machine, a floor that cannot disagree.
+ */
+#define MP_PROBE_RSS_MIN	(32 * MiB)
+
 static bool candidate(const struct bp_memprobe *m, const struct mp_proc *p, uint64_t now)
 {
-	return p->cpus >= m->min_cpu && now - p->seen_ns <= m->stale_ns &&
-	       p->rss > m->llc_bytes;
+	uint64_t min = m->llc_bytes < MP_PROBE_RSS_MIN ? m->llc_bytes : MP_PROBE_RSS_MIN;
+
+	return p->cpus >= m->min_cpu && now - p->seen_ns <= m->stale_ns && p->rss > min;
 }
 
 /*

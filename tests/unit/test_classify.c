@@ -351,6 +351,40 @@ static void membw__missing_evidence__said_not_guessed(void **state)
 	assert_true(has_line(&v, false, "this machine's memory bandwidth is unknown"));
 	/* a working set that fits in the cache needs no traffic to say so */
 	e = triad(512 * MIB);
+	e.traffic_valid = false;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	/* ... nor a traffic that is only a floor (the window saw the whole set) */
+	e = triad(512 * MIB);
+	e.traffic_floor = true;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+}
+
+/*
+ * The reported cache can be a whole host socket's, shared with other
+ * tenants: a rate of traffic at a good share of the machine's bandwidth
+ * outranks it (a 192 MiB triad under a reported 260 MiB L3 streams from
+ * memory), and the evidence says why the size did not decide.
+ */
+static void membw__measured_traffic_outranks_reported_cache(void **state)
+{
+	struct bp_evidence e = triad(260 * MIB);
+	struct bp_verdict v;
+
+	e.wss_max = 192 * MIB;
+	e.rss = 193 * MIB;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	assert_true(has_line(&v, false, "streams from memory although its working set 192 MiB "
+			     "is smaller than the 260 MiB last-level cache"));
+	assert_false(has_line(&v, false, "fits in"));
+	/* a small traffic agrees with the size: it fits */
+	e.traffic_per_s = 0.1e9;
+	e.traffic_per_cpu_s = 0.1e9;
 	decide(&e, NULL, &v);
 	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
 	assert_int_equal(v.cls, BP_CLASS_CPU);
@@ -1356,6 +1390,7 @@ int main(void)
 		cmocka_unit_test(membw__little_traffic__cpu),
 		cmocka_unit_test(membw__starved_process__judged_per_cpu_second),
 		cmocka_unit_test(membw__missing_evidence__said_not_guessed),
+		cmocka_unit_test(membw__measured_traffic_outranks_reported_cache),
 		cmocka_unit_test(net__client_round_trips__io_bound_naming_the_network),
 		cmocka_unit_test(net__server_waiting_for_requests__idle),
 		cmocka_unit_test(peer__mostly_waiting_on_a_neighbour__blocked_on_peer),

@@ -229,6 +229,27 @@ static void scale__lock_bound_from_two_says_not_to_ask(void **state)
 	scale_free(s);
 }
 
+/* threads taking turns on a lock: the time under it is the serial part, named */
+static void scale__turns_name_the_lock_as_the_serial_part(void **state)
+{
+	struct bp_scale *s = scale_new(2, 2);
+
+	PT(s, 0, 1, BP_CLASS_CPU, 0.46, 0.46, 0.47);
+	PT(s, 1, 2, BP_CLASS_LOCK, 0.54, 0.54, 0.55);
+	s->pts[1].share_lock = 0.29;
+	s->pts[1].serial_share = 0.83;
+	snprintf(s->pts[1].lock_site, sizeof(s->pts[1].lock_site), "turns_update (turns.c:65)");
+	s->pts[1].lock_site_share = 1.0;
+	assert_int_equal(bp_scale_compute(s), 0);
+	assert_int_equal(s->stop, 1);
+	assert_contains(s->conclusion, "at 2 workers one thread at a time ran under the lock "
+			"taken in turns_update (turns.c:65) for 83% of the wall time");
+	assert_contains(s->conclusion, "That is the serial part (Karp-Flatt");
+	assert_contains(s->conclusion, "Do not ask for more than 1 CPU:");
+	assert_true(!strstr(s->conclusion, "a serial part of about"));
+	scale_free(s);
+}
+
 /* a point of each verdict class: said in its own words, drawn in its own colour */
 static void scale__every_verdict_class__described_and_coloured(void **state)
 {
@@ -597,6 +618,7 @@ int main(void)
 		cmocka_unit_test(scale__lock_bound_from_two_says_not_to_ask),
 		cmocka_unit_test(scale__oversubscribed_points_are_marked_and_explained),
 		cmocka_unit_test(scale__steady_serial_fraction_gives_its_cap),
+		cmocka_unit_test(scale__turns_name_the_lock_as_the_serial_part),
 		cmocka_unit_test(scale__rising_karp_flatt_is_overhead),
 		cmocka_unit_test(scale__noise_and_load_are_reported),
 		cmocka_unit_test(export__json_has_the_contract_keys),
