@@ -89,10 +89,15 @@ static void text_frame(const struct bp_frame *f)
 static void print_text(const struct bp_dump *d)
 {
 	const struct bp_wait_class *wc;
+	const char *s;
 	char lbl[64];
 	uint32_t i, j;
 
-	printf("Process %u: %s\n", d->pid, d->cmdline ? d->cmdline : d->comm);
+	printf("Process %u: ", d->pid);
+	/* a command line is the process owner's text: no control characters on the terminal */
+	for (s = d->cmdline ? d->cmdline : d->comm; *s; s++)
+		putchar((unsigned char)*s < 0x20 || *s == 0x7f ? ' ' : *s);
+	putchar('\n');
 	if (d->python[0])
 		printf("Python %s\n", d->python);
 	for (i = 0; i < d->nr_threads; i++) {
@@ -219,6 +224,18 @@ static int print_json(const struct bp_dump *d)
 			json_str_or_null(&w, "file", f->file);
 			bp_json_w_kv_uint64(&w, "line", f->line);
 			bp_json_w_kv_bool(&w, "inlined", f->inlined);
+			bp_json_w_end_object(&w);
+		}
+		bp_json_w_end_array(&w);
+		bp_json_w_key(&w, "native_frames");
+		bp_json_w_begin_array(&w);
+		for (j = 0; j < t->nr_native; j++) {
+			const struct bp_frame *f = &d->prof->frames[t->native[j]];
+
+			bp_json_w_begin_object(&w);
+			json_str_or_null(&w, "function", f->name);
+			bp_json_w_kv_string(&w, "module", f->module);
+			bp_json_w_kv_uint64(&w, "offset", t->native_at[j]);
 			bp_json_w_end_object(&w);
 		}
 		bp_json_w_end_array(&w);

@@ -121,7 +121,7 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
 TEST_NEEDS := stress-ng=stress-ng fio=fio go=golang-go chromium=chromium \
 	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm \
 	      perf=linux-perf sqlite3=sqlite3 /usr/bin/python3.11=python3.11 xz=xz-utils \
-	      ruby=ruby
+	      ruby=ruby eu-stack=elfutils
 
 test-deps: | $(DEPS_STAMP)
 	$(Q)$(NEED) -l $(OUT)/apt-test.log $(TEST_NEEDS)

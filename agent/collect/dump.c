@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
@@ -384,7 +385,7 @@ static int64_t kframe(struct ctx *c, uint64_t ip, bool is_ret)
 }
 
 /* the frames of one user address, innermost first; how many, or -errno */
-static int uframes(struct ctx *c, uint64_t ip, bool exact, uint32_t *ids)
+static int uframes(struct ctx *c, uint64_t ip, bool exact, uint32_t *ids, uint64_t *at)
 {
 	struct bp_frame_info fi[ADDR_FRAMES];
 	struct bp_frame f;
@@ -395,6 +396,7 @@ static int uframes(struct ctx *c, uint64_t ip, bool exact, uint32_t *ids)
 					 ADDR_FRAMES);
 	if (n < 1)
 		n = 1;
+	*at = fi[n - 1].offset;
 	for (i = 0; i < n; i++) {
 		fill_frame(&f, &fi[i], false);
 		id = bp_profile__frame(c->prof, &f);
@@ -501,6 +503,7 @@ static int thread_of(struct ctx *c, const struct bp_dump_rec *r, struct bp_dump_
 	uint32_t kn = 0, nn = 0, un, i, j;
 	struct bp_switch_facts f = { 0 };
 	struct bp_stack ps;
+	struct xmap *x;
 	int64_t id;
 	int k;
 
@@ -512,7 +515,9 @@ static int thread_of(struct ctx *c, const struct bp_dump_rec *r, struct bp_dump_
 	t->fd = -1;
 	t->stale_regs = r->on_cpu;
 	t->frames = calloc(BP_MAX_STACK_DEPTH + USER_MAX + BP_MAX_STACK_DEPTH, sizeof(uint32_t));
-	if (!t->frames)
+	t->native = calloc(BP_MAX_STACK_DEPTH, sizeof(uint32_t));
+	t->native_at = calloc(BP_MAX_STACK_DEPTH, sizeof(uint64_t));
+	if (!t->frames || !t->native || !t->native_at)
 		return -ENOMEM;
 	/* kernel frames, innermost first; the wait site from the first of them */
 	if (r->kstack_len > 0 && !r->on_cpu)
@@ -534,10 +539,15 @@ static int thread_of(struct ctx *c, const struct bp_dump_rec *r, struct bp_dump_
 			if (t->site != BP_WS_NONE)
 				t->wait_func = fr->name;
 		}
-		if (!t->wait_func && fr->name && !sched_frame(fr->name))
+		if (!t->wait_func && fr->name && !sched_frame(fr->name) && !in_sys)
 			t->wait_func = fr->name;
 	}
 	t->nr_kernel = t->nr_frames;
+	/* a thread on a CPU, or waiting for one, waits in nothing */
+	if (t->state == BP_DS_RUNNING || t->state == BP_DS_RUNNABLE) {
+		t->wait_func = NULL;
+		t->site = BP_WS_NONE;
+	}
 	if ((r->flags & BP_DUMP_REGS) && in_sys && r->regs[BP_DR_ORIG_AX] < 1024) {
 		t->syscall = (int64_t)r->regs[BP_DR_ORIG_AX];
 		t->args[0] = r->regs[BP_DR_DI];
@@ -574,12 +584,18 @@ static int thread_of(struct ctx *c, const struct bp_dump_rec *r, struct bp_dump_
 		return 0;
 	/* user frames: native, root first, then the Python ones merged in */
 	un = unwind(&c->maps, r, ips, exact, &t->user_cut);
+	t->nr_native = un;
 	for (i = un; i-- > 0;) {
 		uint32_t ids[ADDR_FRAMES];
 
-		k = uframes(c, ips[i], exact[i], ids);
+		k = uframes(c, ips[i], exact[i], ids, &t->native_at[i]);
 		if (k < 0)
 			return k;
+		t->native[i] = ids[k - 1];
+		/* a stripped file's frame names its function's start: the address itself */
+		x = xmap_of(&c->maps, c->pid, ips[i]);
+		if (x)
+			t->native_at[i] = (exact[i] || !ips[i] ? ips[i] : ips[i] - 1) - x->bias;
 		/* each address's frames are innermost first: outermost first here */
 		for (j = (uint32_t)k; j-- > 0 && nn < USER_MAX;)
 			nat[nn++] = ids[j];
@@ -603,7 +619,8 @@ static int thread_of(struct ctx *c, const struct bp_dump_rec *r, struct bp_dump_
 
 struct want {
 	uint64_t ino;
-	bool is_pipe;
+	dev_t dev;		/* a named FIFO's: it is found by its path's inode */
+	bool is_pipe, named;
 	int acc;		/* the access mode wanted: 0 read end, 1 write end, -1 any */
 	struct bp_dump_peer *peer;
 	uint32_t self;		/* this process's own fd on it is not its peer */
@@ -639,11 +656,15 @@ static void find_peers(struct want *w, uint32_t nw)
 {
 	char path[320], link[64], name[64];
 	struct dirent *de, *fe;
+	struct stat st;
 	DIR *proc, *fds;
+	bool named = false;
 	uint32_t i;
 
 	if (!nw)
 		return;
+	for (i = 0; i < nw; i++)
+		named |= w[i].named;
 	proc = opendir("/proc");
 	if (!proc)
 		return;
@@ -668,19 +689,28 @@ static void find_peers(struct want *w, uint32_t nw)
 			if (n <= 0)
 				continue;
 			link[n] = '\0';
-			if (!strncmp(link, "pipe:[", 6))
+			if (!strncmp(link, "pipe:[", 6)) {
 				pipe = true;
-			else if (!strncmp(link, "socket:[", 8))
+				ino = strtoull(link + 6, NULL, 10);
+				st.st_dev = 0;
+			} else if (!strncmp(link, "socket:[", 8)) {
 				pipe = false;
-			else
+				ino = strtoull(link + 8, NULL, 10);
+				st.st_dev = 0;
+			} else if (named && link[0] == '/' && !stat(path, &st) &&
+				   S_ISFIFO(st.st_mode)) {
+				pipe = true;
+				ino = st.st_ino;
+			} else {
 				continue;
-			ino = strtoull(link + (pipe ? 6 : 8), NULL, 10);
+			}
 			for (i = 0; i < nw; i++) {
 				struct bp_dump_peer *p = w[i].peer;
 				int fd = atoi(fe->d_name), acc;
 				bool better;
 
-				if (w[i].ino != ino || w[i].is_pipe != pipe)
+				if (w[i].ino != ino || w[i].is_pipe != pipe ||
+				    (w[i].named && w[i].dev != st.st_dev))
 					continue;
 				if ((uint32_t)pid == w[i].self && (!pipe || fd == w[i].self_fd))
 					continue;
@@ -798,6 +828,11 @@ int bp_dump__take(pid_t pid, struct bp_dump **out)
 		w[nw].self_fd = t->fd;
 		w[nw].is_pipe = t->fd_kind == BP_FD_PIPE;
 		w[nw].ino = w[nw].is_pipe ? recs[i].fd_ino : recs[i].peer_ino;
+		/* a FIFO with a name (an anonymous pipe lives in pipefs, "pipe:[N]") */
+		if (w[nw].is_pipe && t->fd_path && t->fd_path[0] == '/') {
+			w[nw].named = true;
+			w[nw].dev = makedev(recs[i].fd_dev >> 20, recs[i].fd_dev & 0xfffff);
+		}
 		w[nw].acc = !w[nw].is_pipe ? -1 : t->dir == BP_DIR_IN ? 1 : t->dir == BP_DIR_OUT ? 0 : -1;
 		if (w[nw].ino)
 			nw++;
@@ -831,6 +866,8 @@ void bp_dump__free(struct bp_dump *d)
 		return;
 	for (i = 0; i < d->nr_threads; i++) {
 		free(d->threads[i].frames);
+		free(d->threads[i].native);
+		free(d->threads[i].native_at);
 		free(d->threads[i].fd_path);
 		free(d->threads[i].remote);
 	}

@@ -60,6 +60,15 @@ struct bp_dump_thread {
 	uint32_t *frames;
 	uint32_t nr_frames;
 	uint32_t nr_kernel;	/* of them, the first nr_kernel are the kernel's */
+	/*
+	 * the native unwind alone, innermost first: one frame per address
+	 * (the function, not what was inlined into it), interpreter loops kept
+	 */
+	uint32_t *native;
+	/* ... and the address each was found at, in module terms (symbols.h), a
+	 * return address one byte back: what addr2line -e MODULE takes */
+	uint64_t *native_at;
+	uint32_t nr_native;
 };
 
 struct bp_dump {
