@@ -46,6 +46,18 @@ struct {
 	__type(value, struct dump_scratch);
 } dump_scratch SEC(".maps");
 
+/*
+ * A thread on a CPU, taken while it runs: a per-thread cpu-clock event
+ * userspace opens for each thread the iterator found running fires this,
+ * and its registers and stack are then one moment's. One record per thread.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, BP_DUMP_SAMPLES);
+	__type(key, __u32);
+	__type(value, struct bp_dump_rec);
+} dump_samples SEC(".maps");
+
 /* the file behind fd in t's table, as an address; 0: none */
 static __always_inline __u64 fd_file(struct task_struct *t, __u64 fd)
 {
@@ -98,6 +110,34 @@ static __always_inline void fd_facts(struct bp_dump_rec *r, __u64 file)
 		else
 			BPF_CORE_READ_INTO(r->raddr, sk, __sk_common.skc_v6_daddr);
 	}
+}
+
+/* in a sample: only what is resident (bpf_probe_read_user cannot fault pages in) */
+static __always_inline void copy_ustack_now(struct dump_scratch *sc, __u64 sp)
+{
+	__u32 off = 0, n, i;
+	long err = 0;
+
+	if (!sp) {
+		sc->rec.ustack_len = -22;
+		return;
+	}
+#pragma unroll
+	for (i = 0; i < BP_DUMP_USTACK / PAGE + 1; i++) {
+		n = i == 0 ? PAGE - (sp & (PAGE - 1)) : PAGE;
+		if (off >= BP_DUMP_USTACK)
+			break;
+		if (n > BP_DUMP_USTACK - off)
+			n = BP_DUMP_USTACK - off;
+		if (n == 0 || n > PAGE)
+			break;
+		err = bpf_probe_read_user(sc->rec.ustack + (off & (BP_DUMP_USTACK - 1)), n,
+					  (void *)(sp + off));
+		if (err)
+			break;
+		off += n;
+	}
+	sc->rec.ustack_len = off ? (__s32)off : (__s32)err;
 }
 
 /*
@@ -185,6 +225,62 @@ int bp_dump_tasks(struct bpf_iter__task *ctx)
 	copy_ustack(sc, t, r->regs[BP_DR_SP]);
 out:
 	bpf_seq_write(seq, r, sizeof(*r));
+	return 0;
+}
+
+SEC("perf_event")
+int bp_dump_sample(struct bpf_perf_event_data *ctx)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct dump_scratch *sc;
+	struct bp_dump_rec *r;
+	struct pt_regs *regs;
+	__u32 zero = 0, tid;
+	__u64 file;
+
+	if ((__u32)t->tgid != target_tgid || (t->flags & PF_KTHREAD))
+		return 0;
+	tid = t->pid;
+	if (bpf_map_lookup_elem(&dump_samples, &tid))
+		return 0;
+	sc = bpf_map_lookup_elem(&dump_scratch, &zero);
+	if (!sc)
+		return 0;
+	r = &sc->rec;
+	__builtin_memset(r, 0, offsetof(struct bp_dump_rec, kstack));
+	r->tgid = t->tgid;
+	r->tid = tid;
+	r->state = bp_task_state(t);
+	r->on_cpu = 1;
+	r->flags = BP_DUMP_SAMPLED | BP_DUMP_REGS;
+	BPF_CORE_READ_STR_INTO(&r->comm, t, comm);
+	/* in user mode the sample's registers are its own; in the kernel, those it entered with */
+	/* cs is a whole word of pt_regs: a narrower load of the context is refused */
+	if (*(volatile __u64 *)&ctx->regs.cs & 3) {
+		r->regs[BP_DR_IP] = ctx->regs.ip;
+		r->regs[BP_DR_SP] = ctx->regs.sp;
+		r->regs[BP_DR_BP] = ctx->regs.bp;
+		r->regs[BP_DR_ORIG_AX] = ~0ULL;
+		r->kstack_len = 0;
+	} else {
+		regs = (struct pt_regs *)bpf_task_pt_regs(t);
+		if (!regs)
+			return 0;
+		r->regs[BP_DR_IP] = BPF_CORE_READ(regs, ip);
+		r->regs[BP_DR_SP] = BPF_CORE_READ(regs, sp);
+		r->regs[BP_DR_BP] = BPF_CORE_READ(regs, bp);
+		r->regs[BP_DR_ORIG_AX] = BPF_CORE_READ(regs, orig_ax);
+		r->regs[BP_DR_DI] = BPF_CORE_READ(regs, di);
+		r->regs[BP_DR_SI] = BPF_CORE_READ(regs, si);
+		r->regs[BP_DR_DX] = BPF_CORE_READ(regs, dx);
+		r->kstack_len = bpf_get_stack(ctx, r->kstack, sizeof(r->kstack), 0);
+		file = fd_file(t, r->regs[BP_DR_DI]);
+		if (file)
+			fd_facts(r, file);
+	}
+	r->regs[BP_DR_FSBASE] = BPF_CORE_READ(t, thread.fsbase);
+	copy_ustack_now(sc, r->regs[BP_DR_SP]);
+	bpf_map_update_elem(&dump_samples, &tid, r, BPF_NOEXIST);
 	return 0;
 }
 

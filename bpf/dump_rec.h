@@ -22,6 +22,10 @@
 #define BP_DUMP_KTHREAD		1	/* a kernel thread: no user side */
 #define BP_DUMP_REGS		2	/* regs[] hold its user registers */
 #define BP_DUMP_FD		4	/* the syscall's first argument is an open fd: fd_* below */
+#define BP_DUMP_SAMPLED		8	/* taken by a sample while it ran: registers, stacks exact */
+
+/* running threads sampled at most (the rest keep their iterator record) */
+#define BP_DUMP_SAMPLES		256
 
 /* regs[]: the user registers a thread entered the kernel with */
 enum bp_dump_reg {

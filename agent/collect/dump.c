@@ -19,13 +19,16 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <stdarg.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
+#include <linux/perf_event.h>
 #include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
@@ -116,6 +119,84 @@ static int check_access(pid_t pid)
 
 /* --- the kernel's snapshot ---------------------------------------------------- */
 
+/*
+ * The threads the iterator found on a CPU, again, each by a sample taken
+ * while it runs (a per-thread cpu-clock event every SAMPLE_NS of its run
+ * time): its registers then match its stack. Whatever does not run again
+ * within SAMPLE_WAIT_NS keeps the iterator's record.
+ */
+#define SAMPLE_NS	1000000ULL
+#define SAMPLE_WAIT_NS	300000000ULL
+
+static void sample_running(struct dump_bpf *skel, struct bp_dump_rec *recs, uint32_t nr)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.config = PERF_COUNT_SW_CPU_CLOCK,
+		.size = sizeof(attr),
+		.sample_period = SAMPLE_NS,
+	};
+	struct bpf_link *links[BP_DUMP_SAMPLES];
+	uint32_t idx[BP_DUMP_SAMPLES], n = 0, got = 0, i;
+	bool done[BP_DUMP_SAMPLES] = { false };
+	int fd, mfd = bpf_map__fd(skel->maps.dump_samples);
+	uint64_t end;
+	struct timespec ts;
+
+	for (i = 0; i < nr && n < BP_DUMP_SAMPLES; i++) {
+		if (!recs[i].on_cpu || (recs[i].flags & BP_DUMP_KTHREAD))
+			continue;
+		fd = syscall(__NR_perf_event_open, &attr, recs[i].tid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0) {
+			bp_dbg("thread %u: no sample event: %s", recs[i].tid, strerror(errno));
+			continue;
+		}
+		links[n] = bpf_program__attach_perf_event(skel->progs.bp_dump_sample, fd);
+		if (!links[n]) {
+			close(fd);
+			continue;
+		}
+		idx[n++] = i;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	end = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec + SAMPLE_WAIT_NS;
+	while (n && got < n) {
+		struct timespec d = { 0, 5000000 };
+
+		for (i = 0; i < n; i++) {
+			uint32_t tid = recs[idx[i]].tid;
+
+			if (!done[i] && !bpf_map_lookup_elem(mfd, &tid, &recs[idx[i]])) {
+				done[i] = true;
+				got++;
+			}
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		if ((uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec >= end)
+			break;
+		if (got < n)
+			nanosleep(&d, NULL);
+	}
+	for (i = 0; i < n; i++)
+		bpf_link__destroy(links[i]);	/* closes the event's fd */
+}
+
+/* libbpf's messages (a verifier log runs to megabytes) are detail: -vv shows them */
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+	size_t n;
+
+	if (vasprintf(&msg, fmt, ap) < 0)
+		return 0;
+	n = strlen(msg);
+	if (n && msg[n - 1] == '\n')
+		msg[n - 1] = '\0';
+	bp_dbg("libbpf: %s", msg);
+	free(msg);
+	return 0;
+}
+
 static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 {
 	struct dump_bpf *skel;
@@ -127,6 +208,7 @@ static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 
 	*out = NULL;
 	*nr = 0;
+	libbpf_set_print(libbpf_print);
 	skel = dump_bpf__open();
 	if (!skel) {
 		err = -errno;
@@ -183,6 +265,7 @@ static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 	*out = (struct bp_dump_rec *)buf;
 	*nr = len / sizeof(struct bp_dump_rec);
 	buf = NULL;
+	sample_running(skel, *out, *nr);
 	err = 0;
 out:
 	free(buf);
@@ -513,14 +596,15 @@ static int thread_of(struct ctx *c, const struct bp_dump_rec *r, struct bp_dump_
 	t->state = state_of(r);
 	t->syscall = -1;
 	t->fd = -1;
-	t->stale_regs = r->on_cpu;
+	t->stale_regs = r->on_cpu && !(r->flags & BP_DUMP_SAMPLED);
 	t->frames = calloc(BP_MAX_STACK_DEPTH + USER_MAX + BP_MAX_STACK_DEPTH, sizeof(uint32_t));
 	t->native = calloc(BP_MAX_STACK_DEPTH, sizeof(uint32_t));
 	t->native_at = calloc(BP_MAX_STACK_DEPTH, sizeof(uint64_t));
 	if (!t->frames || !t->native || !t->native_at)
 		return -ENOMEM;
 	/* kernel frames, innermost first; the wait site from the first of them */
-	if (r->kstack_len > 0 && !r->on_cpu)
+	/* a running task's kernel stack cannot be walked from elsewhere, only sampled */
+	if (r->kstack_len > 0 && (!r->on_cpu || (r->flags & BP_DUMP_SAMPLED)))
 		kn = (uint32_t)r->kstack_len / 8;
 	if (kn > BP_MAX_STACK_DEPTH)
 		kn = BP_MAX_STACK_DEPTH;

@@ -622,6 +622,7 @@ static void test_dump_not_permitted(void **state)
 	int out[2], err[2];
 	char buf[4096], obuf[64];
 	ssize_t n, on;
+	size_t len;
 
 	if (!h_need_root())
 		skip();
@@ -651,8 +652,11 @@ static void test_dump_not_permitted(void **state)
 	}
 	close(out[1]);
 	close(err[1]);
-	n = read(err[0], buf, sizeof(buf) - 1);
-	buf[n > 0 ? n : 0] = '\0';
+	/* stderr is unbuffered: the line comes in pieces, until the end */
+	len = 0;
+	while (len < sizeof(buf) - 1 && (n = read(err[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += n;
+	buf[len] = '\0';
 	assert_int_equal(waitpid(pid, &r.status, 0), pid);
 	on = read(out[0], obuf, sizeof(obuf));
 	close(out[0]);
