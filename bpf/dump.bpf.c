@@ -255,8 +255,12 @@ int bp_dump_sample(struct bpf_perf_event_data *ctx)
 	r->flags = BP_DUMP_SAMPLED | BP_DUMP_REGS;
 	BPF_CORE_READ_STR_INTO(&r->comm, t, comm);
 	/* in user mode the sample's registers are its own; in the kernel, those it entered with */
-	/* cs is a whole word of pt_regs: a narrower load of the context is refused */
-	if (*(volatile __u64 *)&ctx->regs.cs & 3) {
+	/*
+	 * User mode: a user address in ip (kernel addresses have the top bit
+	 * set). Not cs: its width in pt_regs changed (6.1 a long, 6.18 a u16
+	 * in a union), which CO-RE cannot relocate in the context.
+	 */
+	if ((__s64)ctx->regs.ip >= 0) {
 		r->regs[BP_DR_IP] = ctx->regs.ip;
 		r->regs[BP_DR_SP] = ctx->regs.sp;
 		r->regs[BP_DR_BP] = ctx->regs.bp;

@@ -63,24 +63,46 @@ static const char *frame_kind(const struct bp_frame *f)
 	return f->kernel ? "kernel" : f->python ? "python" : "native";
 }
 
+/*
+ * Names, paths and comms are the process owner's text: shown on a terminal
+ * without their control characters (a path may hold a newline, a comm an
+ * escape sequence). Rotating buffers: a few per printf.
+ */
+static const char *c(const char *s)
+{
+	static char buf[8][4096];
+	static int k;
+	char *o;
+	size_t i;
+
+	if (!s)
+		return "";
+	k = (k + 1) % 8;
+	o = buf[k];
+	for (i = 0; s[i] && i < sizeof(buf[k]) - 1; i++)
+		o[i] = (unsigned char)s[i] < 0x20 || s[i] == 0x7f ? '?' : s[i];
+	o[i] = '\0';
+	return o;
+}
+
 /* one frame as the folded outputs name it, with its place */
 static void text_frame(const struct bp_frame *f)
 {
 	if (f->python) {
-		printf("    %s (%s:%" PRIu32 ")\n", f->name ? f->name : "[python]",
-		       f->file ? f->file : "?", f->line);
+		printf("    %s (%s:%" PRIu32 ")\n", f->name ? c(f->name) : "[python]",
+		       f->file ? c(f->file) : "?", f->line);
 		return;
 	}
 	if (f->name)
-		printf("    %s", f->name);
+		printf("    %s", c(f->name));
 	else
-		printf("    %s+0x%" PRIx64, f->module, f->offset);
+		printf("    %s+0x%" PRIx64, c(f->module), f->offset);
 	if (f->kernel)
 		printf(" [kernel]");
 	else if (f->file && f->line)
-		printf(" (%s:%" PRIu32 ")", f->file, f->line);
+		printf(" (%s:%" PRIu32 ")", c(f->file), f->line);
 	else if (f->name)
-		printf(" (%s)", f->module);
+		printf(" (%s)", c(f->module));
 	if (f->inlined)
 		printf(" [inlined]");
 	putchar('\n');
@@ -104,25 +126,25 @@ static void print_text(const struct bp_dump *d)
 		const struct bp_dump_thread *t = &d->threads[i];
 
 		wc = bp_wclass_of_state(t->wait_class);
-		printf("\nThread %u (%s): %s", t->tid, t->comm, bp_dump_state_name(t->state));
+		printf("\nThread %u (%s): %s", t->tid, c(t->comm), bp_dump_state_name(t->state));
 		if (t->state != BP_DS_RUNNING)
 			printf(", %s (%s%s)", wc->name, t->gil ? "waiting for the GIL" : wc->threads,
 			       t->pending ? ", until what wakes it says otherwise" : "");
 		if (t->wait_func)
-			printf(", in %s", t->wait_func);
+			printf(", in %s", c(t->wait_func));
 		putchar('\n');
 		if (t->syscall >= 0) {
 			printf("  syscall: %s", bp_syscall_label((uint32_t)t->syscall, lbl,
 								 sizeof(lbl)));
 			if (t->fd >= 0)
-				printf(" on fd %d (%s)", t->fd, t->fd_path ? t->fd_path :
+				printf(" on fd %d (%s)", t->fd, t->fd_path ? c(t->fd_path) :
 								 fd_kind_name(t->fd_kind));
 			putchar('\n');
 		}
 		if (t->remote)
 			printf("  remote: %s\n", t->remote);
 		if (t->peer.pid)
-			printf("  peer: %s[%u] (its fd %u)%s%s\n", t->peer.comm, t->peer.pid,
+			printf("  peer: %s[%u] (its fd %u)%s%s\n", c(t->peer.comm), t->peer.pid,
 			       t->peer.fd, dir_name(t->dir) ? ", waiting for its " : "",
 			       dir_name(t->dir) ? dir_name(t->dir) : "");
 		if (t->stale_regs)

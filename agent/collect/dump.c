@@ -406,7 +406,8 @@ static uint32_t unwind(struct maps *m, const struct bp_dump_rec *r, uint64_t *ip
 		       bool *cut)
 {
 	struct uw_ctx c = { r->tgid, r->regs[BP_DR_SP], r->ustack,
-			    r->ustack_len > 0 ? (uint32_t)r->ustack_len : 0 };
+			    r->ustack_len > 0 && r->ustack_len <= BP_DUMP_USTACK ?
+			    (uint32_t)r->ustack_len : 0 };
 	struct bp_uw_regs g = { .pc = r->regs[BP_DR_IP], .sp = r->regs[BP_DR_SP],
 				.bp = r->regs[BP_DR_BP], .exact = 1 };
 	uint32_t n = 0;

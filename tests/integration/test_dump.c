@@ -360,6 +360,26 @@ static void assert_native(const char *what, const struct bp_json *t, const struc
 	fail();
 }
 
+/* these C functions are among the thread's native frames, innermost first, and it is whole */
+static void assert_native_has(const char *what, const struct bp_json *t,
+			      const char *const *want, int n)
+{
+	const struct bp_json *nf = bp_json_get(t, "native_frames");
+	size_t i;
+	int k = 0;
+
+	for (i = 0; nf && i < bp_json_len(nf) && k < n; i++) {
+		const char *fn = jstr(bp_json_at(nf, i), "function");
+
+		if (fn && !strcmp(fn, want[k]))
+			k++;
+	}
+	if (k < n)
+		fail_msg("%s: %s not among its native frames", what, want[k]);
+	if (bp_json_bool(bp_json_get(t, "stack_cut")) != 0)
+		fail_msg("%s: its native stack was cut", what);
+}
+
 /* the text form says what the JSON does: each thread's line and its frames, in order */
 static void assert_text_matches(const char *text, const struct bp_json *d, pid_t tid)
 {
@@ -514,6 +534,12 @@ static void test_dump_python_pipe_socket_spin(void **state)
 		   strcmp(jstr(t, "state"), "running") ? "runqueue" : "oncpu");
 	assert_python("spin", t, "pydump.py", (const char *const[]){ "spin_forever", "run" },
 		      (const int[]){ 0, source_line(fix, "def run", "fn(*args)") }, 2);
+	/* found on a CPU, it was taken again by a sample while it ran: one moment's registers */
+	if (!strcmp(jstr(t, "state"), "running") &&
+	    bp_json_bool(bp_json_get(t, "registers_stale")) != 0)
+		fail_msg("spin: running, but no sample of it came");
+	assert_native_has("spin", t, (const char *const[]){ "_PyEval_EvalFrameDefault",
+							    "start_thread" }, 2);
 
 	/* sleep: in nanosleep */
 	t = thread_of(ds, sl);
