@@ -105,10 +105,14 @@ static __always_inline void fd_facts(struct bp_dump_rec *r, __u64 file)
 		r->fd_kind = BP_FD_INET;
 		r->lport = BPF_CORE_READ(sk, __sk_common.skc_num);
 		r->rport = bpf_ntohs(BPF_CORE_READ(sk, __sk_common.skc_dport));
-		if (r->family == AF_INET)
-			BPF_CORE_READ_INTO(r->raddr, sk, __sk_common.skc_daddr);
-		else
-			BPF_CORE_READ_INTO(r->raddr, sk, __sk_common.skc_v6_daddr);
+		/* into the whole destination: the macro reads sizeof(*dst) */
+		if (r->family == AF_INET) {
+			__u32 a4 = BPF_CORE_READ(sk, __sk_common.skc_daddr);
+
+			__builtin_memcpy(r->raddr, &a4, 4);
+		} else {
+			BPF_CORE_READ_INTO(&r->raddr, sk, __sk_common.skc_v6_daddr);
+		}
 	}
 }
 

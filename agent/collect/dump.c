@@ -105,7 +105,10 @@ static int check_access(pid_t pid)
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		err = -errno;
-		if (err == -ENOENT || err == -ESRCH) {
+		/* a kernel thread, or a zombie: no memory, nothing of it to read */
+		if (err == -ESRCH)
+			return 0;
+		if (err == -ENOENT) {
 			bp_err("no process %d", pid);
 			return -ESRCH;
 		}
@@ -822,6 +825,55 @@ static void find_peers(struct want *w, uint32_t nw)
 		w[i].peer->fd &= 0x7fffffffu;
 }
 
+/*
+ * A TCP connection on this host: the inode of its other end, the socket in
+ * the process's network namespace whose local address and port are this
+ * one's remote ones and whose remote port is this one's local port
+ * (/proc/PID/net/tcp{,6}), or, while the server has not accepted it yet,
+ * the socket listening there; 0 for a peer elsewhere.
+ */
+static uint64_t tcp_peer_ino(pid_t pid, const struct bp_dump_rec *r)
+{
+	char path[64], line[512], la[40], ra[40];
+	unsigned int lp, rp, st;
+	unsigned long long ino, found = 0, listener = 0;
+	static const uint8_t any[16];
+	bool v6 = r->family == 10;
+	uint8_t addr[16];
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/%d/net/%s", pid, v6 ? "tcp6" : "tcp");
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, " %*d: %39[0-9A-Fa-f]:%x %39[0-9A-Fa-f]:%x %x %*s %*s %*s %*d %*d %llu",
+			   la, &lp, ra, &rp, &st, &ino) != 6 || strlen(la) != (v6 ? 32 : 8))
+			continue;
+		/* the kernel prints each 32-bit word of the address as a number */
+		for (i = 0; i < (v6 ? 4 : 1); i++) {
+			char word[9];
+			uint32_t v;
+
+			memcpy(word, la + 8 * i, 8);
+			word[8] = '\0';
+			v = (uint32_t)strtoul(word, NULL, 16);
+			memcpy(addr + 4 * i, &v, 4);
+		}
+		if (lp != r->rport)
+			continue;
+		if (rp == r->lport && !memcmp(addr, r->raddr, v6 ? 16 : 4) && ino)
+			found = ino;
+		/* not accepted yet (no inode): the server is who listens on it */
+		else if (st == 0x0a && ino &&
+			 (!memcmp(addr, r->raddr, v6 ? 16 : 4) || !memcmp(addr, any, v6 ? 16 : 4)))
+			listener = ino;
+	}
+	fclose(f);
+	return found ? found : listener;
+}
+
 /* --- the whole process ------------------------------------------------------------ */
 
 static int cmp_tid(const void *a, const void *b)
@@ -906,8 +958,11 @@ int bp_dump__take(pid_t pid, struct bp_dump **out)
 			goto fail;
 		if (!d->comm[0] && t->tid == (uint32_t)pid)
 			memcpy(d->comm, t->comm, sizeof(d->comm));
-		if (t->fd < 0 || (t->fd_kind != BP_FD_PIPE && t->fd_kind != BP_FD_UNIX))
+		if (t->fd < 0 || (t->fd_kind != BP_FD_PIPE && t->fd_kind != BP_FD_UNIX &&
+				  t->fd_kind != BP_FD_INET))
 			continue;
+		if (t->fd_kind == BP_FD_INET)
+			recs[i].peer_ino = tcp_peer_ino(pid, &recs[i]);
 		w[nw].peer = &t->peer;
 		w[nw].self = (uint32_t)pid;
 		w[nw].self_fd = t->fd;

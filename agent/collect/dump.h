@@ -30,7 +30,7 @@ enum bp_dump_state {
 	BP_DS__MAX,
 };
 
-/* the other end of a pipe or Unix socket */
+/* the other end of a pipe, a Unix socket or a TCP connection on this host */
 struct bp_dump_peer {
 	uint32_t pid;		/* 0: none found */
 	char comm[BP_COMM_LEN];
