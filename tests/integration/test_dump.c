@@ -3,12 +3,14 @@
  * boundprof dump -p PID on real programs nobody here wrote: Debian's
  * python3.11 with its main thread reading a FIFO whose writer is `sleep`,
  * a thread reading a Unix socket whose other end `cat` reads, and a thread
- * spinning; `sleep` itself in nanosleep; `cat` reading the socket. The
+ * spinning; `sleep` itself in nanosleep; `cat` reading the socket; a
+ * client and Debian's http.server waiting on each other over TCP. The
  * oracles: what the kernel says of each thread (/proc/TID/stat, /proc/TID/
  * syscall, /proc/PID/fd), the processes the test made (their pids and
  * comms), the fixture's own source (its lines), and eu-stack (elfutils),
  * run in the same test after the dumps, for every native frame.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <setjmp.h>
@@ -585,6 +587,109 @@ static void test_dump_python_pipe_socket_spin(void **state)
 	bp_json_free(dc);
 }
 
+/* the first thread of pid blocked in system call sys; 0 when none within 20 s */
+static pid_t blocked_thread(pid_t pid, long sys)
+{
+	char path[64];
+	struct dirent *de;
+	struct kthread k;
+	DIR *d;
+	int i;
+
+	for (i = 0; i < 400; i++) {
+		snprintf(path, sizeof(path), "/proc/%d/task", pid);
+		d = opendir(path);
+		while (d && (de = readdir(d))) {
+			pid_t tid = atoi(de->d_name);
+
+			if (tid <= 0)
+				continue;
+			kernel_view(pid, tid, &k);
+			if (k.state == 'S' && k.sys == sys) {
+				closedir(d);
+				return tid;
+			}
+		}
+		if (d)
+			closedir(d);
+		h_sleep(0.05);
+	}
+	return 0;
+}
+
+/*
+ * A TCP connection on this host: a client waiting for the answer of
+ * Debian's http.server, whose handler thread waits for the client's
+ * request. Each one's peer is the other process.
+ */
+static void test_dump_tcp_peers(void **state)
+{
+	char line[256], port[16], comm[32], path[64], remote[64];
+	const struct bp_json *t;
+	struct bp_json *dc, *ds;
+	struct kthread k;
+	pid_t srv, cli, st;
+	int out, cout;
+
+	if (!h_need_root())
+		skip();
+	srv = h_spawn(ARGV(PYTHON, "-u", "-m", "http.server", "0", "--bind", "127.0.0.1"), &out);
+	assert_true(srv > 0);
+	assert_int_equal(h_read_line(out, line, sizeof(line), 30), 0);
+	/* "Serving HTTP on 127.0.0.1 port 41234 (http://127.0.0.1:41234/) ..." */
+	assert_int_equal(sscanf(strstr(line, " port ") ?: "", " port %15s", port), 1);
+	snprintf(line, sizeof(line),
+		 "import socket, sys\n"
+		 "def wait_reply(s):\n"
+		 "    return s.recv(1)\n"
+		 "s = socket.create_connection(('127.0.0.1', %s))\n"
+		 "print('connected', flush=True)\n"
+		 "wait_reply(s)\n", port);
+	cli = h_spawn(ARGV(PYTHON, "-c", line), &cout);
+	assert_true(cli > 0);
+	assert_int_equal(h_read_line(cout, line, sizeof(line), 30), 0);
+	assert_true(wait_blocked(cli, cli, 45));
+	st = blocked_thread(srv, 45);
+	if (!st)
+		fail_msg("no thread of http.server blocked reading the request");
+	dc = dump_json(cli);
+	ds = dump_json(srv);
+
+	t = thread_of(dc, cli);
+	kernel_view(cli, cli, &k);
+	assert_str("client: state", jstr(t, "state"), "sleeping");
+	assert_str("client: wait class", jstr(t, "wait_class"), "net");
+	assert_int_equal(jint(t, "syscall.nr"), k.sys);
+	assert_int_equal(jint(t, "fd.fd"), (int64_t)k.arg0);
+	assert_str("client: fd kind", jstr(t, "fd.kind"), "inet");
+	snprintf(remote, sizeof(remote), "127.0.0.1:%s", port);
+	assert_str("client: remote", jstr(t, "fd.remote"), remote);
+	assert_int_equal(jint(t, "peer.pid"), srv);
+	snprintf(path, sizeof(path), "/proc/%d/comm", srv);
+	read_small(path, comm, sizeof(comm));
+	assert_str("client: peer", jstr(t, "peer.comm"), comm);
+	assert_python("client", t, "<string>", (const char *const[]){ "wait_reply", "<module>" },
+		      (const int[]){ 3, 6 }, 2);
+
+	t = thread_of(ds, st);
+	kernel_view(srv, st, &k);
+	assert_str("server: state", jstr(t, "state"), "sleeping");
+	assert_str("server: wait class", jstr(t, "wait_class"), "net");
+	assert_int_equal(jint(t, "syscall.nr"), k.sys);
+	assert_int_equal(jint(t, "peer.pid"), cli);
+	assert_python("server", t, "socket.py",
+		      (const char *const[]){ "SocketIO.readinto",
+					     "BaseHTTPRequestHandler.handle_one_request" },
+		      (const int[]){ 0, -1 }, 2);
+	printf("    client %d waits on %s[%lld], server thread %d on %s[%lld]\n", cli,
+	       jstr(thread_of(dc, cli), "peer.comm"), (long long)jint(thread_of(dc, cli), "peer.pid"),
+	       st, jstr(t, "peer.comm"), (long long)jint(t, "peer.pid"));
+	close(out);
+	close(cout);
+	bp_json_free(dc);
+	bp_json_free(ds);
+}
+
 /* each bad input: one line on stderr, a non-zero exit */
 static void expect_one_line(char *const argv[], int code, const char *says)
 {
@@ -699,6 +804,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_dump_python_pipe_socket_spin, teardown),
+		cmocka_unit_test_teardown(test_dump_tcp_peers, teardown),
 		cmocka_unit_test_teardown(test_dump_bad_input, teardown),
 		cmocka_unit_test_teardown(test_dump_not_permitted, teardown),
 	};
