@@ -57,9 +57,11 @@ BPF_CFLAGS	:= -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Wextra 
 
 # proc.bpf.c defines the shared maps; bpftool 7.1's linker only resolves an
 # extern map whose definition comes earlier on the command line
-BPF_SRCS	:= bpf/proc.bpf.c $(filter-out bpf/proc.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
+BPF_SRCS	:= bpf/proc.bpf.c $(filter-out bpf/proc.bpf.c bpf/dump.bpf.c,$(sort $(wildcard bpf/*.bpf.c)))
 BPF_OBJS	:= $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
 SKEL		:= $(OUT)/boundprof.skel.h
+# `boundprof dump` loads its own program, never verified when recording
+DUMP_SKEL	:= $(OUT)/dump.skel.h
 # the library, one folder per pipeline stage (docs/architecture.md); the
 # flame graph renderer is embedded from a C file generated into $(OUT)
 STAGES		:= util model proc symbolize collect analyze export serve
@@ -116,10 +118,14 @@ $(SKEL): $(OUT)/boundprof.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name boundprof_bpf > $@
 
+$(DUMP_SKEL): $(OUT)/bpf/dump.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name dump_bpf > $@
+
 # ---------------------------------------------------------------------------
 # Userspace
 $(OUT)/agent/%.o $(OUT)/cli/%.o: | $(DEPS_STAMP)
-$(OUT)/agent/%.o: agent/%.c | $(SKEL)
+$(OUT)/agent/%.o: agent/%.c | $(SKEL) $(DUMP_SKEL)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(ALL_CFLAGS) -c $< -o $@

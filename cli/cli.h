@@ -39,5 +39,6 @@ int cmd_diff(int argc, char **argv);
 int cmd_scale(int argc, char **argv);
 int cmd_top(int argc, char **argv);
 int cmd_agent(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 
 #endif /* BP_CLI_H */

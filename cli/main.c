@@ -34,6 +34,7 @@ static const struct cmd cmds[] = {
 	{ "scale", cmd_scale, "a scaling curve: a command at 1, 2, 4... workers, and why it bends" },
 	{ "top", cmd_top, "live view: busy processes, their waits and verdicts, each second" },
 	{ "agent", cmd_agent, "always on: windows to --dir, Prometheus /metrics and pprof over HTTP" },
+	{ "dump", cmd_dump, "each thread of a process now: its stack and what it waits on" },
 };
 
 void cli_error(const char *fmt, ...)

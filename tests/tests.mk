@@ -122,7 +122,7 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
 TEST_NEEDS := stress-ng=stress-ng fio=fio go=golang-go chromium=chromium \
 	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm \
 	      perf=linux-perf sqlite3=sqlite3 /usr/bin/python3.11=python3.11 xz=xz-utils \
-	      ruby=ruby curl=curl \
+	      ruby=ruby curl=curl eu-stack=elfutils \
 	      '/usr/lib/postgresql/15/bin/postgres|/usr/lib/postgresql/16/bin/postgres|/usr/lib/postgresql/17/bin/postgres'=postgresql
 
 test-deps: | $(DEPS_STAMP)

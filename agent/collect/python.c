@@ -535,6 +535,9 @@ static int publish(struct bp_python *py, struct py_proc *p)
 {
 	uint32_t key = p->pid;
 
+	/* no walker to tell: frames are walked from here (bp_python__walk()) */
+	if (!py->l)
+		return 0;
 	if (bpf_map_update_elem(py->procs_fd, &key, &p->bpf, BPF_ANY)) {
 		int err = -errno;
 
@@ -598,7 +601,7 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 
 	if (!p)
 		return -ENOMEM;
-	if (p->state != PROC_NEW || p->exited || !py->l->py_walk)
+	if (p->state != PROC_NEW || p->exited || (py->l && !py->l->py_walk))
 		return 0;
 	snprintf(path, sizeof(path), "%s/%d/exe", py->proc_root, pid);
 	if (!stat(path, &st))
@@ -1033,7 +1036,7 @@ struct bp_python *bp_python__new(struct bp_loader *l, const char *proc_root)
 	if (!py)
 		return NULL;
 	py->l = l;
-	py->procs_fd = bp_loader__py_procs_fd(l);
+	py->procs_fd = l ? bp_loader__py_procs_fd(l) : -1;
 	py->proc_root = strdup(proc_root ? proc_root : "/proc");
 	if (!py->proc_root) {
 		free(py);
@@ -1060,6 +1063,174 @@ void bp_python__free(struct bp_python *py)
 	free(py->fc.ids);
 	free(py->proc_root);
 	free(py);
+}
+
+/* --- walking from userspace (boundprof dump) ------------------------------ */
+
+/* a string of the process as the BPF side's py_copy_str() copies it */
+static void user_str(pid_t pid, const struct bp_py_proc *b, uint64_t addr, struct bp_py_str *s,
+		     uint8_t *text, uint32_t slot)
+{
+	uint8_t hdr[40];
+	uint64_t len, n;
+	uint32_t state, kind;
+
+	memset(s, 0, sizeof(*s));
+	s->addr = addr;
+	s->flags = BP_PY_STR_ERR;
+	if (!addr || mem_read(pid, addr, hdr, sizeof(hdr)))
+		return;
+	memcpy(&len, hdr + BP_PY_STR_LEN, 8);
+	memcpy(&state, hdr + BP_PY_STR_STATE, 4);
+	kind = (state >> BP_PY_STATE_KIND_SHIFT) & BP_PY_STATE_KIND_MASK;
+	if (!(state & BP_PY_STATE_COMPACT) || (kind != 1 && kind != 2 && kind != 4))
+		return;
+	s->flags = (state & BP_PY_STATE_ASCII) ? BP_PY_STR_ASCII : 0;
+	s->len = len;
+	s->kind = kind;
+	n = len * kind < slot ? len * kind : slot;
+	if (n && mem_read(pid, addr + ((state & BP_PY_STATE_ASCII) ? b->str_ascii : b->str_compact),
+			  text, n)) {
+		s->flags |= BP_PY_STR_ERR;
+		return;
+	}
+	s->copied = n;
+}
+
+/* a code object read from the process, kept as if the BPF side had sent it */
+static void user_code(struct bp_python *py, struct py_proc *p, uint64_t code)
+{
+	const struct bp_py_proc *b = &p->bpf;
+	struct bp_py_code_ev *ev;
+	uint64_t ptr[3] = { 0 }, size = 0;
+	uint32_t n = 0;
+
+	if (code_find(p, code))
+		return;
+	ev = calloc(1, sizeof(*ev));
+	if (!ev)
+		return;
+	ev->kind = BP_PY_EV_CODE;
+	ev->tgid = p->pid;
+	ev->code = code;
+	ev->version = p->bpf.version;
+	mem_read(p->pid, code + b->co_firstlineno, &ev->firstlineno, 4);
+	mem_read(p->pid, code + b->co_name, &ptr[0], 8);
+	mem_read(p->pid, code + b->co_filename, &ptr[1], 8);
+	mem_read(p->pid, code + b->co_linetable, &ptr[2], 8);
+	user_str(p->pid, b, ptr[0], &ev->name, ev->name_text, BP_PY_NAME_MAX);
+	user_str(p->pid, b, ptr[1], &ev->file, ev->file_text, BP_PY_FILE_MAX);
+	ev->table_addr = ptr[2];
+	/* a bytes object: ob_size at 16, the bytes at 32, in every version */
+	if (!ptr[2] || mem_read(p->pid, ptr[2] + 16, &size, 8)) {
+		ev->flags |= BP_PY_CODE_TABLE_ERR;
+	} else {
+		ev->table_size = size;
+		n = size > BP_PY_TABLE_MAX ? BP_PY_TABLE_MAX : (uint32_t)size;
+		if (n && mem_read(p->pid, ptr[2] + 32, ev->table, n)) {
+			ev->flags |= BP_PY_CODE_TABLE_ERR;
+			n = 0;
+		}
+	}
+	ev->table_len = n;
+	on_code(py, ev, BP_PY_EV_FIXED + n);
+	free(ev);
+}
+
+static uint64_t rd64(const uint8_t *buf, uint32_t off, uint32_t cap)
+{
+	uint64_t v = 0;
+
+	if (off + 8 <= cap)
+		memcpy(&v, buf + off, 8);
+	return v;
+}
+
+int bp_python__walk(struct bp_python *py, pid_t pid, pid_t tid, uint64_t fsbase,
+		    struct bp_stack *ps)
+{
+	struct py_proc *p = proc_find(py, pid);
+	const struct bp_py_proc *b;
+	uint8_t ts[BP_PY_TS_READ_MAX], fr[BP_PY_FRAME_READ_MAX];
+	uint64_t tstate = 0, frame, code, ip, pos, want;
+	int32_t tss[2] = { 0, -1 }, key = -1, lasti;
+	uint32_t n = 0, fread_len, guard;
+	bool end;
+
+	ps->nr = 0;
+	ps->flags = 0;
+	if (!p || (p->state != PROC_ATTACHED && p->state != PROC_PENDING) || !fsbase)
+		return 0;
+	b = &p->bpf;
+	if (b->key_tss) {
+		if (mem_read(pid, b->key_addr, tss, sizeof(tss)) || tss[0] != 1)
+			return 0;
+		key = tss[1];
+	} else if (mem_read(pid, b->key_addr, &key, sizeof(key))) {
+		return 0;
+	}
+	/* glibc's first block of thread-specific data: keys 0..31, as in BPF */
+	if (key < 0 || key >= 32 ||
+	    mem_read(pid, fsbase + b->tsd_off + (uint64_t)key * b->tsd_size, &tstate, 8) ||
+	    !tstate)
+		return 0;
+	if (b->ts_read > sizeof(ts) || mem_read(pid, tstate, ts, b->ts_read))
+		return -EFAULT;
+	want = b->tid_kind == BP_PY_TID_NATIVE ? (uint64_t)tid : fsbase;
+	if (rd64(ts, b->ts_tid, b->ts_read) != want)
+		return -ESRCH;
+	frame = rd64(ts, b->ts_frame, b->ts_read);
+	if (frame && b->cf_frame != BP_PY_NONE && mem_read(pid, frame + b->cf_frame, &frame, 8))
+		return -EFAULT;
+	fread_len = b->f_read > sizeof(fr) ? sizeof(fr) : b->f_read;
+	for (guard = 0; frame && guard < 4 * BP_MAX_STACK_DEPTH; guard++) {
+		if (mem_read(pid, frame, fr, fread_len)) {
+			ps->flags |= BP_STACK_CUT;
+			break;
+		}
+		code = rd64(fr, b->f_code, fread_len);
+		frame = rd64(fr, b->f_back, fread_len);
+		if (b->entry_kind == BP_PY_ENTRY_SHIM &&
+		    ((b->f_entry < fread_len && fr[b->f_entry] == 3) || code == b->none_addr)) {
+			if (n)
+				ps->ips[n - 1] |= BP_PY_RUN_END;
+			continue;
+		}
+		if (!code || (code & 7)) {
+			ps->flags |= BP_STACK_CUT;
+			break;
+		}
+		if (n >= BP_MAX_STACK_DEPTH) {
+			ps->flags |= BP_STACK_CUT;
+			break;
+		}
+		pos = 0;
+		if (b->lasti_kind == BP_PY_LASTI_PTR) {
+			ip = rd64(fr, b->f_lasti, fread_len);
+			if (ip >= code + b->co_code)
+				pos = (ip - code - b->co_code) / 2;
+		} else if ((uint32_t)b->f_lasti + 4 <= fread_len) {
+			memcpy(&lasti, fr + b->f_lasti, 4);
+			if (lasti > 0)
+				pos = b->lasti_kind == BP_PY_LASTI_BYTES ? lasti / 2 : lasti;
+		}
+		end = b->entry_kind == BP_PY_ENTRY_EACH ||
+		      (b->entry_kind == BP_PY_ENTRY_FLAG && b->f_entry < fread_len && fr[b->f_entry]);
+		ps->ips[n++] = bp_py_word(code, pos, end);
+		user_code(py, p, code);
+	}
+	if (n)
+		ps->ips[n - 1] |= BP_PY_RUN_END;
+	ps->nr = n;
+	return 0;
+}
+
+void bp_python__gil(const struct bp_python *py, pid_t pid, uint64_t *lo, uint64_t *hi)
+{
+	struct py_proc *p = proc_find((struct bp_python *)py, pid);
+
+	*lo = p ? p->bpf.gil_lo : 0;
+	*hi = p ? p->bpf.gil_hi : 0;
 }
 
 const struct bp_python_stats *bp_python__stats(const struct bp_python *py)

@@ -32,6 +32,7 @@ struct bp_python_stats {
 	uint64_t loader_timeouts;	/* ... given up on after LOADER_WAIT_NS */
 };
 
+/* l NULL: no BPF walker (boundprof dump walks from userspace, bp_python__walk()) */
 struct bp_python *bp_python__new(struct bp_loader *l, const char *proc_root);
 void bp_python__free(struct bp_python *py);
 
@@ -69,6 +70,20 @@ void bp_python__drain_done(struct bp_python *py);
  */
 int bp_python__merge(struct bp_python *py, uint32_t pid, const struct bp_stack *ps,
 		     const uint32_t *nat, uint32_t nn, uint32_t *out, uint32_t max);
+
+/*
+ * Walk one thread's Python frames now, from userspace, the way the BPF
+ * side does (bpf/python.bpf.h): fsbase is the thread's thread pointer, as
+ * the kernel holds it; everything else is read from the living process
+ * (process_vm_readv: only what the caller may read), and each new code
+ * object with it. *ps as the BPF side would make it; nr 0 when the thread
+ * runs no Python. 0, or -errno (-ESRCH: the thread state is another's).
+ */
+int bp_python__walk(struct bp_python *py, pid_t pid, pid_t tid, uint64_t fsbase,
+		    struct bp_stack *ps);
+
+/* the interpreter's GIL state [lo, hi) in the process; 0, 0 unknown */
+void bp_python__gil(const struct bp_python *py, pid_t pid, uint64_t *lo, uint64_t *hi);
 
 /* "3.11.2" for an attached process, NULL otherwise */
 const char *bp_python__version(struct bp_python *py, pid_t pid, bool *free_threaded);

@@ -563,6 +563,11 @@ static int rm_entry(const char *path, const struct stat *st, int flag, struct FT
 	return remove(path);
 }
 
+void h_adopt(pid_t pid)
+{
+	track(pid);
+}
+
 void h_cleanup(void)
 {
 	int i;

@@ -44,6 +44,9 @@ int h_read_line(int fd, char *buf, size_t len, double timeout_s);
 /* wait for a background process (timeout_s, then SIGKILL) and fill r */
 int h_wait(pid_t pid, int out_fd, int err_fd, double timeout_s, struct run *r);
 
+/* a process the test forked itself (own process group): killed by h_cleanup() too */
+void h_adopt(pid_t pid);
+
 /* kill and reap every background process, remove the temporary directory */
 void h_cleanup(void);
 

@@ -321,4 +321,20 @@ case " $pids" in
 esac
 [ -z "$others" ] || fail "the -G recording holds processes of other cgroups: $others"
 
-say "ok: $kver loads every program, split is cpu-bound in alpha ($2%), block IO seen and charged to dd, cpu-throttled under cpu.max, -G holds its cgroup only"
+# dump: loads, and says the sleeper sleeps in nanosleep and the spinner runs
+for d in dump dump-spin; do
+	[ "$(value $d-exit)" = 0 ] || {
+		sect dump.err >&2
+		fail "boundprof dump ($d) exited '$(value $d-exit)' on $kver"
+	}
+done
+sect dump-sleep.json >"$work/dump-sleep.json"
+sect dump-spin.json >"$work/dump-spin.json"
+grep -q '"wait_class": "sleep"' "$work/dump-sleep.json" &&
+	grep -q '"name": "clock_nanosleep"\|"name": "nanosleep"' "$work/dump-sleep.json" ||
+	fail "boundprof dump of a sleep: not sleeping in nanosleep on $kver: $(cat "$work/dump-sleep.json")"
+grep -q '"state": "running"\|"state": "runnable"' "$work/dump-spin.json" ||
+	fail "boundprof dump of a spinner: neither running nor runnable on $kver: $(cat "$work/dump-spin.json")"
+say "dump: a sleep in $(sed -n 's/.*"name": "\([a-z_]*nanosleep\)".*/\1/p' "$work/dump-sleep.json" | head -1), a spinner $(sed -n 's/.*"state": "\([a-z]*\)".*/\1/p' "$work/dump-spin.json" | head -1)"
+
+say "ok: $kver loads every program, split is cpu-bound in alpha ($2%), block IO seen and charged to dd, cpu-throttled under cpu.max, -G holds its cgroup only, dump works"

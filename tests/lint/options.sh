@@ -55,7 +55,7 @@ from_comp() {
 }
 
 bad=0
-for cmd in record report diff scale top agent; do
+for cmd in record report diff scale top agent dump; do
 	from_code "$cmd" | norm >"$tmp/code"
 	if [ ! -s "$tmp/code" ]; then
 		echo "options: no getopt table found in cli/$cmd.c" >&2
