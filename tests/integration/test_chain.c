@@ -15,6 +15,8 @@
  * when a check failed.
  */
 #include <glob.h>
+#include <pthread.h>
+#include <time.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <setjmp.h>
@@ -38,6 +40,70 @@ static char bindir[256];
 static char dir[64];
 static bool started;
 static int port;
+
+/*
+ * The kernel's own count of each server process's wait for a CPU
+ * (/proc/PID/schedstat run_delay), read every few milliseconds while the
+ * command runs: a backend exits with its connection, and its count with it.
+ */
+#define WATCH_MAX	32
+static struct watched {
+	int pid;
+	double run_delay;	/* s, at the last read */
+} watched[WATCH_MAX];
+static int nr_watched;
+static volatile bool watch_stop;
+static int postmaster;
+
+static void *watch(void *arg)
+{
+	struct timespec ts = { 0, 2 * 1000 * 1000 };
+	char path[96], buf[512], *tok, *save;
+	unsigned long long on, rd;
+	FILE *f;
+	int i;
+
+	(void)arg;
+	while (!watch_stop) {
+		snprintf(path, sizeof(path), "/proc/%d/task/%d/children", postmaster, postmaster);
+		f = fopen(path, "r");
+		buf[0] = '\0';
+		if (f) {
+			if (!fgets(buf, sizeof(buf), f))
+				buf[0] = '\0';
+			fclose(f);
+		}
+		for (tok = strtok_r(buf, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			int pid = atoi(tok);
+
+			snprintf(path, sizeof(path), "/proc/%d/schedstat", pid);
+			f = fopen(path, "r");
+			if (!f)
+				continue;
+			if (fscanf(f, "%llu %llu", &on, &rd) == 2) {
+				for (i = 0; i < nr_watched && watched[i].pid != pid; i++)
+					;
+				if (i == nr_watched && nr_watched < WATCH_MAX)
+					watched[nr_watched++].pid = pid;
+				if (i < nr_watched)
+					watched[i].run_delay = rd / 1e9;
+			}
+			fclose(f);
+		}
+		nanosleep(&ts, NULL);
+	}
+	return NULL;
+}
+
+static double watched_run_delay(int pid)
+{
+	int i;
+
+	for (i = 0; i < nr_watched; i++)
+		if (watched[i].pid == pid)
+			return watched[i].run_delay;
+	return -1;
+}
 
 static int sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -134,6 +200,18 @@ static void start_server(void)
 			    dir, port), 0);
 	assert_int_equal(sh("cd / && runuser -u nobody -- %s/pgbench -h %s/sock -p %d -U postgres "
 			    "-i -s 1 -q postgres >%s/init.log 2>&1", bindir, dir, port, dir), 0);
+	{
+		char path[128], line[32] = "";
+		FILE *f;
+
+		snprintf(path, sizeof(path), "%s/data/postmaster.pid", dir);
+		f = fopen(path, "r");
+		assert_non_null(f);
+		assert_non_null(fgets(line, sizeof(line), f));
+		fclose(f);
+		postmaster = atoi(line);
+		assert_true(postmaster > 0);
+	}
 }
 
 static bool has_line(const struct bp_json *lines, const char *needle)
@@ -162,6 +240,9 @@ static void pgbench_one_client(bool tcp)
 {
 	char xacts[16], sock[128], val[128];
 	const struct bp_json *added, *chains, *c = NULL, *server, *pe;
+	bool schedstat = h_have_schedstat();
+	double ours_rq, kernel_rq;
+	pthread_t watcher;
 	struct bp_json *rep;
 	double server_pid = 0, rt, oracle_rt, flush_s, wal_sync_s, busy;
 	unsigned long long wal_sync = 0;
@@ -174,6 +255,10 @@ static void pgbench_one_client(bool tcp)
 	query("select pg_stat_reset_shared('wal')", val, sizeof(val));
 	snprintf(xacts, sizeof(xacts), "%d", XACTS);
 	snprintf(sock, sizeof(sock), "%s/sock", dir);
+	nr_watched = 0;
+	watch_stop = false;
+	if (schedstat)
+		assert_int_equal(pthread_create(&watcher, NULL, watch, NULL), 0);
 	{
 		char pgbench[300], portarg[16];
 
@@ -183,6 +268,10 @@ static void pgbench_one_client(bool tcp)
 						       tcp ? "127.0.0.1" : sock, "-p", portarg,
 						       "-U", "postgres", "-n", "-c", "1",
 						       "-t", xacts, "postgres"));
+	}
+	if (schedstat) {
+		watch_stop = true;
+		pthread_join(watcher, NULL);
 	}
 	assert_non_null(rep);
 	query("select wal_sync, wal_sync_time from pg_stat_wal", val, sizeof(val));
@@ -249,6 +338,24 @@ static void pgbench_one_client(bool tcp)
 		wal_sync_s, wal_sync, wal_sync_s > 0 ? (flush_s / wal_sync_s - 1) * 100 : 0);
 	assert_true(wal_sync > 0);
 	assert_true(flush_s >= wal_sync_s * 0.75 && flush_s <= wal_sync_s * 1.25);
+
+	/*
+	 * The server's whole wait for a CPU (after wakeups and after
+	 * preemptions) against the kernel's run_delay, last read at most a
+	 * few milliseconds before it exited. The kernel counts from its fork;
+	 * boundprof from its first answer to pgbench, after the connection's
+	 * start-up, when it joined the recording: a twentieth and 0.1 s of
+	 * room for that start-up and the last milliseconds.
+	 */
+	if (schedstat) {
+		kernel_rq = watched_run_delay((int)server_pid);
+		ours_rq = bp_json_num(bp_json_path(server, "off_cpu_s.runqueue"));
+		assert_true(kernel_rq >= 0);
+		assert_true(h_near_kernel("server's run queue", ours_rq, kernel_rq, 0.1, 0.05));
+		fprintf(stderr, "  of it after wakeups: %.3f s over %.0f wakeups\n",
+			bp_json_num(bp_json_path(server, "wakeups.total_s")),
+			bp_json_num(bp_json_path(server, "wakeups.count")));
+	}
 
 	/* the chain is the command's verdict, with its levers */
 	assert_true(has_line(bp_json_path(rep, "summary.verdict.evidence"), "round trips with postgres"));
