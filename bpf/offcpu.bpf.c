@@ -30,6 +30,8 @@
 #include "bits.bpf.h"
 #include "common.bpf.h"
 #include "compat.bpf.h"
+/* indices the rules checked, bounded again for 6.1 (rules.h) */
+#define BP_RULES_IDX(i, n)	bp_bound_idx(i, n)
 #include "rules.h"
 #include "stacks.bpf.h"
 #include "python.bpf.h"

@@ -21,6 +21,15 @@
 #define __always_inline inline __attribute__((always_inline))
 #endif
 
+/*
+ * An index already checked against n, bounded again right at the access:
+ * 6.1's verifier loses the check when clang reloads the index from the
+ * stack (compat.bpf.h's bp_bound_idx() in BPF; nothing in userspace).
+ */
+#ifndef BP_RULES_IDX
+#define BP_RULES_IDX(i, n)	(i)
+#endif
+
 #define BP_TASK_RUNNING		0x0000
 #define BP_TASK_INTERRUPTIBLE	0x0001
 #define BP_TASK_UNINTERRUPTIBLE	0x0002
@@ -321,7 +330,7 @@ static __always_inline void bp_timeline_advance(const __u32 *cnt, __u64 *last, _
 	}
 	if (*last && now > *last) {
 		if (best < BP_TS__MAX)
-			ns[best] += now - *last;
+			ns[BP_RULES_IDX(best, BP_TS__MAX)] += now - *last;
 		else
 			*idle_ns += now - *last;
 	}
@@ -352,10 +361,10 @@ static __always_inline void bp_turns_advance(const __u32 *cnt, __u32 qlock, __u6
 /* move one thread from state from to state to (-1: none) */
 static __always_inline void bp_timeline_move(__u32 *cnt, int from, int to)
 {
-	if (from >= 0 && from < BP_TS__MAX && cnt[from])
-		cnt[from]--;
+	if (from >= 0 && from < BP_TS__MAX && cnt[BP_RULES_IDX((__u32)from, BP_TS__MAX)])
+		cnt[BP_RULES_IDX((__u32)from, BP_TS__MAX)]--;
 	if (to >= 0 && to < BP_TS__MAX)
-		cnt[to]++;
+		cnt[BP_RULES_IDX((__u32)to, BP_TS__MAX)]++;
 }
 
 /*
