@@ -812,7 +812,8 @@ static void find_peers(struct want *w, uint32_t nw)
 				if (w[i].ino != ino || w[i].is_pipe != pipe ||
 				    (w[i].named && w[i].dev != st.st_dev))
 					continue;
-				if ((uint32_t)pid == w[i].self && (!pipe || fd == w[i].self_fd))
+				/* its own fd is not its peer; another fd of its own may be */
+				if ((uint32_t)pid == w[i].self && fd == w[i].self_fd)
 					continue;
 				acc = pipe ? fd_accmode(pid, fe->d_name) : -1;
 				/* the other end, and another process, first */
