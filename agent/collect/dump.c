@@ -560,6 +560,9 @@ static uint8_t state_of(const struct bp_dump_rec *r)
 		return BP_DS_ZOMBIE;
 	if (r->state & (0x4 | 0x8))			/* __TASK_STOPPED, __TASK_TRACED */
 		return BP_DS_STOPPED;
+	/* TASK_IDLE: a kernel thread waiting for work, not stuck (ps says I) */
+	if ((r->state & BP_TASK_NOLOAD) && (r->state & BP_TASK_UNINTERRUPTIBLE))
+		return BP_DS_SLEEPING;
 	if (r->state & (BP_TASK_UNINTERRUPTIBLE | BP_TASK_RTLOCK_WAIT))
 		return BP_DS_DISK;
 	return BP_DS_SLEEPING;
