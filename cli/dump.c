@@ -127,7 +127,9 @@ static void print_text(const struct bp_dump *d)
 
 		wc = bp_wclass_of_state(t->wait_class);
 		printf("\nThread %u (%s): %s", t->tid, c(t->comm), bp_dump_state_name(t->state));
-		if (t->state != BP_DS_RUNNING)
+		if (t->state == BP_DS_ZOMBIE)
+			printf(" (exited, not yet reaped by its parent)");
+		else if (t->state != BP_DS_RUNNING)
 			printf(", %s (%s%s)", wc->name, t->gil ? "waiting for the GIL" : wc->threads,
 			       t->pending ? ", until what wakes it says otherwise" : "");
 		if (t->wait_func)

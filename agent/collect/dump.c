@@ -202,6 +202,8 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 
 static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 {
+	LIBBPF_OPTS(bpf_iter_attach_opts, opts);
+	union bpf_iter_link_info linfo;
 	struct dump_bpf *skel;
 	struct bpf_link *link = NULL;
 	size_t len = 0, cap = 0;
@@ -209,6 +211,7 @@ static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 	ssize_t n;
 	int fd = -1, err;
 
+	memset(&linfo, 0, sizeof(linfo));
 	*out = NULL;
 	*nr = 0;
 	libbpf_set_print(libbpf_print);
@@ -226,7 +229,13 @@ static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 		err = err == -EINVAL || err == -ENOENT || err == -EOPNOTSUPP ? -ENOTSUP : err;
 		goto out;
 	}
-	link = bpf_program__attach_iter(skel->progs.bp_dump_tasks, NULL);
+	/* only this process's threads (Linux 6.1+); before that every task, filtered in BPF */
+	linfo.task.pid = (uint32_t)pid;
+	opts.link_info = &linfo;
+	opts.link_info_len = sizeof(linfo);
+	link = bpf_program__attach_iter(skel->progs.bp_dump_tasks, &opts);
+	if (!link)
+		link = bpf_program__attach_iter(skel->progs.bp_dump_tasks, NULL);
 	if (!link) {
 		err = -errno;
 		bp_err("failed to attach the task iterator: %s", strerror(-err));
@@ -243,8 +252,11 @@ static int snapshot(pid_t pid, struct bp_dump_rec **out, uint32_t *nr)
 			size_t ncap = cap ? cap * 2 : 256 * 1024;
 			char *nb;
 
-			if (ncap > (size_t)THREADS_MAX * sizeof(struct bp_dump_rec) + 64 * 1024)
+			if (ncap > (size_t)THREADS_MAX * sizeof(struct bp_dump_rec) + 64 * 1024) {
+				bp_warn("process %d has more than %u threads: the first %u shown",
+					pid, THREADS_MAX, (unsigned int)(len / sizeof(struct bp_dump_rec)));
 				break;
+			}
 			nb = realloc(buf, ncap);
 			if (!nb) {
 				err = -ENOMEM;
@@ -548,6 +560,9 @@ static uint8_t state_of(const struct bp_dump_rec *r)
 		return BP_DS_ZOMBIE;
 	if (r->state & (0x4 | 0x8))			/* __TASK_STOPPED, __TASK_TRACED */
 		return BP_DS_STOPPED;
+	/* TASK_IDLE: a kernel thread waiting for work, not stuck (ps says I) */
+	if ((r->state & BP_TASK_NOLOAD) && (r->state & BP_TASK_UNINTERRUPTIBLE))
+		return BP_DS_SLEEPING;
 	if (r->state & (BP_TASK_UNINTERRUPTIBLE | BP_TASK_RTLOCK_WAIT))
 		return BP_DS_DISK;
 	return BP_DS_SLEEPING;
@@ -800,7 +815,8 @@ static void find_peers(struct want *w, uint32_t nw)
 				if (w[i].ino != ino || w[i].is_pipe != pipe ||
 				    (w[i].named && w[i].dev != st.st_dev))
 					continue;
-				if ((uint32_t)pid == w[i].self && (!pipe || fd == w[i].self_fd))
+				/* its own fd is not its peer; another fd of its own may be */
+				if ((uint32_t)pid == w[i].self && fd == w[i].self_fd)
 					continue;
 				acc = pipe ? fd_accmode(pid, fe->d_name) : -1;
 				/* the other end, and another process, first */
