@@ -547,6 +547,23 @@ static void lock_site__the_caller_of_the_c_library(void **state)
 	assert_true(bp_scale_lock_site(p, label, sizeof(label), &share));
 	assert_string_equal(label, "worker_locked");
 	assert_near(share, 0.9, 1e-12);
+	/*
+	 * A walk that lost the library's frames (and the caller with them)
+	 * returns into the caller's caller, right on the kernel's frames: it
+	 * names the site only when no stack reached the wait through libc.
+	 */
+	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, fx, k), 30, 3000000000);
+	assert_true(bp_scale_lock_site(p, label, sizeof(label), &share));
+	assert_string_equal(label, "worker_locked");
+	assert_near(share, 0.9, 1e-12);
+	bp_profile__free(p);
+	p = bp_profile__new();
+	assert_non_null(p);
+	m = bld_frame(p, "main", "job", "/opt/job", NULL, 0x100, false);
+	fx = bld_frame(p, "futex_wait", "[kernel]", NULL, NULL, 0x20, true);
+	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, fx), 30, 3000000000);
+	assert_true(bp_scale_lock_site(p, label, sizeof(label), &share));
+	assert_string_equal(label, "main");
 	bp_profile__free(p);
 }
 
