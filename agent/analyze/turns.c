@@ -10,6 +10,14 @@
  * C library and loader frames, and the unwinder's markers ([truncated]): the
  * lock's caller is the interesting frame
  */
+static bool libc_frame(const struct bp_frame *f);
+
+/* a user frame of the C library or the loader, by name: what a lock wait is reached through */
+static bool libc_user_frame(const struct bp_frame *f)
+{
+	return !f->kernel && f->name && f->name[0] != '[' && libc_frame(f);
+}
+
 static bool libc_frame(const struct bp_frame *f)
 {
 	static const char *const libs[] = { "libc.so", "libc-", "libpthread", "ld-linux", "ld-" };
@@ -23,19 +31,30 @@ static bool libc_frame(const struct bp_frame *f)
 	return false;
 }
 
-/* a user frame of the C library or the loader, by name: what a lock wait is reached through */
-static bool libc_user_frame(const struct bp_frame *f)
+
+/*
+ * The C library's frames between the innermost own frame (at k) and the
+ * kernel's: a lock's slow path is several (pthread_mutex_lock,
+ * __lll_lock_wait, futex_wait), and a walk that shows one (the system
+ * call's address) or none lost them and with them the caller: a frame
+ * pointer walk through code built without frame pointers (before the C
+ * library's unwind tables were loaded) returns into the caller's caller.
+ */
+static bool through_libc(const struct bp_profile *p, const uint32_t *fr, uint32_t nr,
+			 uint32_t k)
 {
-	return !f->kernel && f->name && f->name[0] != '[' && libc_frame(f);
+	uint32_t n = 0;
+
+	for (k++; k < nr && fr[k] < p->nr_frames && libc_user_frame(&p->frames[fr[k]]); k++)
+		n++;
+	return n >= 2;
 }
 
 /*
- * A futex wait is always entered from the C library (pthread_mutex_lock,
- * syscall()), so a stack whose innermost own frame sits right on kernel
- * frames lost the library's frames and with them the caller: a frame
- * pointer walk through code built without them (before the unwind tables
- * of the C library were loaded) returns into the caller's caller. Such
- * stacks name the site only when no stack reached it through the library.
+ * A futex wait is entered from the C library, so the innermost frame
+ * outside it is the lock's caller, when the walk kept the library's
+ * frames (through_libc()). Stacks that lost them name the site only when
+ * no stack kept them.
  */
 bool bp_lock_site(const struct bp_profile *p, uint32_t pid, char *label, size_t len,
 		  double *share)
@@ -63,7 +82,7 @@ bool bp_lock_site(const struct bp_profile *p, uint32_t pid, char *label, size_t 
 			if (fr[k] >= nf || libc_frame(&p->frames[fr[k]]))
 				continue;
 			/* reached through the C library: the frame is its caller */
-			g = k + 1 < nr && fr[k + 1] < nf && libc_user_frame(&p->frames[fr[k + 1]]);
+			g = through_libc(p, fr, nr, k);
 			at = &ns[g * ((size_t)nf + 1) + fr[k]];
 			*at += s->ns;
 			if (*at > best[g]) {
@@ -73,7 +92,7 @@ bool bp_lock_site(const struct bp_profile *p, uint32_t pid, char *label, size_t 
 			break;
 		}
 		total[0] += s->ns;
-		if (k < nr && k + 1 < nr && fr[k + 1] < nf && libc_user_frame(&p->frames[fr[k + 1]]))
+		if (k < nr && through_libc(p, fr, nr, k))
 			total[1] += s->ns;
 	}
 	free(ns);
