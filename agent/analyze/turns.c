@@ -10,6 +10,14 @@
  * C library and loader frames, and the unwinder's markers ([truncated]): the
  * lock's caller is the interesting frame
  */
+static bool libc_frame(const struct bp_frame *f);
+
+/* a user frame of the C library or the loader, by name: what a lock wait is reached through */
+static bool libc_user_frame(const struct bp_frame *f)
+{
+	return !f->kernel && f->name && f->name[0] != '[' && libc_frame(f);
+}
+
 static bool libc_frame(const struct bp_frame *f)
 {
 	static const char *const libs[] = { "libc.so", "libc-", "libpthread", "ld-linux", "ld-" };
@@ -23,16 +31,42 @@ static bool libc_frame(const struct bp_frame *f)
 	return false;
 }
 
+
+/*
+ * The C library's frames between the innermost own frame (at k) and the
+ * kernel's: a lock's slow path is several (pthread_mutex_lock,
+ * __lll_lock_wait, futex_wait), and a walk that shows one (the system
+ * call's address) or none lost them and with them the caller: a frame
+ * pointer walk through code built without frame pointers (before the C
+ * library's unwind tables were loaded) returns into the caller's caller.
+ */
+static bool through_libc(const struct bp_profile *p, const uint32_t *fr, uint32_t nr,
+			 uint32_t k)
+{
+	uint32_t n = 0;
+
+	for (k++; k < nr && fr[k] < p->nr_frames && libc_user_frame(&p->frames[fr[k]]); k++)
+		n++;
+	return n >= 2;
+}
+
+/*
+ * A futex wait is entered from the C library, so the innermost frame
+ * outside it is the lock's caller, when the walk kept the library's
+ * frames (through_libc()). Stacks that lost them name the site only when
+ * no stack kept them.
+ */
 bool bp_lock_site(const struct bp_profile *p, uint32_t pid, char *label, size_t len,
 		  double *share)
 {
-	uint64_t total = 0, best = 0, *ns;
-	uint32_t i, k, nr, best_fr = 0;
+	uint64_t total[2] = { 0 }, best[2] = { 0 }, *ns;
+	uint32_t i, k, nr, best_fr[2] = { 0 }, nf = p->nr_frames;
+	int g;
 
 	*share = 0;
 	if (len)
 		label[0] = '\0';
-	ns = calloc(p->nr_frames + 1, sizeof(*ns));
+	ns = calloc(2 * ((size_t)nf + 1), sizeof(*ns));
 	if (!ns)
 		return false;
 	for (i = 0; i < p->nr_samples; i++) {
@@ -41,24 +75,32 @@ bool bp_lock_site(const struct bp_profile *p, uint32_t pid, char *label, size_t 
 
 		if (s->kind != BP_KIND_LOCK || (pid && s->pid != pid))
 			continue;
-		total += s->ns;
 		fr = bp_profile__stack_frames(p, s->stack, &nr);
 		for (k = nr; k-- > 0;) {
-			if (fr[k] >= p->nr_frames || libc_frame(&p->frames[fr[k]]))
+			uint64_t *at;
+
+			if (fr[k] >= nf || libc_frame(&p->frames[fr[k]]))
 				continue;
-			ns[fr[k]] += s->ns;
-			if (ns[fr[k]] > best) {
-				best = ns[fr[k]];
-				best_fr = fr[k];
+			/* reached through the C library: the frame is its caller */
+			g = through_libc(p, fr, nr, k);
+			at = &ns[g * ((size_t)nf + 1) + fr[k]];
+			*at += s->ns;
+			if (*at > best[g]) {
+				best[g] = *at;
+				best_fr[g] = fr[k];
 			}
 			break;
 		}
+		total[0] += s->ns;
+		if (k < nr && through_libc(p, fr, nr, k))
+			total[1] += s->ns;
 	}
 	free(ns);
-	if (!best || !total)
+	g = best[1] ? 1 : 0;
+	if (!best[g] || !total[g])
 		return false;
-	bp_frame_label(&p->frames[best_fr], false, label, len);
-	*share = (double)best / total;
+	bp_frame_label(&p->frames[best_fr[g]], false, label, len);
+	*share = (double)best[g] / total[g];
 	return true;
 }
 

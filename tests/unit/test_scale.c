@@ -527,7 +527,7 @@ static void export__text_table_and_closing_line(void **state)
 static void lock_site__the_caller_of_the_c_library(void **state)
 {
 	struct bp_profile *p = bp_profile__new();
-	uint32_t m, w, o, lk, fx, k;
+	uint32_t m, w, o, lk, lw, fx, k;
 	char label[64];
 	double share;
 
@@ -537,16 +537,36 @@ static void lock_site__the_caller_of_the_c_library(void **state)
 	w = bld_frame(p, "worker_locked", "job", "/opt/job", NULL, 0x200, false);
 	o = bld_frame(p, "other_locked", "job", "/opt/job", NULL, 0x300, false);
 	lk = bld_frame(p, "pthread_mutex_lock", "libc.so.6", "/lib/libc.so.6", NULL, 0x10, false);
+	lw = bld_frame(p, "__lll_lock_wait", "libc.so.6", "/lib/libc.so.6", NULL, 0x18, false);
 	fx = bld_frame(p, "futex_wait", "[kernel]", NULL, NULL, 0x20, true);
 	k = bld_frame(p, "schedule", "[kernel]", NULL, NULL, 0x30, true);
-	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, w, lk, fx, k), 10, 900000000);
-	bld_sample(p, 1, 3, BP_KIND_LOCK, BLD_STACK(p, m, o, lk, fx, k), 2, 100000000);
+	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, w, lk, lw, fx, k), 10, 900000000);
+	bld_sample(p, 1, 3, BP_KIND_LOCK, BLD_STACK(p, m, o, lk, lw, fx, k), 2, 100000000);
 	/* on-CPU time and other waits do not count */
 	bld_sample(p, 1, 3, BP_KIND_ONCPU, BLD_STACK(p, m, o), 50, 5000000000);
 	bld_sample(p, 1, 3, BP_KIND_SLEEP, BLD_STACK(p, m, o, k), 1, 5000000000);
 	assert_true(bp_scale_lock_site(p, label, sizeof(label), &share));
 	assert_string_equal(label, "worker_locked");
 	assert_near(share, 0.9, 1e-12);
+	/*
+	 * A walk that lost the library's frames (and the caller with them)
+	 * returns into the caller's caller, with the system call's address
+	 * in libc or nothing between it and the kernel: it names the site
+	 * only when no stack reached the wait through the library.
+	 */
+	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, fx, k), 30, 3000000000);
+	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, lw, fx, k), 30, 3000000000);
+	assert_true(bp_scale_lock_site(p, label, sizeof(label), &share));
+	assert_string_equal(label, "worker_locked");
+	assert_near(share, 0.9, 1e-12);
+	bp_profile__free(p);
+	p = bp_profile__new();
+	assert_non_null(p);
+	m = bld_frame(p, "main", "job", "/opt/job", NULL, 0x100, false);
+	fx = bld_frame(p, "futex_wait", "[kernel]", NULL, NULL, 0x20, true);
+	bld_sample(p, 1, 2, BP_KIND_LOCK, BLD_STACK(p, m, fx), 30, 3000000000);
+	assert_true(bp_scale_lock_site(p, label, sizeof(label), &share));
+	assert_string_equal(label, "main");
 	bp_profile__free(p);
 }
 
