@@ -47,7 +47,7 @@ const struct bp_thresholds bp_default_thresholds = {
 	.starved_steal = 0.1,
 	.turn_share = 0.6,
 	.turn_share_medium = 0.4,
-	.turn_parallelism = 1.25,
+	.turn_parallelism = 1.5,
 	.turn_demand = 1.8,
 	.turn_sibling = 0.8,
 };
