@@ -369,6 +369,8 @@ static void answer(struct bp_local *l, struct conn *c)
 		return;
 	}
 	l->st.answered++;
+	bp_dbg("local: uid %u: %u slices answered, %u processes, %llu bytes held", c->uid,
+	       c->slices, c->p->nr_procs, (unsigned long long)c->bytes);
 	if (l->st.sessions)
 		l->st.sessions--;
 	c->state = C_DONE;
