@@ -748,6 +748,15 @@ static bool on_read(struct bp_local *l, struct conn *c)
 	}
 }
 
+static uint32_t conns_of(const struct bp_local *l, uint32_t uid)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < BP_LOCAL_MAX_CONNS; i++)
+		n += l->conns[i] && l->conns[i]->uid == uid;
+	return n;
+}
+
 static bool in_group(int fd, uint32_t gid, uint32_t pgid)
 {
 	gid_t groups[256];
@@ -803,6 +812,12 @@ static void on_accept(struct bp_local *l)
 		ev.data.ptr = c;
 		if (epoll_ctl(l->ep, EPOLL_CTL_ADD, fd, &ev)) {
 			conn_free(l, c);
+			continue;
+		}
+		if (cr.uid != 0 && conns_of(l, cr.uid) > BP_LOCAL_MAX_PER_USER) {
+			l->st.limit_hits[BP_LIMIT_SESSIONS]++;
+			refuse(l, c, 1, "you have %d connections to the agent open already, the most it"
+			       " allows one user", BP_LOCAL_MAX_PER_USER);
 			continue;
 		}
 		/* the socket's mode already says this; checked again all the same */

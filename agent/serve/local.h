@@ -36,6 +36,7 @@ enum bp_local_limit {
 };
 
 #define BP_LOCAL_MAX_CONNS	64	/* connections at once, all users */
+#define BP_LOCAL_MAX_PER_USER	8	/* ... of one user but root: idle ones cannot fill it */
 #define BP_LOCAL_REQ_TIMEOUT_MS	5000	/* the request line must arrive by then */
 #define BP_LOCAL_WRITE_TIMEOUT_MS 10000	/* longest time without write progress */
 #define BP_LOCAL_MAX_QUEUED	(16u << 20)	/* answer bytes waiting for a slow reader */
