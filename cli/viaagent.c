@@ -15,6 +15,7 @@
 #include "collect/loader.h"
 #include "export/pprof.h"
 #include "model/profile.h"
+#include "util/log.h"
 #include "viaagent.h"
 
 bool via_agent_needed(void)
@@ -127,8 +128,9 @@ int via_agent_start(struct via_agent *va, const struct bp_ipc_req *r)
 		cli_error("request too long for the agent (fewer pids, or a shorter cgroup path)");
 		return EXIT_USAGE;
 	}
+	/* a send the agent cut short may still have its answer waiting: read it */
 	if (send(va->fd, line, n, MSG_NOSIGNAL) != n)
-		return gone(va);
+		bp_dbg("sending the request: %s", strerror(errno));
 	do
 		err = read_line(va, line, -1);
 	while (err == -EINTR);

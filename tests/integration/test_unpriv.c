@@ -45,6 +45,7 @@ struct user {
 
 static struct user ua, ub;
 static char cgdir[400];
+static char group[32];		/* a group made for the test, "" none */
 static pid_t agent_pid = -1;
 static int agent_port;
 static char agent_sock[512], agent_log[512];
@@ -130,6 +131,7 @@ static int setup(void **state)
 	memset(&ua, 0, sizeof(ua));
 	memset(&ub, 0, sizeof(ub));
 	cgdir[0] = '\0';
+	group[0] = '\0';
 	return 0;
 }
 
@@ -145,6 +147,13 @@ static int teardown(void **state)
 	h_cleanup();
 	user_drop(&ua);
 	user_drop(&ub);
+	if (group[0]) {
+		snprintf(cmd, sizeof(cmd), "groupdel %s", group);
+		if (system(cmd))
+			fprintf(stderr, "warning: could not remove group %s\n", group);
+		group[0] = '\0';
+	}
+	unsetenv("BOUNDPROF_SOCKET");
 	if (cgdir[0]) {
 		snprintf(cmd, sizeof(cmd), "rmdir %s", cgdir);
 		if (system(cmd))
@@ -391,7 +400,7 @@ static void test_other_users_refused(void **state)
 	assert_true(spin_a > 0 && spin_b > 0);
 	/* a cgroup of A's own, holding A's program */
 	snprintf(cg, sizeof(cg), "/bp27-%d-a", (int)getpid());
-	snprintf(cgdir, sizeof(cgdir), "%.200s%s", v2_mount(), cg);
+	snprintf(cgdir, sizeof(cgdir), "%.200s%.150s", v2_mount(), cg);
 	sh("mkdir %s && chown -R %s: %s && echo %d > %s/cgroup.procs", cgdir, ua.name, cgdir,
 	   (int)spin_a, cgdir);
 	h_sleep(2.5);
@@ -606,6 +615,54 @@ static void test_nobody_over_http(void **state)
 	}
 }
 
+/*
+ * The administrator's choice: the socket for one group. A member records;
+ * a user outside it is told, in one line, which group to ask for, by the
+ * socket's mode, and by the agent itself when the mode is opened up behind
+ * its back. Without an agent, one line says what to ask an administrator for.
+ */
+static void test_group_only_and_no_agent(void **state)
+{
+	char args[1024], cmd[2048], gid[32];
+	struct stat st;
+	struct run r;
+
+	user_make(&ua, "a", "spin");
+	user_make(&ub, "b", "spin");
+	snprintf(group, sizeof(group), "bp27g%d", (int)(getpid() % 100000));
+	sh("groupadd %s", group);
+	snprintf(args, sizeof(args), "--socket-users %s", group);
+	agent_start(args);
+	assert_int_equal(stat(agent_sock, &st), 0);
+	fprintf(stderr, "socket for group %s: mode %04o, gid %u\n", group, st.st_mode & 07777,
+		(unsigned int)st.st_gid);
+	assert_int_equal(st.st_mode & 07777, 0660);
+
+	/* B, a member: records its own */
+	snprintf(cmd, sizeof(cmd), "cd %s && exec %s record -d 2 --json", ub.dir, h_bin());
+	snprintf(gid, sizeof(gid), "%u", (unsigned int)st.st_gid);
+	assert_int_equal(h_run(ARGV("setpriv", "--reuid", ub.name, "--regid", ub.name, "--groups",
+				    gid, "sh", "-c", cmd), 60, &r), 0);
+	fprintf(stderr, "b (in %s): exit %d %s", group, r.exit_code, r.err);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	/* A, not a member: the socket's mode says no, and the line names the group */
+	assert_int_equal(as(&ua, "record -d 1", 60, &r), 0);
+	refused("a (not in the group)", &r, 1, group);
+	h_run_free(&r);
+	/* the mode opened up behind the agent's back: the agent says no itself */
+	assert_int_equal(chmod(agent_sock, 0666), 0);
+	assert_int_equal(as(&ua, "record -d 1", 60, &r), 0);
+	refused("a (socket 0666, not in the group)", &r, 1, "members of group");
+	h_run_free(&r);
+
+	/* no agent at all */
+	setenv("BOUNDPROF_SOCKET", h_path("no-agent.sock"), 1);
+	assert_int_equal(as(&ua, "record -d 1", 60, &r), 0);
+	refused("a (no agent)", &r, 1, "boundprof-agent.service");
+	h_run_free(&r);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -613,6 +670,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_other_users_refused, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_limits_hit_by_one_user, setup, teardown),
 		cmocka_unit_test_setup_teardown(test_nobody_over_http, setup, teardown),
+		cmocka_unit_test_setup_teardown(test_group_only_and_no_agent, setup, teardown),
 	};
 
 	if (!h_need_root())
