@@ -428,6 +428,8 @@ static int record_via_agent(struct record_opts *o)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
+	/* the JSON says where it came from: "via": "agent" */
+	p->via_agent = view->via_agent = true;
 	if (render_outputs_saved(o->outputs, o->nr_outputs, p, view, &sum))
 		ret = EXIT_RUNTIME;
 	if (render_report(view, &sum, o->json))

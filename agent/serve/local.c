@@ -575,6 +575,9 @@ static int cut(struct conn *c, const struct bp_profile *sl, struct bp_profile **
 		*out = bp_profile__new_like(sl, sl->start_ns);
 		if (!*out)
 			err = -ENOMEM;
+		/* targeted as root's record would be: every process it asked for is reported */
+		else
+			(*out)->system_wide = !c->req.nr_pids && !c->req.tree && !c->req.have_cgroup;
 	}
 	if (!err)
 		err = bp_profile__merge_only(*out, sl, keep_pid, &k);
