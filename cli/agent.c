@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <grp.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +15,7 @@
 #include "cli.h"
 #include "options.h"
 #include "serve/daemon.h"
+#include "serve/ipc.h"
 #include "serve/privs.h"
 #include "util/log.h"
 
@@ -62,6 +64,9 @@ static void usage(FILE *f)
 		"usage: boundprof agent [--interval SECONDS] [--dir DIR] [--keep N] [--keep-bytes SIZE]\n"
 		"                       [--listen ADDR:PORT|off] [--token-file FILE] [--top N] [-F HZ]\n"
 		"                       [--no-offcpu] [--unwind-mem SIZE] [--no-bpf-stats] [-v]\n"
+		"                       [--socket PATH|off] [--socket-users all|GROUP|none]\n"
+		"                       [--user-sessions N] [--user-seconds S] [--user-freq HZ]\n"
+		"                       [--user-mem SIZE]\n"
 		"\n"
 		"  --interval S      close a window every S seconds (default 10)\n"
 		"  --dir DIR         write each window's .pb.gz and .json here (default %s)\n"
@@ -80,10 +85,42 @@ static void usage(FILE *f)
 		"  -v, --verbose     debug detail in the log (-vv: libbpf's too)\n"
 		"  --no-bpf-stats    do not have the kernel time our BPF programs\n"
 		"                    (boundprof_agent_bpf_seconds_total is then absent)\n"
+		"  --socket PATH     where users without root profile their own processes\n"
+		"                    (default %s; \"off\": nowhere)\n"
+		"  --socket-users W  who may: all (default), the members of group W, or none\n"
+		"  --user-sessions N recordings one user may run at once (default 4)\n"
+		"  --user-seconds S  longest recording of a user (default 3600)\n"
+		"  --user-freq HZ    highest -F a user may ask for (default: the agent's -F)\n"
+		"  --user-mem SIZE   memory one user's recordings may hold (default 64M)\n"
 		"\n"
 		"SIGTERM and SIGINT write the current partial window and exit; SIGHUP re-creates\n"
 		"the output directory if it was removed and reads the token file again.\n",
-		DEFAULT_DIR, DEFAULT_LISTEN);
+		DEFAULT_DIR, DEFAULT_LISTEN, BP_IPC_DEFAULT_SOCKET);
+}
+
+/* --socket-users: all, none, or a group by name; the name must outlive the daemon */
+static int parse_users(const char *arg, struct bp_local_opts *lo)
+{
+	struct group *g;
+
+	if (!strcmp(arg, "all")) {
+		lo->access = BP_LOCAL_EVERYONE;
+		return 0;
+	}
+	if (!strcmp(arg, "none")) {
+		lo->access = BP_LOCAL_NOBODY;
+		return 0;
+	}
+	g = getgrnam(arg);
+	if (!g) {
+		cli_error("--socket-users: no group '%s' (give all, none, or a group: groupadd %s)",
+			  arg, arg);
+		return -EINVAL;
+	}
+	lo->access = BP_LOCAL_GROUP;
+	lo->gid = g->gr_gid;
+	lo->group = arg;
+	return 0;
 }
 
 static int parse(int argc, char **argv, struct bp_daemon_opts *o)
@@ -102,8 +139,17 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 		{ "no-bpf-stats", no_argument, NULL, 'S' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
+		{ "socket", required_argument, NULL, 'X' },
+		{ "socket-users", required_argument, NULL, 'W' },
+		{ "user-sessions", required_argument, NULL, 'j' },
+		{ "user-seconds", required_argument, NULL, 'J' },
+		{ "user-freq", required_argument, NULL, 'f' },
+		{ "user-mem", required_argument, NULL, 'M' },
 		{ NULL, 0, NULL, 0 },
 	};
+	bool user_freq = false;
+	double secs;
+	int hz;
 	long v;
 	int c;
 
@@ -156,6 +202,34 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 		case 'v':
 			cli_env.verbose++;
 			break;
+		case 'X':
+			o->local.path = strcmp(optarg, "off") ? optarg : NULL;
+			break;
+		case 'W':
+			if (parse_users(optarg, &o->local))
+				return -EINVAL;
+			break;
+		case 'j':
+			if (cli_opt_count("--user-sessions", optarg, 1, 1000, "sessions", &v))
+				return -EINVAL;
+			o->local.max_sessions = v;
+			break;
+		case 'J':
+			if (cli_opt_seconds("user-seconds", "--user-seconds", optarg, 1, BP_IPC_MAX_SECONDS,
+					    &secs))
+				return -EINVAL;
+			o->local.max_seconds = (uint32_t)secs;
+			break;
+		case 'f':
+			if (cli_opt_freq("--user-freq", optarg, &hz))
+				return -EINVAL;
+			o->local.max_hz = hz;
+			user_freq = true;
+			break;
+		case 'M':
+			if (cli_opt_size("--user-mem", optarg, &o->local.max_bytes))
+				return -EINVAL;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -164,6 +238,8 @@ static int parse(int argc, char **argv, struct bp_daemon_opts *o)
 			return -EINVAL;
 		}
 	}
+	if (!user_freq)
+		o->local.max_hz = o->session.hz;
 	if (optind < argc) {
 		cli_error("agent takes no arguments: '%s' (see: boundprof agent --help)",
 			  argv[optind]);
@@ -182,6 +258,7 @@ int cmd_agent(int argc, char **argv)
 	bp_daemon_opts_default(&o);
 	o.dir = DEFAULT_DIR;
 	o.listen = DEFAULT_LISTEN;
+	o.local.path = BP_IPC_DEFAULT_SOCKET;
 	/* a daemon's log is read later: say when it starts, stops and writes */
 	cli_env.verbose = 1;
 	if (parse(argc, argv, &o))

@@ -19,6 +19,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/runs.h"
+#include "serve/ipc.h"
 #include "analyze/groups.h"
 #include "util/buf.h"
 #include "child.h"
@@ -32,6 +33,7 @@
 #include "render.h"
 #include "collect/session.h"
 #include "util/log.h"
+#include "viaagent.h"
 
 #define MAX_OUTPUTS	16
 #define MAX_DURATION_S	(30 * 24 * 3600.0)
@@ -330,6 +332,127 @@ static int next_run(struct bp_session *s, char **cmd, struct cli_child *c)
 	return err;
 }
 
+/* the whole recording when the agent records for us (no root, no capabilities) */
+static int record_via_agent(struct record_opts *o)
+{
+	struct bp_ipc_req r = { .verb = BP_IPC_RECORD, .hz = o->hz };
+	struct via_agent va = { .fd = -1 };
+	struct cli_child child = CLI_CHILD_INIT;
+	struct bp_profile *p = NULL, *view = NULL;
+	struct bp_summary sum = {};
+	struct sigaction sa = {};
+	uint64_t t0;
+	int i, err, ret = 0;
+
+	if (o->repeat > 1 || o->unwind_mem || o->no_unwind) {
+		cli_error("%s needs root or CAP_BPF and CAP_PERFMON: the agent records without it",
+			  o->repeat > 1 ? "-r" : "--unwind-mem");
+		return EXIT_USAGE;
+	}
+	if (o->nr_pids > BP_IPC_MAX_PIDS) {
+		cli_error("at most %d pids through the agent", BP_IPC_MAX_PIDS);
+		return EXIT_USAGE;
+	}
+	for (i = 0; i < o->nr_pids; i++)
+		r.pids[r.nr_pids++] = o->pids[i];
+	if (o->have_cgroup) {
+		if (strlen(o->cgroup.path) >= sizeof(r.cgroup)) {
+			cli_error("-G: cgroup path too long for the agent");
+			return EXIT_USAGE;
+		}
+		r.have_cgroup = true;
+		memcpy(r.cgroup, o->cgroup.path, strlen(o->cgroup.path) + 1);
+	}
+	sa.sa_sigaction = on_signal;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	if (o->cmd) {
+		cli_child_timing();
+		err = cli_child_spawn(o->cmd, NULL, &child);
+		if (err) {
+			cli_error("cannot start '%s': %s", o->cmd[0], strerror(-err));
+			return EXIT_RUNTIME;
+		}
+		/* it runs as us, never as the agent: the agent only watches its tree */
+		r.tree = child.pid;
+	}
+	ret = via_agent_start(&va, &r);
+	if (ret)
+		goto out;
+	if (o->cmd) {
+		err = cli_child_release(&child);
+		if (err) {
+			cli_error("cannot run '%s': %s", o->cmd[0], strerror(-err));
+			ret = EXIT_USAGE;
+			goto out;
+		}
+	}
+	t0 = bp_now_ns();
+	while (!stop_signal) {
+		if (o->cmd && cli_child_reap(&child, false))
+			break;
+		if (o->nr_pids) {
+			for (i = 0; i < o->nr_pids; i++)
+				if (!kill(o->pids[i], 0) || errno != ESRCH)
+					break;
+			if (i == o->nr_pids)
+				break;
+		}
+		if (o->duration_s > 0 && bp_now_ns() - t0 >= o->duration_s * 1e9)
+			break;
+		/* the agent ended it early (a limit): its answer is waiting */
+		if (via_agent_ready(&va))
+			break;
+		usleep(100000);
+	}
+	if (forward_signal && o->cmd && !child.reaped)
+		kill(child.pid, forward_signal);
+	via_agent_stop(&va);
+	do
+		err = via_agent_next(&va, &p, -1);
+	while (err == -EINTR);
+	if (err) {
+		ret = err > 0 ? err : EXIT_RUNTIME;
+		goto out;
+	}
+	if (o->cmd && child.reaped && add_run(p, &child)) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	bp_runs_attribute(p);
+	render_group_by(o->group_by);
+	if (render_view(p, o->native, &view) || render_summarize(view, &sum)) {
+		ret = EXIT_RUNTIME;
+		goto out;
+	}
+	/* the JSON says where it came from: "via": "agent" */
+	p->via_agent = view->via_agent = true;
+	if (render_outputs_saved(o->outputs, o->nr_outputs, p, view, &sum))
+		ret = EXIT_RUNTIME;
+	if (render_report(view, &sum, o->json))
+		ret = EXIT_RUNTIME;
+	if (o->json)
+		fprintf(stderr, "%s: recorded through the boundprof agent on %s: your own"
+			" processes only\n", cli_env.prog, va.path);
+	else
+		via_agent_say(&va);
+	if (o->cmd && !child.reaped)
+		cli_child_reap(&child, true);
+	if (o->cmd && child.reaped && !ret)
+		ret = cli_exit_code(child.status);
+out:
+	via_agent_close(&va);
+	cli_child_abandon(&child);
+	bp_summary_free(&sum);
+	if (view && view != p)
+		bp_profile__free(view);
+	bp_profile__free(p);
+	return ret;
+}
+
 int cmd_record(int argc, char **argv)
 {
 	struct record_opts o = {};
@@ -350,6 +473,10 @@ int cmd_record(int argc, char **argv)
 	}
 	if (check_inputs(&o)) {
 		ret = EXIT_USAGE;
+		goto out;
+	}
+	if (via_agent_needed()) {
+		ret = record_via_agent(&o);
 		goto out;
 	}
 	if (cli_check_environment()) {

@@ -29,6 +29,8 @@
 #include "model/profile.h"
 #include "collect/session.h"
 #include "analyze/verdict.h"
+#include "model/merge.h"
+#include "viaagent.h"
 
 #define MAX_ROWS 64
 
@@ -382,13 +384,35 @@ static int term_rows(void)
 	return n > 4 ? n - 3 : 20;
 }
 
-static int snapshot(struct bp_session *s, struct top_state *st, double dt)
+/* one refresh of the profile so far */
+static int snapshot_of(struct bp_profile *p, struct top_state *st, double dt)
 {
 	struct bp_summary sum;
+	uint64_t busy, total;
 	int err;
 
-	uint64_t busy, total;
+	/* the header's busy share is this interval's, from the kernel's accounting */
+	if (!bp_cpu_times(NULL, &busy, &total)) {
+		if (st->total0 && total > st->total0)
+			p->machine_busy = (double)(busy - st->busy0) / (total - st->total0);
+		st->busy0 = busy;
+		st->total0 = total;
+	}
+	err = bp_summarize(p, 1, &sum);
+	if (!err)
+		err = bp_verdicts(p, &sum);
+	if (err) {
+		cli_error("out of memory while summarizing");
+		bp_summary_free(&sum);
+		return err;
+	}
+	render(st, p, &sum, dt);
+	bp_summary_free(&sum);
+	return 0;
+}
 
+static int snapshot(struct bp_session *s, struct top_state *st, double dt)
+{
 	/* the profile covers the time so far; the window ends now for the verdicts */
 	s->prof->end_ns = bp_now_ns();
 	/* the cgroups' throttling and pressure up to now */
@@ -396,24 +420,89 @@ static int snapshot(struct bp_session *s, struct top_state *st, double dt)
 		cli_error("out of memory while reading the cgroups");
 		return -ENOMEM;
 	}
-	/* the header's busy share is this interval's, from the kernel's accounting */
-	if (!bp_cpu_times(NULL, &busy, &total)) {
-		if (st->total0 && total > st->total0)
-			s->prof->machine_busy = (double)(busy - st->busy0) / (total - st->total0);
-		st->busy0 = busy;
-		st->total0 = total;
+	return snapshot_of(s->prof, st, dt);
+}
+
+static void screen_on(struct top_state *st)
+{
+	st->tty = isatty(STDOUT_FILENO);
+	st->rows = st->tty ? term_rows() : MAX_ROWS;
+	if (st->tty) {
+		raw_keys();
+		atexit(restore_terminal);
+		/* the alternate screen: the shell's scrollback is left alone */
+		fputs("\033[?1049h\033[?25l", stdout);
 	}
-	err = bp_summarize(s->prof, 1, &sum);
-	if (!err)
-		err = bp_verdicts(s->prof, &sum);
-	if (err) {
-		cli_error("out of memory while summarizing");
-		bp_summary_free(&sum);
-		return err;
+}
+
+/* top through the agent (no root, no capabilities): the slices it sends, added up */
+static int top_via_agent(struct top_state *st, const struct bp_cg_target *cg, int hz,
+			 double interval, long count)
+{
+	struct bp_ipc_req r = { .verb = BP_IPC_TOP, .hz = hz };
+	struct bp_profile *acc = NULL, *sl;
+	struct via_agent va;
+	long done = 0;
+	double last;
+	int err, ret;
+
+	if (cg) {
+		if (strlen(cg->path) >= sizeof(r.cgroup)) {
+			cli_error("-G: cgroup path too long for the agent");
+			return EXIT_USAGE;
+		}
+		r.have_cgroup = true;
+		memcpy(r.cgroup, cg->path, strlen(cg->path) + 1);
 	}
-	render(st, s->prof, &sum, dt);
-	bp_summary_free(&sum);
-	return 0;
+	ret = via_agent_start(&va, &r);
+	if (ret) {
+		via_agent_close(&va);
+		return ret;
+	}
+	signal(SIGINT, on_top_signal);
+	signal(SIGTERM, on_top_signal);
+	screen_on(st);
+	bp_cpu_times(NULL, &st->busy0, &st->total0);
+	last = bp_now_ns() / 1e9;
+	while (!top_stop && !quit_pressed()) {
+		err = via_agent_next(&va, &sl, 100);
+		if (err == -ETIMEDOUT || err == -EINTR)
+			continue;
+		if (err) {
+			ret = err > 0 ? err : EXIT_RUNTIME;
+			break;
+		}
+		if (!acc) {
+			acc = sl;
+		} else {
+			err = bp_profile__merge(acc, sl);
+			bp_profile__free(sl);
+			if (err) {
+				cli_error("out of memory adding up the agent's slices");
+				ret = EXIT_RUNTIME;
+				break;
+			}
+		}
+		if (bp_now_ns() / 1e9 - last < interval)
+			continue;
+		if (snapshot_of(acc, st, bp_now_ns() / 1e9 - last)) {
+			ret = EXIT_RUNTIME;
+			break;
+		}
+		if (!st->tty)
+			printf("(through the boundprof agent on %s: your own processes only)\n\n",
+			       va.path);
+		fflush(stdout);
+		last = bp_now_ns() / 1e9;
+		if (count && ++done >= count)
+			break;
+	}
+	if (st->tty)
+		restore_terminal();
+	via_agent_close(&va);
+	bp_profile__free(acc);
+	free(st->prev);
+	return ret;
 }
 
 int cmd_top(int argc, char **argv)
@@ -485,6 +574,8 @@ int cmd_top(int argc, char **argv)
 		cli_error("top takes no arguments: '%s' (see: boundprof top --help)", argv[optind]);
 		return EXIT_USAGE;
 	}
+	if (via_agent_needed())
+		return top_via_agent(&st, so.cgroup, so.hz, interval, count);
 	if (cli_check_environment())
 		return EXIT_RUNTIME;
 
@@ -496,14 +587,7 @@ int cmd_top(int argc, char **argv)
 		ret = EXIT_RUNTIME;
 		goto out;
 	}
-	st.tty = isatty(STDOUT_FILENO);
-	st.rows = st.tty ? term_rows() : MAX_ROWS;
-	if (st.tty) {
-		raw_keys();
-		atexit(restore_terminal);
-		/* the alternate screen: the shell's scrollback is left alone */
-		fputs("\033[?1049h\033[?25l", stdout);
-	}
+	screen_on(&st);
 	bp_cpu_times(NULL, &st.busy0, &st.total0);
 	last = bp_now_ns() / 1e9;
 	while (!top_stop) {

@@ -817,6 +817,8 @@ int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s
 	bp_json_w_kv_string(&w, "event", p->event);
 	bp_json_w_kv_int64(&w, "start_unix_ns", p->start_unix_ns);
 	bp_json_w_kv_bool(&w, "system_wide", p->system_wide);
+	if (p->via_agent)
+		bp_json_w_kv_string(&w, "via", "agent");
 	write_summary(&w, p, s);
 
 	bp_json_w_key(&w, "system");

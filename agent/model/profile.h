@@ -290,6 +290,8 @@ struct bp_profile {
 	struct bp_htab str_h, frame_h, stack_h, sample_h, proc_h, io_row_h, cgroup_h;
 	char **strs;
 	uint32_t nr_strs, cap_strs;
+	/* recorded by the agent for a user without root (serve/local.h); not saved */
+	bool via_agent;
 };
 
 struct bp_profile *bp_profile__new(void);

@@ -36,6 +36,7 @@
 #include "proc/procinfo.h"
 #include "serve/daemon.h"
 #include "serve/httpd.h"
+#include "serve/local.h"
 #include "serve/metrics.h"
 #include "serve/prom.h"
 #include "serve/token.h"
@@ -58,6 +59,7 @@ struct bp_daemon {
 	struct bp_daemon_opts o;
 	struct bp_session *s;
 	struct bp_httpd *http;
+	struct bp_local *local;		/* the users' socket; NULL: none */
 	int ep;
 	struct bp_profile *window;	/* being filled from slices */
 	uint64_t window_end;
@@ -75,6 +77,7 @@ struct bp_daemon {
 	int dirfd;			/* the window directory, -1 without one */
 	char *token;			/* the bearer token, NULL: none asked for */
 	uint64_t unauthorized;		/* requests answered 401 */
+	uint64_t forbidden;		/* answered 403: no token, not root */
 	char last_name[96];		/* stem of the last window written */
 	double peak_fill[4];
 	volatile sig_atomic_t stop;	/* the signal that asked, or -1 */
@@ -104,6 +107,9 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 			.dwarf_budget = BP_DAEMON_DWARF_BUDGET,
 		},
 	};
+	bp_local_opts_default(&o->local);
+	/* the library serves no socket unless asked: the program picks the path */
+	o->local.path = NULL;
 }
 
 void bp_daemon__request_stop(struct bp_daemon *d, int sig)
@@ -566,6 +572,7 @@ static void update_self(struct bp_daemon *d)
 		d->self.http_rejected[BP_HTTP_REJECT_PEER] = hs->rejected_peer;
 		d->self.http_rejected[BP_HTTP_REJECT_SLOTS] = hs->rejected_slots;
 		d->self.http_rejected[BP_HTTP_REJECT_UNAUTHORIZED] = d->unauthorized;
+		d->self.http_rejected[BP_HTTP_REJECT_FORBIDDEN] = d->forbidden;
 		d->self.http_evicted = hs->evicted;
 		d->self.http_timeouts[BP_HTTP_TIMEOUT_HEAD] = hs->head_timeouts;
 		d->self.http_timeouts[BP_HTTP_TIMEOUT_WRITE] = hs->write_timeouts;
@@ -737,6 +744,8 @@ static int slice(struct bp_daemon *d)
 		if (fill[i] > d->peak_fill[i])
 			d->peak_fill[i] = fill[i];
 	err = bp_daemon__add_slice(d, sl);
+	if (!err && d->local)
+		err = bp_local__slice(d->local, sl);
 	bp_profile__free(sl);
 	if (err)
 		return err;
@@ -801,6 +810,7 @@ static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 	static const char *const challenge[] = { "WWW-Authenticate: Bearer realm=\"boundprof\"", NULL };
 	struct bp_daemon *d = ctx;
 	struct bp_buf b = BP_BUF_INIT;
+	bool detail;
 
 	/* /healthz says "ok" and nothing else: probes need no token */
 	if (!strcmp(req->path, "/healthz"))
@@ -812,15 +822,29 @@ static int handle(void *ctx, struct bp_httpd *h, const struct bp_httpd_req *req)
 		return bp_httpd__respond(h, req->id, 401, "text/plain; charset=utf-8", text,
 					 sizeof(text) - 1, challenge);
 	}
+	/*
+	 * No token: only root's own loopback connections (the kernel's socket
+	 * table says whose) get what names processes; everyone else gets
+	 * aggregates, and profiles their own programs through the local socket.
+	 */
+	detail = d->token || req->peer_uid == 0;
 	if (!strcmp(req->path, "/metrics")) {
 		update_self(d);
-		if (bp_metrics_write(&b, d->have_last ? d->last_view : NULL,
-				     d->have_last ? &d->last_sum : NULL, d->o.top, d->devs, d->nr_devs,
-				     &d->self)) {
+		if (bp_metrics_write(&b, d->have_last && detail ? d->last_view : NULL,
+				     d->have_last && detail ? &d->last_sum : NULL, d->o.top, d->devs,
+				     d->nr_devs, &d->self) ||
+		    (d->local && bp_local_metrics(&b, bp_local__stats(d->local)))) {
 			bp_buf_free(&b);
 			return error(d, req->id, 500, "cannot write the metrics\n");
 		}
 		return respond_buf(d, req->id, 200, BP_PROM_CONTENT_TYPE, &b);
+	}
+	if (!detail && (!strcmp(req->path, "/debug/pprof/profile") || !strcmp(req->path, "/report") ||
+			!strcmp(req->path, "/flamegraph"))) {
+		d->forbidden++;
+		return error(d, req->id, 403,
+			     "only root sees other users' processes without a token: use --token-file,"
+			     " or profile your own programs with boundprof record (docs/agent.md)\n");
 	}
 	if (!strcmp(req->path, "/debug/pprof/profile"))
 		return capture(d, req);
@@ -953,6 +977,15 @@ static int add_fd(int ep, int fd)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* a user's recording gets the evidence a window gets */
+static void user_evidence(void *ctx, struct bp_profile *p)
+{
+	struct bp_daemon *d = ctx;
+
+	if (d->s)
+		bp_session__evidence(d->s, p);
+}
+
 int bp_daemon__start(struct bp_daemon *d)
 {
 	int err;
@@ -978,6 +1011,18 @@ int bp_daemon__start(struct bp_daemon *d)
 	err = d->ep < 0 ? -errno : add_fd(d->ep, bp_session__events_fd(d->s));
 	if (!err && d->http)
 		err = add_fd(d->ep, bp_httpd__fd(d->http));
+	if (!err && d->o.local.path && d->o.local.access != BP_LOCAL_NOBODY) {
+		d->local = bp_local__new(&d->o.local, d->o.session.hz);
+		if (!d->local && errno == EADDRINUSE)
+			bp_warn("another agent serves %s: this one serves no local socket",
+				d->o.local.path);
+		else if (!d->local)
+			return -errno;
+		else
+			err = add_fd(d->ep, bp_local__fd(d->local));
+		if (d->local)
+			bp_local__set_evidence(d->local, user_evidence, d);
+	}
 	if (err) {
 		bp_err("cannot set up the event loop: %s", strerror(-err));
 		return err;
@@ -1011,6 +1056,8 @@ static void finish(struct bp_daemon *d)
 			d->o.dir ? d->o.dir : "(none)", d->last_name);
 	while (d->nr_caps)
 		answer_capture(d, &d->caps[0]);
+	if (d->local)
+		bp_local__finish(d->local);
 	/* give the answers a moment to leave */
 	for (i = 0; d->http && i < 20 && bp_httpd__conns(d->http); i++) {
 		epoll_wait(d->ep, evs, 8, 50);
@@ -1058,6 +1105,8 @@ int bp_daemon__run(struct bp_daemon *d)
 		err = bp_session__tick(d->s);
 		if (!err)
 			err = bp_daemon__process_http(d);
+		if (!err && d->local)
+			err = bp_local__process(d->local);
 		if (err)
 			break;
 		if (d->reopen) {
@@ -1090,6 +1139,7 @@ void bp_daemon__free(struct bp_daemon *d)
 		free_last(d);
 	bp_profile__free(d->window);
 	bp_httpd__free(d->http);
+	bp_local__free(d->local);
 	bp_session__free(d->s);
 	if (d->dirfd >= 0)
 		close(d->dirfd);

@@ -24,6 +24,7 @@
 
 #include "collect/session.h"
 #include "model/profile.h"
+#include "serve/local.h"
 
 #define BP_DAEMON_MAX_CAPTURES	8	/* pprof captures held at once; the next gets 503 */
 #define BP_DAEMON_MAX_SECONDS	300	/* largest ?seconds= of a capture */
@@ -42,6 +43,7 @@ struct bp_daemon_opts {
 	bool bpf_stats;			/* have the kernel time our BPF programs */
 	const char *token_file;		/* bearer token for HTTP (serve/token.h); NULL: none */
 	struct bp_session_opts session;
+	struct bp_local_opts local;	/* the local socket for users (serve/local.h) */
 };
 
 struct bp_daemon;

@@ -771,6 +771,7 @@ static void conn_dispatch(struct bp_httpd *h, struct conn *c)
 		.query = c->query,
 		.authorization = c->auth,
 		.head = c->head,
+		.peer_uid = c->peer.uid,
 	};
 	int ret;
 

@@ -39,7 +39,11 @@ struct bp_httpd_req {
 	const char *query;	/* raw, without the '?'; "" when absent; encoding checked */
 	const char *authorization;	/* the Authorization header's value, or NULL */
 	bool head;		/* HEAD: a response's body is measured, not sent */
+	/* a loopback client's user, from the kernel's socket table; BP_HTTPD_NO_UID: remote or unknown */
+	uint32_t peer_uid;
 };
+
+#define BP_HTTPD_NO_UID	UINT32_MAX
 
 /*
  * Called once per complete, valid request. Return 0 after answering with

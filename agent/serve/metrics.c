@@ -417,7 +417,7 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 {
 	static const char *const maps[4] = { "oncpu", "offcpu", "kernel_stacks", "user_stacks" };
 	static const char *const rejects[BP_HTTP_REJECT__MAX] = {
-		"busy", "peer", "slots", "unauthorized",
+		"busy", "peer", "slots", "unauthorized", "forbidden",
 	};
 	static const char *const phases[BP_HTTP_TIMEOUT__MAX] = { "head", "write", "held" };
 	unsigned int i;

@@ -31,6 +31,7 @@ enum bp_http_reject {
 	BP_HTTP_REJECT_PEER,		/* the peer at its connection limit, none idle */
 	BP_HTTP_REJECT_SLOTS,		/* only reserved slots left, not /metrics or /healthz */
 	BP_HTTP_REJECT_UNAUTHORIZED,	/* no token, or a wrong one */
+	BP_HTTP_REJECT_FORBIDDEN,	/* no token configured, and not root: aggregates only */
 	BP_HTTP_REJECT__MAX,
 };
 

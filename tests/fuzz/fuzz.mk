@@ -12,7 +12,7 @@
 FUZZ_CC		?= clang-14
 FUZZ_SECONDS	?= 60
 FUZZ_SMOKE_SECONDS ?= 3
-FUZZ_HARNESSES	:= pprof elf httpd perfmap procmaps kallsyms json cgroup
+FUZZ_HARNESSES	:= pprof elf httpd perfmap procmaps kallsyms json cgroup ipc
 FUZZ_OUT	:= $(OUT)/fuzz
 FUZZ_SAN	:= -fsanitize=address,undefined -fno-sanitize-recover=all
 FUZZ_CFLAGS	:= $(CPPFLAGS) -g -O1 -fno-omit-frame-pointer $(FUZZ_SAN) -std=gnu11 -Wall \
@@ -26,6 +26,8 @@ FUZZ_SUMMARY	?= $(FUZZ_OUT)/summary.txt
 # per harness libFuzzer options: requests up to the server's 8 KiB head and past it
 FUZZ_OPTS_httpd	:= -max_len=12288 -dict=tests/fuzz/http.dict
 FUZZ_OPTS_json	:= -dict=tests/fuzz/json.dict
+# requests up to the line limit and past it
+FUZZ_OPTS_ipc	:= -max_len=4096 -dict=tests/fuzz/ipc.dict
 
 .PHONY: fuzz fuzz-smoke fuzz-build fuzz-regress $(addprefix fuzz-,$(FUZZ_HARNESSES))
 

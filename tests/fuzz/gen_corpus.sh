@@ -13,7 +13,8 @@
 # debug sections, a stripped binary followed by its debug file); procmaps: this shell's /proc/self/maps and odd lines;
 # kallsyms: lines of /proc/kallsyms; perfmap: the unit tests' JIT map; httpd:
 # requests as curl, Prometheus and browsers send them; json: a report and
-# the state of a saved profile, and small documents.
+# the state of a saved profile, and small documents; ipc: the local socket's
+# requests and answers.
 set -eu
 cd "$(dirname "$0")/../.."
 C=tests/fuzz/corpus
@@ -114,3 +115,14 @@ fi
 printf '{"a":[1,-2.5e-3,18446744073709551615,-9223372036854775808,1e400x],"b":{"b":null}}' > $C/json/bad_number
 printf '{"k":"\\u00e9\\ud83d\\ude00\\ud800","k":true,"":[[],{}],"n":0.1,"big":123456789012345678901234567890}' > $C/json/escapes
 printf '[{"pid":1,"comm":{"hex":"ff00"},"threads":[{"tid":1,"wake_hist":[0,1,2]}]}]' > $C/json/state_like
+
+# ---- ipc: requests as record, top and dump send them, and the agent's answers
+r=$C/ipc
+mkdir -p $r
+printf 'boundprof/1 record pids=1,2 hz=99\n' > $r/record_pids
+printf 'boundprof/1 record tree=1234\nstop\n' > $r/record_tree
+printf 'boundprof/1 record seconds=5 hz=49\n' > $r/record_secs
+printf 'boundprof/1 top cgroup=/user.slice/user-1000.slice\n' > $r/top_cgroup
+printf 'boundprof/1 dump pids=42\n' > $r/dump
+printf 'ok record hz=99\nnote a limit\nprofile 0\n' > $r/replies
+printf 'error 2 bad request\n' > $r/error

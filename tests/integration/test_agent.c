@@ -93,13 +93,15 @@ static void agent_start(struct agent *a, const char *name, const char *opts)
 	double deadline = wall_now() + 60;
 	char cmd[2048], *text, *p;
 
-	char log[64];
+	char log[64], sock[64];
 
 	snprintf(log, sizeof(log), "%s.log", name);
 	snprintf(a->dir, sizeof(a->dir), "%s", h_path(name));
 	snprintf(a->log, sizeof(a->log), "%s", h_path(log));
-	snprintf(cmd, sizeof(cmd), "%s agent --listen 127.0.0.1:0 --dir %s %s", h_bin(), a->dir,
-		 opts);
+	/* a socket of its own: agents of parallel tests never share /run/boundprof's */
+	snprintf(sock, sizeof(sock), "%s.sock", name);
+	snprintf(cmd, sizeof(cmd), "%s agent --listen 127.0.0.1:0 --socket %s --dir %s %s", h_bin(),
+		 h_path(sock), a->dir, opts);
 	a->pid = spawn_logged(cmd, a->log);
 	assert_true(a->pid > 0);
 	a->port = 0;
@@ -1711,7 +1713,8 @@ static void test_capabilities_dropped(void **state)
 	snprintf(a.dir, sizeof(a.dir), "%s", h_path("caps"));
 	snprintf(a.log, sizeof(a.log), "%s", h_path("caps.log"));
 	snprintf(cmd, sizeof(cmd), "setpriv --inh-caps=-all --bounding-set=%s %s agent "
-		 "--listen 127.0.0.1:0 --dir %s --interval 2", bset, h_bin(), a.dir);
+		 "--listen 127.0.0.1:0 --socket %s --dir %s --interval 2", bset, h_bin(),
+		 h_path("caps.sock"), a.dir);
 	a.pid = spawn_logged(cmd, a.log);
 	assert_true(a.pid > 0);
 	wait_windows(&a, 2, 60);

@@ -1284,12 +1284,13 @@ static void self__losses_drains_symbolizer__as_given(void **state)
 	assert_int_equal(VAL(&e, "boundprof_agent_process_exits_total"), 3009);
 	assert_string_equal(fam_type(&e, "boundprof_agent_http_connections"), "gauge");
 	assert_int_equal(VAL(&e, "boundprof_agent_http_connections"), 5);
-	assert_int_equal(count_series(&e, "boundprof_agent_http_rejected_total"), 4);
+	assert_int_equal(count_series(&e, "boundprof_agent_http_rejected_total"), 5);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "busy"), 20);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "peer"), 21);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "slots"), 22);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "unauthorized"),
 			 23);
+	assert_int_equal(VAL(&e, "boundprof_agent_http_rejected_total", "reason", "forbidden"), 24);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_evicted_total"), 17);
 	assert_int_equal(count_series(&e, "boundprof_agent_http_timeouts_total"), 3);
 	assert_int_equal(VAL(&e, "boundprof_agent_http_timeouts_total", "phase", "head"), 30);
