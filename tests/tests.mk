@@ -114,14 +114,15 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
 # Prometheus for the agent, perf as the unwinder's peer and Debian's
 # python3.11 and sqlite3 as programs without frame pointers (xz packs the
 # unit tests' MiniDebugInfo), Debian's ruby (with perl and node) for the
-# verdict on an interpreter boundprof does not walk; and playwright-core
+# verdict on an interpreter boundprof does not walk, Debian's R (r-base-core) for
+# the R walk and its peer Rprof; and playwright-core
 # from npm to drive Chromium.
 # Node.js and npm often come from elsewhere (nodesource): then they are
 # there, and never asked of apt-get (scripts/need.sh).
 TEST_NEEDS := stress-ng=stress-ng fio=fio go=golang-go chromium=chromium \
 	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm \
 	      perf=linux-perf sqlite3=sqlite3 /usr/bin/python3.11=python3.11 xz=xz-utils \
-	      ruby=ruby
+	      ruby=ruby Rscript=r-base-core
 
 test-deps: | $(DEPS_STAMP)
 	$(Q)$(NEED) -l $(OUT)/apt-test.log $(TEST_NEEDS)

@@ -229,6 +229,10 @@ struct bp_evidence {
 	double frac_syscall;		/* on-CPU samples in the kernel inside a system call */
 	uint32_t sys_top[3];		/* the calls most samples were in (x86-64 numbers) */
 	double sys_top_frac[3];		/* their share of the on-CPU samples; 0: none */
+	/* R: set when the process ran GNU R and its frames were walked (analyze/rlang.h) */
+	const char *r_version;		/* "4.2.2"; py_hot, hot_name and py_native as for Python */
+	bool r_nosrc;			/* no frame had a source line: R kept no srcrefs */
+	bool r_native_block;		/* the compiled code under it is a building block (BLAS) */
 };
 
 #define BP_VERDICT_LINES	10

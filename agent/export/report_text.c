@@ -427,6 +427,8 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		if (proc->python)
 			bp_buf_printf(out, ", Python %s%s", proc->python,
 				      proc->python_free_threaded ? " (free-threaded)" : "");
+		if (proc->r_version)
+			bp_buf_printf(out, ", R %s", proc->r_version);
 		bp_buf_printf(out, "\n");
 		if (ps->have_timeline)
 			wall_lines(out, p, ps);
