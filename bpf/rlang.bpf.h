@@ -46,9 +46,25 @@ struct bp_r_seen_map {
 };
 BP_EXTERN struct bp_r_seen_map r_seen SEC(".maps");
 
+struct bp_r_loc_key {
+	__u64 a;		/* the byte code, or the srcref */
+	__u64 pc;		/* the pc in it; ~0 for a srcref */
+	__u32 tgid;
+	__u32 pad;
+};
+
+/* locations already read: a frame word without its symbol */
+struct bp_r_locs_map {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 16384);
+	__type(key, struct bp_r_loc_key);
+	__type(value, __u64);
+};
+BP_EXTERN struct bp_r_locs_map r_locs SEC(".maps");
+
 struct bp_r_scratch {
 	struct bp_stack st;
-	__u8 cx[256];		/* BP_R_CTX_READ of them read */
+	__u8 cx[512];		/* BP_R_CTX_SPAN of them read */
 	struct bp_r_ev ev;
 };
 
@@ -151,6 +167,23 @@ static __always_inline void r_new(struct r_walk_ctx *c, __u64 addr, __u32 kind)
 	c->nnew += r_emit(c->tgid, addr, kind);
 }
 
+/* a node's header and first three words (CAR/CDR/TAG, or a vector's length): one read */
+struct r_node {
+	__u64 info;		/* sxpinfo: TYPEOF in the low 5 bits, ALTREP bit 7 */
+	__u64 attrib;
+	__u64 gc[2];
+	__u64 w[2];		/* CAR, CDR / length, truelength */
+};
+
+static __always_inline int r_node(__u64 x, struct r_node *n, int type)
+{
+	if (!x || (x & 7) || bpf_probe_read_user(n, sizeof(*n), (void *)x))
+		return -1;
+	if ((n->info & BP_R_TYPE_MASK) != (__u64)type)
+		return -1;
+	return 0;
+}
+
 /*
  * The line a srcref names (its first int) and its srcfile attribute; the
  * location of byte code is its constant pool's srcref for the pc, as in
@@ -158,33 +191,31 @@ static __always_inline void r_new(struct r_walk_ctx *c, __u64 addr, __u32 kind)
  * table when the source had srcrefs, one constant index per code slot.
  * Returned packed as a frame word: srcfile >> 3 | line << 45 (0: none).
  */
-__noinline __u64 r_loc(__u32 tgid, __u64 sref, __u64 body, __u64 pc, __u32 rel_pc)
+static __always_inline __u64 r_loc_read(struct bp_r_proc *r, __u64 sref, __u64 body, __u64 pc,
+					__u32 rel_pc)
 {
-	struct bp_r_proc *r = bpf_map_lookup_elem(&r_procs, &tgid);
+	struct r_node n;
 	__u64 attrib, pl[3], srcfile = 0;
 	__s32 line = 0;
-	bool alt = false;
 	int i;
 
-	if (!r || !sref)
-		return 0;
 	if (sref == r->in_bc) {
 		__u64 code, consts, nc, last, tlen, rel;
 		__s32 idx = -1;
 
-		if (r_type(body, &alt) != BP_R_BCODESXP)
+		if (r_node(body, &n, BP_R_BCODESXP))
 			return 0;
-		code = r_rd(body + BP_R_CAR);
-		consts = r_rd(body + BP_R_CDR);
-		if (r_type(consts, &alt) != BP_R_VECSXP || alt)
+		code = n.w[0];
+		consts = n.w[1];
+		if (r_node(consts, &n, BP_R_VECSXP) || (n.info & BP_R_ALTREP))
 			return 0;
-		nc = r_rd(consts + BP_R_VLEN);
+		nc = n.w[0];
 		if (nc < 1 || nc > (1U << 24))
 			return 0;
 		last = r_rd(consts + BP_R_VDATA + 8 * (nc - 1));
-		if (r_type(last, &alt) != BP_R_INTSXP || alt)
+		if (r_node(last, &n, BP_R_INTSXP) || (n.info & BP_R_ALTREP))
 			return 0;
-		tlen = r_rd(last + BP_R_VLEN);
+		tlen = n.w[0];
 		if (rel_pc) {
 			rel = pc;
 		} else {
@@ -199,11 +230,11 @@ __noinline __u64 r_loc(__u32 tgid, __u64 sref, __u64 body, __u64 pc, __u32 rel_p
 			return 0;
 		sref = r_rd(consts + BP_R_VDATA + 8 * (__u64)idx);
 	}
-	if (r_type(sref, &alt) != BP_R_INTSXP || alt)
+	if (r_node(sref, &n, BP_R_INTSXP) || (n.info & BP_R_ALTREP) || n.w[0] < 1)
 		return 0;
 	if (bpf_probe_read_user(&line, sizeof(line), (void *)(sref + BP_R_VDATA)) || line <= 0)
 		return 0;
-	attrib = r_rd(sref + BP_R_ATTRIB);
+	attrib = n.attrib;
 	/* srcref's attributes: srcfile and class */
 	for (i = 0; i < 4; i++) {
 		if (!attrib || attrib == r->nil ||
@@ -218,26 +249,52 @@ __noinline __u64 r_loc(__u32 tgid, __u64 sref, __u64 body, __u64 pc, __u32 rel_p
 	return bp_r_word(srcfile, line, 0);
 }
 
-/* the function a call names: f, pkg::f, pkg:::f or obj$f give f; 0 for anything else */
-__noinline __u64 r_fun(__u32 tgid, __u64 call)
+/*
+ * The same, through r_locs: a byte-code body and pc (or a srcref) seen
+ * before costs one lookup instead of a dozen reads. *fresh says it was
+ * read now (its source file may be new to userspace).
+ */
+__noinline __u64 r_loc(__u32 tgid, __u64 sref, __u64 body, __u64 pc, __u32 rel_pc)
 {
 	struct bp_r_proc *r = bpf_map_lookup_elem(&r_procs, &tgid);
-	__u64 head, car, sym;
-	bool alt;
-	int t;
+	struct bp_r_loc_key k = { .tgid = tgid };
+	__u64 *hit, loc;
 
-	if (!r)
+	if (!r || !sref)
 		return 0;
-	head = r_rd(call + BP_R_CAR);
-	t = r_type(head, &alt);
-	if (t == BP_R_SYMSXP)
+	if (sref == r->in_bc) {
+		k.a = body;
+		k.pc = pc;
+	} else {
+		k.a = sref;
+		k.pc = ~0ULL;
+	}
+	hit = bpf_map_lookup_elem(&r_locs, &k);
+	if (hit)
+		return *hit;
+	loc = r_loc_read(r, sref, body, pc, rel_pc);
+	bpf_map_update_elem(&r_locs, &k, &loc, BPF_ANY);
+	return loc | BP_R_BUILTIN;	/* the bit says: read now */
+}
+
+/* the function a call names: f, pkg::f, pkg:::f or obj$f give f; 0 for anything else */
+__noinline __u64 r_fun(__u32 tgid, __u64 head)
+{
+	struct bp_r_proc *r = bpf_map_lookup_elem(&r_procs, &tgid);
+	struct r_node n;
+	__u64 car, sym;
+	bool alt;
+
+	if (!r || !head || (head & 7) || bpf_probe_read_user(&n, sizeof(n), (void *)head))
+		return 0;
+	if ((n.info & BP_R_TYPE_MASK) == BP_R_SYMSXP)
 		return head;
-	if (t != BP_R_LANGSXP)
+	if ((n.info & BP_R_TYPE_MASK) != BP_R_LANGSXP)
 		return 0;
-	car = r_rd(head + BP_R_CAR);
+	car = n.w[0];
 	if (!car || (car != r->dcolon && car != r->tcolon && car != r->dollar))
 		return 0;
-	sym = r_rd(r_rd(r_rd(head + BP_R_CDR) + BP_R_CDR) + BP_R_CAR);
+	sym = r_rd(r_rd(n.w[1] + BP_R_CDR) + BP_R_CAR);
 	return r_type(sym, &alt) == BP_R_SYMSXP ? sym : 0;
 }
 
@@ -246,49 +303,49 @@ static long r_walk_ctx(__u32 i, void *data)
 	struct r_walk_ctx *c = data;
 	struct bp_r_proc *r = c->r;
 	struct bp_r_scratch *sc = c->sc;
-	__u64 hdr[2], call, sym, srcfile, loc;
+	__u64 call, sym, srcfile, loc, next, flag;
 	__u32 lo = r->ctx_lo;
-	bool alt;
+	struct r_node n;
 
 	if (!c->cx)
 		return 1;
-	if (bpf_probe_read_user(hdr, sizeof(hdr), (void *)c->cx)) {
+	/* one read per context: from nextcontext to past srcref (reads cost more than bytes) */
+	if (bpf_probe_read_user(sc->cx, BP_R_CTX_SPAN, (void *)c->cx)) {
 		stat_inc(BP_STAT_R_CTX_ERR);
 		return 1;
 	}
-	if (!((__u32)hdr[1] & (BP_R_CTXT_FUNCTION | BP_R_CTXT_BUILTIN)))
+	next = py_rd64(sc->cx, 0, 512);
+	flag = py_rd32(sc->cx, 8, 512);
+	if (!(flag & (BP_R_CTXT_FUNCTION | BP_R_CTXT_BUILTIN)))
 		goto next;
-	if (bpf_probe_read_user(sc->cx, BP_R_CTX_READ, (void *)(c->cx + lo))) {
-		stat_inc(BP_STAT_R_CTX_ERR);
-		return 1;
-	}
-	call = py_rd64(sc->cx, r->c_call, 256);
-	/* a context a longjmp left behind reads as garbage: stop at the first */
-	if (r_type(call, &alt) != BP_R_LANGSXP)
+	call = py_rd64(sc->cx, lo + r->c_call, 512);
+	/* a context a longjmp left behind reads as garbage: skip it */
+	if (r_node(call, &n, BP_R_LANGSXP))
 		goto next;
 	if (c->n >= BP_R_FRAMES_MAX) {
 		stat_inc(BP_STAT_R_TRUNC);
 		return 1;
 	}
-	sym = r_fun(c->tgid, call);
+	sym = r_fun(c->tgid, n.w[0]);
 	loc = r_loc(c->tgid, c->loc_srcref, c->loc_body, c->loc_pc, c->loc_rel);
 	srcfile = bp_r_word_sym(loc);
 	sc->st.ips[(2 * c->n) & 127] = bp_r_word(sym, bp_r_word_line(loc),
-						 (__u32)hdr[1] & BP_R_CTXT_BUILTIN);
+						 flag & BP_R_CTXT_BUILTIN);
 	sc->st.ips[(2 * c->n + 1) & 127] = srcfile;
 	c->n++;
 	r_new(c, sym, BP_R_EV_SYM);
-	r_new(c, srcfile, BP_R_EV_SRCFILE);
+	if (loc & BP_R_BUILTIN)
+		r_new(c, srcfile, BP_R_EV_SRCFILE);
 	/* this context saved where its caller was: the next frame's line */
-	c->loc_srcref = py_rd64(sc->cx, r->c_srcref, 256);
-	c->loc_body = py_rd64(sc->cx, r->c_bcbody, 256);
+	c->loc_srcref = py_rd64(sc->cx, lo + r->c_srcref, 512);
+	c->loc_body = py_rd64(sc->cx, lo + r->c_bcbody, 512);
 	c->loc_rel = r->pc_kind == BP_R_PC_REL;
 	if (c->loc_rel)
-		c->loc_pc = py_rd64(sc->cx, r->c_relpc, 256);
+		c->loc_pc = py_rd64(sc->cx, lo + r->c_relpc, 512);
 	else
-		c->loc_pc = r_rd(py_rd64(sc->cx, r->c_bcpc, 256));
+		c->loc_pc = r_rd(py_rd64(sc->cx, lo + r->c_bcpc, 512));
 next:
-	c->cx = hdr[0];
+	c->cx = next;
 	return 0;
 }
 

@@ -78,8 +78,8 @@ static inline __u32 bp_r_word_line(__u64 w)
 #define BP_R_TYPE_MASK		0x1f
 #define BP_R_ALTREP		0x80
 
-/* a context is read from ctx_lo, this many bytes: covers call .. srcref */
-#define BP_R_CTX_READ		160
+/* a context is read whole from its start, this many bytes: to past srcref in 4.0 - 4.5 */
+#define BP_R_CTX_SPAN		408
 
 /* bp_r_proc.pc_kind: how a context says where its caller's byte code was */
 enum bp_r_pc {
