@@ -21,6 +21,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/groups.h"
+#include "analyze/python.h"
 #include "cli.h"
 #include "options.h"
 #include "collect/loader.h"
@@ -384,6 +385,7 @@ static int term_rows(void)
 
 static int snapshot(struct bp_session *s, struct top_state *st, double dt)
 {
+	struct bp_profile *view = NULL;
 	struct bp_summary sum;
 	int err;
 
@@ -403,16 +405,26 @@ static int snapshot(struct bp_session *s, struct top_state *st, double dt)
 		st->busy0 = busy;
 		st->total0 = total;
 	}
-	err = bp_summarize(s->prof, 1, &sum);
+	/* Python and R processes by their own functions, as record and report show them */
+	if (bp_python_has_frames(s->prof)) {
+		view = bp_python_view(s->prof);
+		if (!view) {
+			cli_error("out of memory while summarizing");
+			return -ENOMEM;
+		}
+	}
+	err = bp_summarize(view ? view : s->prof, 1, &sum);
 	if (!err)
-		err = bp_verdicts(s->prof, &sum);
+		err = bp_verdicts(view ? view : s->prof, &sum);
 	if (err) {
 		cli_error("out of memory while summarizing");
 		bp_summary_free(&sum);
+		bp_profile__free(view);
 		return err;
 	}
-	render(st, s->prof, &sum, dt);
+	render(st, view ? view : s->prof, &sum, dt);
 	bp_summary_free(&sum);
+	bp_profile__free(view);
 	return 0;
 }
 
