@@ -6,8 +6,7 @@
 #include "analyze/python.h"
 #include "analyze/rlang.h"
 
-/* any R frame of the process with a source line: R kept its srcrefs */
-static bool has_lines(const struct bp_profile *p, uint32_t pid)
+bool bp_r_has_lines(const struct bp_profile *p, uint32_t pid)
 {
 	uint32_t i, nr, k;
 
@@ -32,7 +31,7 @@ void bp_r_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
 	char lbl[160];
 
 	e->r_version = ps->proc->r_version;
-	e->r_nosrc = !has_lines(p, ps->proc->pid);
+	e->r_nosrc = !bp_r_has_lines(p, ps->proc->pid);
 	/* the walked-interpreter hot spot: the innermost R frame of most samples */
 	if (bp_python_hot(p, ps->proc->pid, &h) || !hot_len)
 		return;

@@ -15,6 +15,9 @@
 #include "analyze/classify.h"
 #include "analyze/analyze.h"
 
+/* any R frame of the process has a source line: R kept its srcrefs */
+bool bp_r_has_lines(const struct bp_profile *p, uint32_t pid);
+
 void bp_r_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
 		   struct bp_evidence *e, char *hot, size_t hot_len);
 

@@ -7,6 +7,7 @@
 #include "model/hist.h"
 #include "export/report_json.h"
 #include "analyze/pipeline.h"
+#include "analyze/rlang.h"
 #include "analyze/syscalls.h"
 #include "model/waits.h"
 #include "util/json.h"
@@ -682,6 +683,8 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_key(w, "r");
 		bp_json_w_begin_object(w);
 		bp_json_w_kv_string(w, "version", proc->r_version);
+		/* false: R kept no srcrefs (docs/r.md) */
+		bp_json_w_kv_bool(w, "lines", bp_r_has_lines(p, proc->pid));
 		bp_json_w_end_object(w);
 	}
 	write_kinds(w, "off_cpu_s", ps->off_s);

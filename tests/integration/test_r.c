@@ -192,6 +192,7 @@ static void test_r_split(void **state)
 	assert_true(got > peer - 0.03 && got < peer + 0.03);
 	assert_int_equal(hline, rline);
 	assert_int_equal(hline, want);
+	assert_true(bp_json_bool(bp_json_path(proc, "r.lines")) == 1);
 	bp_json_free(rep);
 }
 
@@ -419,7 +420,10 @@ static void test_r_unknown_version(void **state)
 	bp_json_free(rep);
 }
 
-/* every loss the R walk can have is a named counter in the report */
+/*
+ * Every loss the R walk can have is a named counter in the report; and
+ * code from the command line keeps no srcrefs: the report says so.
+ */
 static void test_r_counters(void **state)
 {
 	static const char *const names[] = {
@@ -431,13 +435,16 @@ static void test_r_counters(void **state)
 	struct run r;
 
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)json, "--", RSCRIPT,
-				    "-e", "x <- 0; for (i in 1:1e6) x <- x + i"), 60, &r), 0);
+				    "-e", "f <- function(n) { x <- 0; for (i in 1:n) x <- x + i; x }; "
+				    "f(3e6)"), 60, &r), 0);
 	assert_int_equal(r.exit_code, 0);
 	h_run_free(&r);
 	rep = h_json_file(json);
 	assert_non_null(rep);
 	for (i = 0; i < sizeof(names) / sizeof(names[0]); i++)
 		assert_non_null(bp_json_get(bp_json_get(rep, "drops_detail"), names[i]));
+	assert_non_null(r_proc(rep, 0));
+	assert_true(bp_json_bool(bp_json_path(r_proc(rep, 0), "r.lines")) == 0);
 	bp_json_free(rep);
 }
 
