@@ -729,13 +729,12 @@ static void r_levers(const struct bp_evidence *e, struct bp_verdict *v)
 		      "(%%*%%, crossprod: BLAS) for numeric work");
 		LEVER("For the proven hotspot, compiled code with Rcpp");
 	} else if (e->r_native_block) {
-		LEVER("%s already spends %.0f%% of its time in %s, a building block that is tuned "
-		      "already: vectorizing R will not help. Call it less often or on less data%s",
+		LEVER("%s spends %.0f%% of its time in %s, a building block tuned already: "
+		      "vectorizing R will not help. Call it less often, on less data%s",
 		      e->hot_name, pct(e->py_native), e->py_native_name,
 		      strstr(e->py_native_name, "blas") || strstr(e->py_native_name, "lapack") ?
-		      "; call it on bigger blocks (batch small products into large ones), and "
-		      "link R to a tuned, multi-threaded BLAS (OpenBLAS, MKL) if it uses the "
-		      "reference one" : "");
+		      "; or on bigger blocks, through a tuned multi-threaded BLAS (OpenBLAS, "
+		      "MKL) if R uses the reference one" : "");
 	} else {
 		LEVER("%s already spends %.0f%% of its time inside compiled code (%s): faster R "
 		      "will not help. Look at the algorithm: call it less often, on less data, or "

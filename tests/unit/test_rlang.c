@@ -183,7 +183,7 @@ static void classify__r_levers(void **state)
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 	assert_true(has_line(&v, false, "90% of its time is compiled code it calls, mostly dsyrk_"));
 	assert_true(has_line(&v, true, "building block"));
-	assert_true(has_line(&v, true, "tuned, multi-threaded BLAS"));
+	assert_true(has_line(&v, true, "if R uses the reference one"));
 	assert_false(has_line(&v, true, "Vectorize"));
 	bp_verdict_free(&v);
 	/* no srcrefs: the report names the option */
