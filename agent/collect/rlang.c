@@ -202,6 +202,26 @@ static void name_put(struct bp_rlang *r, uint32_t pid, uint64_t addr, uint32_t k
 	r->nr_names++;
 }
 
+/* a process's names go with it (its exit or exec): the table stays bounded */
+static void names_drop(struct bp_rlang *r, uint32_t pid)
+{
+	uint32_t i, n = 0;
+
+	for (i = 0; i < r->nr_names; i++) {
+		if (r->names[i].pid == pid)
+			free(r->names[i].s);
+		else
+			r->names[n++] = r->names[i];
+	}
+	if (n == r->nr_names)
+		return;
+	r->nr_names = n;
+	bp_htab_clear(&r->name_h);
+	for (i = 0; i < n; i++)
+		bp_htab_insert(&r->name_h, name_hash(r->names[i].pid, r->names[i].addr,
+						     r->names[i].kind), i);
+}
+
 /* --- reading the process and its files ------------------------------------ */
 
 static int mem_read(pid_t pid, uint64_t addr, void *buf, size_t len)
@@ -518,8 +538,11 @@ void bp_rlang__exec(struct bp_rlang *r, pid_t pid)
 {
 	struct r_proc *p = proc_find(r, pid);
 
-	if (p)
+	if (p) {
+		if (p->module)
+			names_drop(r, pid);
 		proc_reset(p);
+	}
 }
 
 void bp_rlang__exited(struct bp_rlang *r, pid_t pid)
@@ -539,6 +562,8 @@ void bp_rlang__retire(struct bp_rlang *r)
 		struct r_proc *p = r->procs[i];
 
 		if (p->retiring) {
+			if (p->module)
+				names_drop(r, p->pid);
 			proc_reset(p);
 			free(p);
 			continue;
