@@ -203,15 +203,16 @@ static void test_r_split(void **state)
 static void test_r_native(void **state)
 {
 	const char *fix = fixture_r("rblas.R"), *json = h_path("blas.json");
-	const char *folded = h_path("blas.folded");
-	double blas = 0, all = 0;
+	const char *folded = h_path("blas.folded"), *pb = h_path("blas.pb.gz");
+	const char *mixed = h_path("blas.native.folded");
+	double blas = 0, all = 0, interp = 0, mixed_interp = 0;
 	const struct bp_json *proc;
 	struct bp_json *rep;
 	char lv[4096], *text, *line, *save = NULL;
 	struct run r;
 
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "499", "-o", (char *)json,
-				    "-o", (char *)folded, "--", RSCRIPT, "-e",
+				    "-o", (char *)folded, "-o", (char *)pb, "--", RSCRIPT, "-e",
 				    (char *)source_expr(fix), "3"), 180, &r), 0);
 	if (r.exit_code)
 		print_run("rblas.R", &r);
@@ -229,7 +230,23 @@ static void test_r_native(void **state)
 		all += n;
 		if (strstr(line, ";gram;crossprod;dsyrk") || strstr(line, ";gram;crossprod;dgemm"))
 			blas += n;
+		/* the R view: nothing of the interpreter's own (Rf_eval, R_execClosure) */
+		if (strstr(line, ";Rf_"))
+			interp += n;
 	}
+	free(text);
+	/* the mixed view, again from the saved profile: the interpreter's frames are there */
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "report", (char *)pb, "--native", "-o",
+				    (char *)mixed), 60, &r), 0);
+	if (r.exit_code)
+		print_run("report --native", &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	text = h_slurp(mixed, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, ";gram;") && strstr(line, ";Rf_"))
+			mixed_interp += atof(strrchr(line, ' ') + 1);
 	free(text);
 	rep = h_json_file(json);
 	assert_non_null(rep);
@@ -241,6 +258,8 @@ static void test_r_native(void **state)
 		blas, all);
 	assert_true(all > 0);
 	assert_true(blas >= 0.5 * all);
+	assert_true(interp == 0);
+	assert_true(mixed_interp > 0);
 	assert_null(strstr(lv, "Vectorize"));
 	bp_json_free(rep);
 }
