@@ -720,10 +720,10 @@ static void r_levers(const struct bp_evidence *e, struct bp_verdict *v)
 	bool compiled = e->py_native >= PY_NATIVE_SHARE && e->py_native_name[0];
 
 	if (!compiled) {
-		LEVER("Vectorize %s: it runs as interpreted R (%.0f%% of its time in R's "
-		      "interpreter loop). Use whole-vector operations (arithmetic on vectors, "
-		      "cumsum, rowSums, ifelse, vapply) instead of the element-by-element loop; "
-		      "4x faster there gives %.2fx overall", e->hot_name, pct(1 - e->py_native),
+		LEVER("Vectorize %s: %.0f%% of its time is in R's interpreter (libR), not in "
+		      "compiled code it calls. Where it loops element by element, use whole-vector "
+		      "operations (arithmetic on vectors, cumsum, rowSums, ifelse, vapply); 4x "
+		      "faster there gives %.2fx overall", e->hot_name, pct(1 - e->py_native),
 		      v->hot_4x);
 		LEVER("If it does not vectorize: data.table for grouped work, or matrix algebra "
 		      "(%%*%%, crossprod: BLAS) for numeric work");
