@@ -78,7 +78,7 @@ struct bp_oncpu_val {
 #define BP__STAT_NONE(...)
 enum bp_stat {
 	BP_COUNTERS(BP__STAT_ENUM, BP__STAT_NONE)
-	BP_STAT__MAX = 32,
+	BP_STAT__MAX = 48,
 };
 #undef BP__STAT_ENUM
 #undef BP__STAT_NONE

@@ -85,6 +85,11 @@
 	    "Python code objects not copied: event ring full (tried again later)")		\
 	BPF(SWITCH_UNSEEN, 31, "switches_unseen", REPAIR,						\
 	    "switch-ins the kernel did not trace: their run time taken from its own count")	\
+	BPF(R_CTX_ERR, 32, "r_contexts_unreadable", LOST,					\
+	    "R stacks cut at a context or name that could not be read")			\
+	BPF(R_TRUNC, 33, "r_stacks_truncated", LOST, "R stacks truncated at 63 frames")	\
+	BPF(R_NAME_LOST, 34, "r_names_lost", LOST,						\
+	    "R function names or source files not sent: event ring full (tried again later)") \
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: the unwind stopped early")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\

@@ -12,6 +12,7 @@
 #include "common.bpf.h"
 #include "stacks.bpf.h"
 #include "python.bpf.h"
+#include "rlang.bpf.h"
 
 #define PF_KTHREAD	0x00200000
 
@@ -122,6 +123,9 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	/* Python frames apart from the native walk: merged in userspace */
 	if (!(task->flags & PF_KTHREAD) && !in_exec)
 		key.pystack = py_store_stack(task, tgid, tid, idx);
+	/* or R's: a process runs one of the two (its own subprogram, verified once) */
+	if (!key.pystack && !(task->flags & PF_KTHREAD) && !in_exec)
+		key.pystack = r_store_stack(tgid, tid, idx);
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (!val) {

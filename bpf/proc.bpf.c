@@ -16,6 +16,7 @@
 #include "stacks.bpf.h"
 #include "unwind.bpf.h"
 #include "python.bpf.h"
+#include "rlang.bpf.h"
 
 volatile __u32 buf_idx = 0;
 const volatile __u8 filter_targets = 0;
@@ -25,6 +26,7 @@ const volatile __u32 filter_cgroup_tree = 0;
 const volatile __u32 filter_cgroup_ssid = 0;
 const volatile __u8 unwind_on = 0;
 const volatile __u8 py_walk = 0;
+const volatile __u8 r_walk = 0;
 
 SEC("tp_btf/sched_process_fork")
 int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
@@ -70,6 +72,7 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	/* the new image is found anew: never walk it with the old one's offsets */
 	bpf_map_delete_elem(&py_procs, &tgid);
+	bpf_map_delete_elem(&r_procs, &tgid);
 	emit_event(BP_EV_EXEC, tgid, BPF_CORE_READ(p, real_parent, tgid), flags);
 	return 0;
 }
@@ -86,6 +89,7 @@ int BPF_PROG(bp_exit, struct task_struct *p)
 	bpf_map_delete_elem(&unwind_procs, &tgid);
 	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
 	bpf_map_delete_elem(&py_procs, &tgid);
+	bpf_map_delete_elem(&r_procs, &tgid);
 	if (filter_targets) {
 		if (bpf_map_delete_elem(&targets, &tgid) != 0)
 			return 0;

@@ -57,6 +57,7 @@ struct record_opts {
 	uint64_t unwind_mem;
 	bool native;
 	bool no_python;
+	bool no_r;
 	char **cmd;
 	char cmd_path[PATH_MAX];	/* where execvp will find cmd[0] */
 };
@@ -82,7 +83,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: boundprof record [-a | -p PID[,PID...] | -G CGROUP] [-d SECONDS] [-F HZ]\n"
 		"                        [-o FILE]... [-g user|cgroup|unit] [--json] [--no-offcpu]\n"
-		"                        [--unwind-mem SIZE] [--native] [--no-python] [-v] [-r N]\n"
+		"                        [--unwind-mem SIZE] [--native] [--no-python] [--no-r] [-v] [-r N]\n"
 		"                        [--own MODULE]... [--lines] [-- COMMAND [ARG...]]\n"
 		"\n"
 		"  -a, --all-cpus     whole system (the default without -p, -G or COMMAND)\n"
@@ -104,10 +105,12 @@ static void usage(FILE *f)
 		"                     median and spread of its wall time (default 1)\n"
 		"      --unwind-mem SIZE  kernel memory for the tables that unwind code without\n"
 		"                     frame pointers (default 16M; 0: frame pointers only)\n"
-		"      --native       Python processes: every native frame, with the Python\n"
-		"                     frames in place of the interpreter frames that ran them\n"
-		"                     (default: Python frames and the native code they call)\n"
+		"      --native       Python and R processes: every native frame, with the\n"
+		"                     Python or R frames beside the interpreter frames that\n"
+		"                     ran them (default: Python or R frames and the native\n"
+		"                     code they call)\n"
 		"      --no-python    no Python frames: the native stacks alone\n"
+		"      --no-r         no R frames: the native stacks alone\n"
 		"      --own MODULE   advice may name code in MODULE (libfoo.so.1), a library\n"
 		"                     it would otherwise treat as a building block; may repeat\n"
 		"      --lines        folded stacks and flame graphs: a frame per source line\n"
@@ -136,6 +139,7 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 		{ "unwind-mem", required_argument, NULL, 'U' },
 		{ "native", no_argument, NULL, 'n' },
 		{ "no-python", no_argument, NULL, 'P' },
+		{ "no-r", no_argument, NULL, 'R' },
 		{ "own", required_argument, NULL, 'O' },
 		{ "lines", no_argument, NULL, 'L' },
 		{ "verbose", no_argument, NULL, 'v' },
@@ -205,6 +209,9 @@ static int parse_args(int argc, char **argv, struct record_opts *o)
 			break;
 		case 'P':
 			o->no_python = true;
+			break;
+		case 'R':
+			o->no_r = true;
 			break;
 		case 'L':
 			render_lines(true);
@@ -516,6 +523,7 @@ int cmd_record(int argc, char **argv)
 	so.no_unwind = o.no_unwind;
 	so.unwind_mem = o.unwind_mem;
 	so.no_python = o.no_python;
+	so.no_r = o.no_r;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -21,6 +21,7 @@
 
 #include "analyze/analyze.h"
 #include "analyze/groups.h"
+#include "analyze/python.h"
 #include "cli.h"
 #include "options.h"
 #include "collect/loader.h"
@@ -387,6 +388,7 @@ static int term_rows(void)
 /* one refresh of the profile so far */
 static int snapshot_of(struct bp_profile *p, struct top_state *st, double dt)
 {
+	struct bp_profile *view = NULL;
 	struct bp_summary sum;
 	uint64_t busy, total;
 	int err;
@@ -398,16 +400,26 @@ static int snapshot_of(struct bp_profile *p, struct top_state *st, double dt)
 		st->busy0 = busy;
 		st->total0 = total;
 	}
-	err = bp_summarize(p, 1, &sum);
+	/* Python and R processes by their own functions, as record and report show them */
+	if (bp_python_has_frames(p)) {
+		view = bp_python_view(p);
+		if (!view) {
+			cli_error("out of memory while summarizing");
+			return -ENOMEM;
+		}
+	}
+	err = bp_summarize(view ? view : p, 1, &sum);
 	if (!err)
-		err = bp_verdicts(p, &sum);
+		err = bp_verdicts(view ? view : p, &sum);
 	if (err) {
 		cli_error("out of memory while summarizing");
 		bp_summary_free(&sum);
+		bp_profile__free(view);
 		return err;
 	}
-	render(st, p, &sum, dt);
+	render(st, view ? view : p, &sum, dt);
 	bp_summary_free(&sum);
+	bp_profile__free(view);
 	return 0;
 }
 

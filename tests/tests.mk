@@ -115,14 +115,15 @@ test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
 # python3.11 and sqlite3 as programs without frame pointers (xz packs the
 # unit tests' MiniDebugInfo), Debian's ruby (with perl and node) for the
 # verdict on an interpreter boundprof does not walk; curl, a short-lived
-# network client run once per input by a shell loop; and playwright-core
+# network client run once per input by a shell loop; Debian's R (r-base-core)
+# for the R walk and its peer Rprof; and playwright-core
 # from npm to drive Chromium.
 # Node.js and npm often come from elsewhere (nodesource): then they are
 # there, and never asked of apt-get (scripts/need.sh).
 TEST_NEEDS := stress-ng=stress-ng fio=fio go=golang-go chromium=chromium \
 	      prometheus=prometheus promtool=prometheus node=nodejs npm=npm \
 	      perf=linux-perf sqlite3=sqlite3 /usr/bin/python3.11=python3.11 xz=xz-utils \
-	      ruby=ruby curl=curl eu-stack=elfutils \
+	      ruby=ruby curl=curl eu-stack=elfutils Rscript=r-base-core \
 	      '/usr/lib/postgresql/15/bin/postgres|/usr/lib/postgresql/16/bin/postgres|/usr/lib/postgresql/17/bin/postgres'=postgresql
 
 test-deps: | $(DEPS_STAMP)

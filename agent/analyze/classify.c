@@ -711,9 +711,14 @@ static void hot_lines(const struct bp_evidence *e, struct bp_verdict *v)
 	else if (e->hot_foreign && e->hot_module)
 		EVIDENCE("%s is in %s, code the program calls but does not own (--own %s "
 			 "if it does)", e->hot_name, e->hot_module, e->hot_module);
-	if (e->python && e->py_hot && e->py_native > 0 && e->py_native_name[0])
+	if ((e->python || e->r_version) && e->py_hot && e->py_native > 0 && e->py_native_name[0])
 		EVIDENCE("%.0f%% of its time is compiled code it calls, mostly %s",
 			 pct(e->py_native), e->py_native_name);
+	if (e->r_version && e->r_nosrc)
+		EVIDENCE("R %s kept no source references, so its frames have no lines: run the "
+			 "script with source(\"FILE.R\", keep.source = TRUE), or set "
+			 "options(keep.source = TRUE) before it is parsed (Rscript FILE.R keeps none)",
+			 e->r_version);
 }
 
 /* at least this share of a Python function's time inside compiled code: already compiled */
@@ -749,6 +754,43 @@ static void python_levers(const struct bp_evidence *e, struct bp_verdict *v)
 		LEVER("Then parallelize with processes (multiprocessing, joblib): %s", threads ?
 		      "Python threads share one GIL" : "one interpreter per CPU, and threads "
 		      "would share one GIL");
+}
+
+/*
+ * R's ladder for a hotspot in the interpreter: vectorize (whole-vector
+ * operations instead of the loop), then data.table or matrix algebra
+ * (BLAS), then Rcpp for the proven hotspot, then processes: R evaluates
+ * on one thread. Time already in compiled code it calls (BLAS, a package's
+ * C) is a building block: use it less or better, never "vectorize".
+ */
+static void r_levers(const struct bp_evidence *e, struct bp_verdict *v)
+{
+	bool compiled = e->py_native >= PY_NATIVE_SHARE && e->py_native_name[0];
+
+	if (!compiled) {
+		LEVER("Vectorize %s: %.0f%% of its time is in R's interpreter (libR), not in "
+		      "compiled code it calls. Where it loops element by element, use whole-vector "
+		      "operations (arithmetic on vectors, cumsum, rowSums, ifelse, vapply); 4x "
+		      "faster there gives %.2fx overall", e->hot_name, pct(1 - e->py_native),
+		      v->hot_4x);
+		LEVER("If it does not vectorize: data.table for grouped work, or matrix algebra "
+		      "(%%*%%, crossprod: BLAS) for numeric work");
+		LEVER("For the proven hotspot, compiled code with Rcpp");
+	} else if (e->r_native_block) {
+		LEVER("%s spends %.0f%% of its time in %s, a building block tuned already: "
+		      "vectorizing R will not help. Call it less often, on less data%s",
+		      e->hot_name, pct(e->py_native), e->py_native_name,
+		      strstr(e->py_native_name, "blas") || strstr(e->py_native_name, "lapack") ?
+		      "; or on bigger blocks, through a tuned multi-threaded BLAS (OpenBLAS, "
+		      "MKL) if R uses the reference one" : "");
+	} else {
+		LEVER("%s already spends %.0f%% of its time inside compiled code (%s): faster R "
+		      "will not help. Look at the algorithm: call it less often, on less data, or "
+		      "a cheaper variant", e->hot_name, pct(e->py_native), e->py_native_name);
+	}
+	if (e->ncpus > 1)
+		LEVER("Then run it in parallel in processes: parallel::mclapply or the future "
+		      "package (R evaluates on one thread)");
 }
 
 /* what this machine streams with p CPUs busy (GB/s), between the one- and n-thread runs */
@@ -928,6 +970,10 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 	v->cls = BP_CLASS_CPU;
 	if (e->python && e->py_hot && e->hot_frac > 0) {
 		python_levers(e, v);
+		return;
+	}
+	if (e->r_version && e->py_hot && e->hot_frac > 0) {
+		r_levers(e, v);
 		return;
 	}
 	if (e->interp) {

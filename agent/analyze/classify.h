@@ -257,6 +257,10 @@ struct bp_evidence {
 	double sibling_wake;		/* of lock-wait time, ended by its own threads; <0 unknown */
 	char lock_site[160];		/* where they waited: pthread_mutex_lock's caller, "" unknown */
 	double lock_site_share;		/* ... its share of the lock wait */
+	/* R: set when the process ran GNU R and its frames were walked (analyze/rlang.h) */
+	const char *r_version;		/* "4.2.2"; py_hot, hot_name and py_native as for Python */
+	bool r_nosrc;			/* no frame had a source line: R kept no srcrefs */
+	bool r_native_block;		/* the compiled code under it is a building block (BLAS) */
 };
 
 #define BP_VERDICT_LINES	10

@@ -1,13 +1,14 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * Interpreters boundprof does not walk: Perl, Ruby, Node.js without a perf
- * map, Java without one, R, the shells, Lua, PHP. Their samples show the
+ * map, Java without one, R when its frames are not walked, the shells, Lua, PHP. Their samples show the
  * interpreter's own C functions (Perl_pp_sin, vm_exec_core), which no user
  * of the script can change; the script's functions are not in the stacks.
  * The verdict then says so, names the language's own profiler (or the
  * perf map boundprof reads), and says what it can: the building blocks the
- * script calls. Python is walked (collect/python.h), and so is any runtime
- * that gets a walker later: it is not in this table.
+ * script calls. Python is walked (collect/python.h), and so is R
+ * (collect/rlang.h): R stays in this table for an R that is not walked (a
+ * version boundprof does not know, --no-r).
  */
 #ifndef BP_ANALYZE_INTERP_H
 #define BP_ANALYZE_INTERP_H

@@ -14,6 +14,7 @@
 #include "analyze/owned.h"
 #include "analyze/python.h"
 #include "analyze/turns.h"
+#include "analyze/rlang.h"
 #include "analyze/verdict.h"
 #include "model/waits.h"
 
@@ -271,7 +272,7 @@ static void interp_evidence(const struct bp_profile *p, const struct bp_proc_sum
 	size_t n = 0;
 	uint32_t i, named = 0;
 
-	if (ps->proc->python || bp_frame_owned(first))
+	if (ps->proc->python || ps->proc->r_version || bp_frame_owned(first))
 		return;
 	if (e->hot_own && !e->hot_unnamed)
 		return;
@@ -371,6 +372,10 @@ static void python_evidence(const struct bp_profile *p, const struct bp_proc_sum
 	size_t n = 0;
 	uint32_t i, shown = 0;
 
+	if (ps->proc->r_version) {
+		bp_r_evidence(p, ps, e, hot, hot_len);
+		return;
+	}
 	if (!ps->proc->python)
 		return;
 	e->python = ps->proc->python;

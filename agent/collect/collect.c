@@ -11,6 +11,8 @@
 #include "util/log.h"
 #include "collect/mapdrain.h"
 #include "collect/python.h"
+#include "collect/rlang.h"
+#include "rstack.h"
 #include "model/profile.h"
 #include "model/waits.h"
 #include "symbolize/dwarf_lines.h"
@@ -76,6 +78,7 @@ struct bp_collect {
 	struct addr_cache ucache;	/* per drain: user mappings change */
 	struct stack_table kst, ust, pst;
 	struct bp_python *py;		/* Python stacks merged in, or NULL */
+	struct bp_rlang *rl;		/* R stacks merged in, or NULL */
 	uint32_t *frames;		/* scratch for one stack */
 	uint32_t *merged;		/* its user part with the Python frames */
 	struct bases base;
@@ -459,8 +462,18 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 			for (j = at[i + 1]; j-- > at[i];)
 				c->frames[n++] = ids[j];
 	}
-	/* Python frames in place of the interpreter frames that ran them */
-	if (ps) {
+	/* R frames after the interpreter frames that ran them */
+	if (ps && (ps->flags & BP_STACK_R)) {
+		int m = c->rl ? bp_rlang__merge(c->rl, tgid, ps, c->frames, n, c->merged,
+						MERGED_MAX) : (int)n;
+
+		if (m < 0)
+			return m;
+		if (c->rl)
+			memcpy(c->frames, c->merged, m * sizeof(*c->frames));
+		n = m;
+	} else if (ps) {
+		/* Python frames in place of the interpreter frames that ran them */
 		int m = bp_python__merge(c->py, tgid, ps, c->frames, n, c->merged, MERGED_MAX);
 
 		if (m < 0)
@@ -563,6 +576,8 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 		proc->python = bp_profile__intern(c->prof, ver);
 		proc->python_free_threaded = nogil;
 	}
+	if (c->rl && !proc->r_version && k->pystack)
+		proc->r_version = bp_profile__intern(c->prof, bp_rlang__version(c->rl, k->tgid));
 	return bp_profile__add(c->prof, k->tgid, k->tid, BP_KIND_ONCPU, id, v->samples, v->ns);
 }
 
@@ -803,9 +818,18 @@ void bp_collect__set_python(struct bp_collect *c, struct bp_python *py)
 		bp_python__set_profile(py, c->prof);
 }
 
+void bp_collect__set_rlang(struct bp_collect *c, struct bp_rlang *rl)
+{
+	c->rl = rl;
+	if (rl)
+		bp_rlang__set_profile(rl, c->prof);
+}
+
 void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof)
 {
 	c->prof = prof;
+	if (c->rl)
+		bp_rlang__set_profile(c->rl, prof);
 	if (c->py)
 		bp_python__set_profile(c->py, prof);
 	/* the caches hold frame ids of the old profile */

@@ -46,6 +46,9 @@ int bp_collect__track(struct bp_collect *c);
 
 /* merge Python stacks into the samples' stacks, through py (NULL: none) */
 void bp_collect__set_python(struct bp_collect *c, struct bp_python *py);
+/* R stacks are merged into the user stacks from then on */
+struct bp_rlang;
+void bp_collect__set_rlang(struct bp_collect *c, struct bp_rlang *rl);
 
 /* fill another profile from now on (the agent's slices) */
 void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof);

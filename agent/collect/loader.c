@@ -311,6 +311,8 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067), which the floor has */
 	l->py_walk = !o->no_python;
 	l->skel->rodata->py_walk = l->py_walk;
+	l->r_walk = !o->no_r;
+	l->skel->rodata->r_walk = l->r_walk;
 
 	/*
 	 * Off-CPU rows are (thread, stacks, state) per interval; a busy system
@@ -712,6 +714,11 @@ int bp_loader__pystacks_fd(struct bp_loader *l, int idx)
 int bp_loader__py_procs_fd(struct bp_loader *l)
 {
 	return bpf_map__fd(l->skel->maps.py_procs);
+}
+
+int bp_loader__r_procs_fd(struct bp_loader *l)
+{
+	return bpf_map__fd(l->skel->maps.r_procs);
 }
 
 int64_t bp_loader__run_ns(struct bp_loader *l)

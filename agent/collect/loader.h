@@ -30,6 +30,7 @@ struct bp_loader_opts {
 	uint32_t unwind_rows;	/* the unwind rows array (its memory budget / 8); 0: none */
 	bool no_python;		/* no Python frames: the native walk alone */
 	bool follow_peers;	/* add the local processes a command waits on (chain.h) */
+	bool no_r;		/* no R frames */
 };
 
 /* called for every process event the BPF side reports */
@@ -56,6 +57,7 @@ struct bp_loader {
 	uint32_t uw_rows;	/* entries of unwind_rows (1 when unwinding is off) */
 	int stats_fd;		/* > 0 while we hold run-time stats on */
 	bool py_walk;		/* the BPF side walks Python frames (not --no-python) */
+	bool r_walk;		/* the BPF side walks R frames (not --no-r) */
 	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
 	void *py_ctx;
 	struct ring_buffer *py_rb;	/* the Python ring, read at every poll and drain */
@@ -122,6 +124,8 @@ int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
 int bp_loader__pystacks_fd(struct bp_loader *l, int idx);
 /* py_procs: the CPython processes the on-CPU program walks (bpf/python.h) */
 int bp_loader__py_procs_fd(struct bp_loader *l);
+/* r_procs: the R processes the on-CPU program walks (bpf/rlang.h) */
+int bp_loader__r_procs_fd(struct bp_loader *l);
 
 /* the unwind maps: rows (an array) and per-process mappings (a hash) */
 int bp_loader__unwind_rows_fd(struct bp_loader *l);

@@ -14,6 +14,7 @@
 #include "collect/cpus.h"
 #include "collect/loader.h"
 #include "collect/python.h"
+#include "collect/rlang.h"
 #include "util/log.h"
 #include "proc/llc.h"
 #include "proc/membw.h"
@@ -208,6 +209,7 @@ uint32_t bp_session__retire(struct bp_session *s)
 	if (s->unwind)
 		bp_unwind__sweep(s->unwind);
 	bp_python__retire(s->python);
+	bp_rlang__retire(s->rlang);
 	return dropped;
 }
 
@@ -500,6 +502,7 @@ static int drain(struct bp_session *s, bool full)
 	ensure_ksyms(s);
 	unwind_refresh_pending(s);
 	bp_python__tick(s->python);
+	bp_rlang__tick(s->rlang);
 	err = bp_collect__drain(s->collect, full);
 	if (!err && full)
 		feed_memprobe(s, bp_now_ns());
@@ -522,6 +525,17 @@ static void cg_baseline(struct bp_session *s, pid_t pid)
 		return;
 	bp_cgwatch__use(s->cgw, &ids, bp_now_ns());
 	bp_proc_ids_free(&ids);
+}
+
+/* the interpreter ring carries Python's code objects and R's names */
+static void on_interp_event(void *ctx, const void *rec, size_t len)
+{
+	struct bp_session *s = ctx;
+
+	if (bp_rlang__is_event(rec, len))
+		bp_rlang__on_event(s->rlang, rec, len);
+	else
+		bp_python__on_event(s->python, rec, len);
 }
 
 static void on_new_proc(void *ctx, struct bp_proc *proc)
@@ -584,6 +598,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	case BP_EV_EXEC:
 		meta_invalidate(s, ev->tgid);
 		bp_python__exec(s->python, ev->tgid);
+		bp_rlang__exec(s->rlang, ev->tgid);
 		proc->have_meta = false;
 		proc->exited = false;
 		if (!proc->start_ns)
@@ -617,6 +632,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		 * and its maps are all the walker needs.
 		 */
 		set_err(s, bp_python__attach(s->python, ev->tgid));
+		set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
 		fill_meta(s, proc);
 		snapshot(s, ev->tgid);
 		break;
@@ -634,6 +650,7 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		if (s->unwind)
 			bp_unwind__forget(s->unwind, ev->tgid);
 		bp_python__exited(s->python, ev->tgid);
+		bp_rlang__exited(s->rlang, ev->tgid);
 		if (s->memprobe)
 			bp_memprobe__exited(s->memprobe, ev->tgid);
 		break;
@@ -676,6 +693,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 		lo.unwind_rows = (opts->unwind_mem ? opts->unwind_mem : BP_UNWIND_MEM_DEFAULT) /
 				 sizeof(struct bp_uw_row);
 	lo.no_python = opts->no_python;
+	lo.no_r = opts->no_r;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
@@ -686,13 +704,15 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	}
 	s->collect = bp_collect__new(s->loader, s->syms, s->prof, on_new_proc, s);
 	s->python = bp_python__new(s->loader, NULL);
-	if (!s->collect || !s->python) {
+	s->rlang = bp_rlang__new(s->loader, NULL);
+	if (!s->collect || !s->python || !s->rlang) {
 		err = -ENOMEM;
 		goto fail;
 	}
-	s->loader->py_fn = bp_python__on_event;
-	s->loader->py_ctx = s->python;
+	s->loader->py_fn = on_interp_event;
+	s->loader->py_ctx = s;
 	bp_collect__set_python(s->collect, s->python);
+	bp_collect__set_rlang(s->collect, s->rlang);
 	s->prof->hz = opts->hz;
 	s->prof->ncpus = bp_online_cpus_count();
 	s->prof->pmu = s->loader->hw_cycles;
@@ -790,6 +810,7 @@ int bp_session__start(struct bp_session *s)
 		fill_meta(s, s->prof->procs[i]);
 		snapshot(s, s->prof->procs[i]->pid);
 		bp_python__attach(s->python, s->prof->procs[i]->pid);
+		bp_rlang__attach(s->rlang, s->prof->procs[i]->pid);
 	}
 	bp_cgwatch__begin(s->cgw, s->live_ns);
 	/* an idle CPU sends no cpu-clock samples here: count busy time from /proc/stat */
@@ -1091,6 +1112,7 @@ void bp_session__free(struct bp_session *s)
 	free(s->uw_pending);
 	bp_loader__free(s->loader);
 	bp_python__free(s->python);
+	bp_rlang__free(s->rlang);
 	bp_syms__free(s->syms);
 	bp_profile__free(s->prof);
 	free(s);

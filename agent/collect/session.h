@@ -41,6 +41,7 @@ struct bp_session_opts {
 	bool no_unwind;			/* user stacks by frame pointers only */
 	uint64_t unwind_mem;		/* unwind table budget in bytes; 0: the default */
 	bool no_python;			/* no Python frames (costs measured against) */
+	bool no_r;			/* no R frames */
 	uint64_t dwarf_budget;		/* DWARF bytes held for source lines; 0: the default */
 	bool follow_peers;		/* record -- COMMAND: add the local processes it waits on */
 };
@@ -78,6 +79,7 @@ struct bp_session {
 	uint32_t nr_uw_pending, cap_uw_pending;
 	uint64_t uw_over0;		/* unwind tables over budget at the start of the profile */
 	struct bp_python *python;	/* CPython processes: their frames */
+	struct bp_rlang *rlang;		/* R processes: their frames */
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;

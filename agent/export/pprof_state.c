@@ -128,6 +128,8 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 	bp_json_w_kv_bool(j, "exited", pr->exited);
 	bp_json_w_kv_bool(j, "have_meta", pr->have_meta);
 	bp_json_w_kv_bool(j, "have_timeline", pr->have_timeline);
+	if (pr->r_version)
+		kv_str(j, x, "r", pr->r_version);
 	if (pr->python) {
 		kv_str(j, x, "python", pr->python);
 		bp_json_w_kv_bool(j, "python_free_threaded", pr->python_free_threaded);
@@ -959,6 +961,7 @@ static int read_proc(struct st *s, const struct bp_json *o)
 	pr->have_meta = st_bool(s, o, "have_meta");
 	pr->have_timeline = st_bool(s, o, "have_timeline");
 	pr->python = st_istr(s, o, "python");
+	pr->r_version = st_istr(s, o, "r");
 	pr->python_free_threaded = st_bool(s, o, "python_free_threaded");
 	st_u64s(s, o, "tl_ns", pr->tl_ns, BP_TS__MAX);
 	pr->tl_idle_ns = st_u64(s, o, "tl_idle_ns");

@@ -9,6 +9,7 @@
 #include "model/hist.h"
 #include "export/report_json.h"
 #include "analyze/pipeline.h"
+#include "analyze/rlang.h"
 #include "analyze/syscalls.h"
 #include "model/waits.h"
 #include "util/json.h"
@@ -120,7 +121,7 @@ static void write_hotspots(struct bp_json_w *w, const struct bp_profile *p,
 			bp_json_w_kv_uint64(w, "line", f->line);
 		}
 		if (f->python)
-			bp_json_w_kv_bool(w, "python", true);
+			bp_json_w_kv_bool(w, bp_frame_r(f) ? "r" : "python", true);
 		if (f->inlined)
 			bp_json_w_kv_bool(w, "inlined", true);
 		bp_json_w_kv_double(w, "self", h[i].self_frac);
@@ -149,7 +150,7 @@ static void write_functions(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_string(w, "module", f->module);
 		bp_json_w_kv_bool(w, "kernel", f->kernel);
 		if (f->python)
-			bp_json_w_kv_bool(w, "python", true);
+			bp_json_w_kv_bool(w, bp_frame_r(f) ? "r" : "python", true);
 		bp_json_w_kv_double(w, "self", h->self_frac);
 		bp_json_w_kv_double(w, "total", h->total_frac);
 		bp_json_w_kv_uint64(w, "self_samples", h->self);
@@ -698,6 +699,14 @@ static void write_proc(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_string(w, "version", proc->python);
 		bp_json_w_kv_bool(w, "free_threaded", proc->python_free_threaded);
 		bp_json_w_kv_double(w, "gil_wait_s", ps->gil_s);
+		bp_json_w_end_object(w);
+	}
+	if (proc->r_version) {
+		bp_json_w_key(w, "r");
+		bp_json_w_begin_object(w);
+		bp_json_w_kv_string(w, "version", proc->r_version);
+		/* false: R kept no srcrefs (docs/r.md) */
+		bp_json_w_kv_bool(w, "lines", bp_r_has_lines(p, proc->pid));
 		bp_json_w_end_object(w);
 	}
 	write_kinds(w, "off_cpu_s", ps->off_s);

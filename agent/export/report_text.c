@@ -11,6 +11,7 @@
 #include "model/hist.h"
 #include "export/report_text.h"
 #include "analyze/pipeline.h"
+#include "analyze/rlang.h"
 #include "model/waits.h"
 
 static void pct(char *buf, size_t len, double frac)
@@ -433,6 +434,13 @@ int bp_report_text(const struct bp_profile *p, const struct bp_summary *s,
 		if (proc->python)
 			bp_buf_printf(out, ", Python %s%s", proc->python,
 				      proc->python_free_threaded ? " (free-threaded)" : "");
+		if (proc->r_version)
+			bp_buf_printf(out, ", R %s%s", proc->r_version,
+				      bp_r_has_lines(p, proc->pid) ? "" :
+				      " without source lines: it kept no srcrefs (run the script "
+				      "with source(\"FILE.R\", keep.source = TRUE), or set "
+				      "options(keep.source = TRUE) before it is parsed; "
+				      "Rscript FILE.R keeps none)");
 		bp_buf_printf(out, "\n");
 		if (ps->have_timeline)
 			wall_lines(out, p, ps);

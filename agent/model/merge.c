@@ -167,6 +167,11 @@ static int merge_proc(struct bp_profile *dst, const struct bp_proc *sp)
 	}
 	if (sp->have_ids && merge_ids(dst, dp, sp))
 		return -ENOMEM;
+	if (sp->r_version) {
+		dp->r_version = bp_profile__intern(dst, sp->r_version);
+		if (!dp->r_version)
+			return -ENOMEM;
+	}
 	if (sp->python) {
 		dp->python = bp_profile__intern(dst, sp->python);
 		dp->python_free_threaded = sp->python_free_threaded;

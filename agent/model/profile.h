@@ -12,6 +12,7 @@
 #define BP_PROFILE_H
 
 #include <stdbool.h>
+#include <string.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -81,6 +82,7 @@ struct bp_proc {
 	bool have_meta;		/* comm/cmdline/start read from /proc */
 	const char *python;	/* interned CPython version ("3.11.2") whose frames it has */
 	bool python_free_threaded;	/* ... a free-threaded build: no GIL */
+	const char *r_version;	/* interned GNU R version ("4.2.2") whose frames it has */
 	uint32_t nr_threads, cap_threads;
 	struct bp_thread *threads;
 	struct bp_htab thread_h;	/* tid -> index in threads, once there are many */
@@ -358,5 +360,15 @@ const char *bp_frame_label(const struct bp_frame *f, bool kernel_suffix, char *b
  * can act on). Returns buf.
  */
 const char *bp_func_label(const struct bp_frame *f, char *buf, size_t len);
+
+/*
+ * An R function's frame: walked interpreter frames (python) are Python's
+ * but for R's, whose module is R's own (libR.so, or an R executable built
+ * without it) (docs/r.md).
+ */
+static inline bool bp_frame_r(const struct bp_frame *f)
+{
+	return f->python && f->module && (!strcmp(f->module, "libR.so") || !strcmp(f->module, "R"));
+}
 
 #endif /* BP_PROFILE_H */
