@@ -387,7 +387,7 @@ __noinline __u64 r_store_stack(__u32 tgid, __u32 tid, __u32 idx)
 		return 0;
 	sc->st.nr = 2 * c.n;
 	sc->st.flags = BP_STACK_R;
-	h = hash_stack(&sc->st);
+	h = bp_hash_stack(&sc->st);
 	map = idx ? (void *)&pystacks1 : (void *)&pystacks0;
 	err = bpf_map_update_elem(map, &h, &sc->st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
