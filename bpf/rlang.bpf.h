@@ -62,10 +62,37 @@ struct bp_r_locs_map {
 };
 BP_EXTERN struct bp_r_locs_map r_locs SEC(".maps");
 
+/* a node's header and first three words (CAR/CDR/TAG, or a vector's length): one read */
+struct r_node {
+	__u64 info;		/* sxpinfo: TYPEOF in the low 5 bits, ALTREP bit 7 */
+	__u64 attrib;
+	__u64 gc[2];
+	__u64 w[2];		/* CAR, CDR / length, truelength */
+};
+
+/*
+ * The walk's state: in the scratch rather than on the stack, where 6.1's
+ * verifier found bp_oncpu, r_store_stack, the context callback and r_loc
+ * together 64 bytes over its 512 ("combined stack size of 4 calls").
+ */
+struct bp_r_walk {
+	__u64 cx;		/* the context to look at next */
+	/* where the next kept frame's body runs: a srcref, or byte code and its pc */
+	__u64 loc_srcref;
+	__u64 loc_body;
+	__u64 loc_pc;		/* absolute, or in code slots when loc_rel */
+	__u32 loc_rel;
+	__u32 tgid;
+	__u32 n;		/* frames kept */
+	__u32 nnew;
+};
+
 struct bp_r_scratch {
 	struct bp_stack st;
 	__u8 cx[512];		/* BP_R_CTX_SPAN of them read */
 	struct bp_r_ev ev;
+	struct bp_r_walk w;
+	struct r_node node;	/* the call of the context being looked at */
 };
 
 struct bp_r_scratch_map {
@@ -85,19 +112,6 @@ BP_EXTERN const volatile __u8 r_walk;
  */
 #ifndef BP_DEFINE
 
-struct r_walk_ctx {
-	struct bp_r_proc *r;
-	struct bp_r_scratch *sc;
-	__u64 cx;		/* the context to look at next */
-	/* where the next kept frame's body runs: a srcref, or byte code and its pc */
-	__u64 loc_srcref;
-	__u64 loc_body;
-	__u64 loc_pc;		/* absolute, or in code slots when loc_rel */
-	__u32 loc_rel;
-	__u32 tgid;
-	__u32 n;		/* frames kept */
-	__u32 nnew;
-};
 
 static __always_inline __u64 r_rd(__u64 addr)
 {
@@ -160,20 +174,13 @@ __noinline int r_emit(__u32 tgid, __u64 addr, __u32 kind)
 	return 1;
 }
 
-static __always_inline void r_new(struct r_walk_ctx *c, __u64 addr, __u32 kind)
+static __always_inline void r_new(struct bp_r_walk *c, __u64 addr, __u32 kind)
 {
 	if (!addr || c->nnew >= BP_R_NEW_MAX)
 		return;
 	c->nnew += r_emit(c->tgid, addr, kind);
 }
 
-/* a node's header and first three words (CAR/CDR/TAG, or a vector's length): one read */
-struct r_node {
-	__u64 info;		/* sxpinfo: TYPEOF in the low 5 bits, ALTREP bit 7 */
-	__u64 attrib;
-	__u64 gc[2];
-	__u64 w[2];		/* CAR, CDR / length, truelength */
-};
 
 static __always_inline int r_node(__u64 x, struct r_node *n, int type)
 {
@@ -300,15 +307,20 @@ __noinline __u64 r_fun(__u32 tgid, __u64 head)
 
 static long r_walk_ctx(__u32 i, void *data)
 {
-	struct r_walk_ctx *c = data;
-	struct bp_r_proc *r = c->r;
-	struct bp_r_scratch *sc = c->sc;
 	__u64 call, sym, srcfile, loc, next, flag;
-	__u32 lo = r->ctx_lo;
-	struct r_node n;
+	struct bp_r_scratch *sc;
+	struct bp_r_walk *c;
+	struct bp_r_proc *r;
+	__u32 lo, zero = 0;
 
-	if (!c->cx)
+	sc = bpf_map_lookup_elem(&r_scratch, &zero);
+	if (!sc)
 		return 1;
+	c = &sc->w;
+	r = bpf_map_lookup_elem(&r_procs, &c->tgid);
+	if (!r || !c->cx)
+		return 1;
+	lo = r->ctx_lo;
 	/* one read per context: from nextcontext to past srcref (reads cost more than bytes) */
 	if (bpf_probe_read_user(sc->cx, BP_R_CTX_SPAN, (void *)c->cx)) {
 		stat_inc(BP_STAT_R_CTX_ERR);
@@ -320,13 +332,13 @@ static long r_walk_ctx(__u32 i, void *data)
 		goto next;
 	call = py_rd64(sc->cx, lo + r->c_call, 512);
 	/* a context a longjmp left behind reads as garbage: skip it */
-	if (r_node(call, &n, BP_R_LANGSXP))
+	if (r_node(call, &sc->node, BP_R_LANGSXP))
 		goto next;
 	if (c->n >= BP_R_FRAMES_MAX) {
 		stat_inc(BP_STAT_R_TRUNC);
 		return 1;
 	}
-	sym = r_fun(c->tgid, n.w[0]);
+	sym = r_fun(c->tgid, sc->node.w[0]);
 	loc = r_loc(c->tgid, c->loc_srcref, c->loc_body, c->loc_pc, c->loc_rel);
 	srcfile = bp_r_word_sym(loc);
 	sc->st.ips[(2 * c->n) & 127] = bp_r_word(sym, bp_r_word_line(loc),
@@ -356,8 +368,8 @@ next:
  */
 __noinline __u64 r_store_stack(__u32 tgid, __u32 tid, __u32 idx)
 {
-	struct r_walk_ctx c = { .tgid = tgid };
 	struct bp_r_scratch *sc;
+	struct bp_r_walk *c;
 	struct bp_r_proc *r;
 	__u64 h;
 	__u32 zero = 0;
@@ -372,20 +384,21 @@ __noinline __u64 r_store_stack(__u32 tgid, __u32 tid, __u32 idx)
 	sc = bpf_map_lookup_elem(&r_scratch, &zero);
 	if (!sc)
 		return 0;
-	c.cx = r_rd(r->global_ctx);
-	if (!c.cx)
+	c = &sc->w;
+	__builtin_memset(c, 0, sizeof(*c));
+	c->tgid = tgid;
+	c->cx = r_rd(r->global_ctx);
+	if (!c->cx)
 		return 0;
-	c.loc_srcref = r_rd(r->srcref);
-	if (c.loc_srcref == r->in_bc && r->bc_body) {
-		c.loc_body = r_rd(r->bc_body);
-		c.loc_pc = r_rd(r_rd(r->bc_pc));
+	c->loc_srcref = r_rd(r->srcref);
+	if (c->loc_srcref == r->in_bc && r->bc_body) {
+		c->loc_body = r_rd(r->bc_body);
+		c->loc_pc = r_rd(r_rd(r->bc_pc));
 	}
-	c.r = r;
-	c.sc = sc;
-	bpf_loop(BP_R_CTX_MAX, r_walk_ctx, &c, 0);
-	if (!c.n || c.n > BP_R_FRAMES_MAX)
+	bpf_loop(BP_R_CTX_MAX, r_walk_ctx, NULL, 0);
+	if (!c->n || c->n > BP_R_FRAMES_MAX)
 		return 0;
-	sc->st.nr = 2 * c.n;
+	sc->st.nr = 2 * c->n;
 	sc->st.flags = BP_STACK_R;
 	h = bp_hash_stack(&sc->st);
 	map = idx ? (void *)&pystacks1 : (void *)&pystacks0;
