@@ -267,7 +267,10 @@ static bool alive(const struct bp_local *l, const struct conn *c)
 
 static void want_out(struct bp_local *l, struct conn *c, bool out)
 {
-	struct epoll_event ev = { .events = EPOLLIN | (out ? EPOLLOUT : 0), .data.ptr = c };
+	/* an answered connection reads nothing more: its EOF would wake the loop for ever */
+	struct epoll_event ev = { .events = (c->state == C_DONE ? 0 : EPOLLIN) |
+					    (out ? EPOLLOUT : 0),
+				  .data.ptr = c };
 
 	epoll_ctl(l->ep, EPOLL_CTL_MOD, c->fd, &ev);
 }
@@ -369,8 +372,9 @@ static void answer(struct bp_local *l, struct conn *c)
 		return;
 	}
 	l->st.answered++;
-	bp_dbg("local: uid %u: %u slices answered, %u processes, %llu bytes held", c->uid,
-	       c->slices, c->p->nr_procs, (unsigned long long)c->bytes);
+	bp_dbg("local: uid %u: %u slices answered, %u processes, %llu bytes held%s", c->uid,
+	       c->slices, c->p->nr_procs, (unsigned long long)c->bytes,
+	       c->p->system_wide ? ", system-wide" : "");
 	if (l->st.sessions)
 		l->st.sessions--;
 	c->state = C_DONE;
@@ -528,8 +532,14 @@ static bool wanted(struct conn *c, const struct bp_proc *p)
 	}
 	if (c->req.tree)
 		return in_tree(c, p->pid);
-	if (c->req.have_cgroup)
+	if (c->req.have_cgroup) {
+		char now[BP_IPC_MAX_PATH];
+
+		/* where it is now: a process moved since its facts were read has moved */
+		if (!cgroup_of(p->pid, now, sizeof(now)))
+			return under(now, c->req.cgroup);
 		return under(p->cgroup, c->req.cgroup) || under(p->cg_v2, c->req.cgroup);
+	}
 	return true;		/* everything of theirs */
 }
 
@@ -876,6 +886,11 @@ int bp_local__process(struct bp_local *l)
 		/* an earlier event of this round may have closed it */
 		if (!alive(l, c))
 			continue;
+		/* the client left before its answer was out: nothing to finish */
+		if (c->state == C_DONE && (evs[i].events & (EPOLLHUP | EPOLLERR))) {
+			conn_free(l, c);
+			continue;
+		}
 		if ((evs[i].events & EPOLLOUT) && !flush(l, c))
 			continue;
 		if (evs[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR))
