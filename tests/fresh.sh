@@ -26,8 +26,8 @@ set -eu
 src=$(cd "$(dirname "$0")/.." && pwd)
 full=0
 [ "${1:-}" = "--full" ] && full=1
-HIDE="go chromium prometheus promtool stress-ng fio ruby"
-WANT="stress-ng fio golang-go chromium prometheus ruby"
+HIDE="go chromium prometheus promtool stress-ng fio ruby curl eu-stack Rscript R"
+WANT="stress-ng fio golang-go chromium prometheus ruby curl elfutils r-base-core"
 
 # not under /tmp: a test hides /tmp behind a mount of its own, and this PATH with it
 tmp=$(mktemp -d "${TMPDIR:-/var/tmp}/boundprof-fresh.XXXXXX")
