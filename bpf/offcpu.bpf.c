@@ -1165,6 +1165,32 @@ int BPF_PROG(bp_wakeup, struct task_struct *p)
 	return 0;
 }
 
+/*
+ * The woken task queued on its CPU: its wait for a CPU starts here, as the
+ * kernel's run_delay (schedstat) and perf sched's "sch delay" count it. A
+ * wakeup sent to an idle CPU reaches it through an IPI, tens of
+ * microseconds on a guest: that time stays with the wait that ended, not
+ * the run queue (measured: 20,000 handoffs to an idle vCPU added 0.21 s of
+ * run queue that run_delay did not have).
+ */
+SEC("?tp_btf/sched_wakeup")
+int BPF_PROG(bp_wakeup_enq, struct task_struct *p)
+{
+	struct bp_tls *st;
+	__u64 now;
+
+	if (!p->pid || !is_target_task(p))
+		return 0;
+	st = bpf_task_storage_get(&tls, p, 0, 0);
+	/* a wakeup of a task that never left its CPU (ttwu_runnable) changes nothing */
+	if (!st || !st->wake_ts || !st->off_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now > st->wake_ts)
+		st->wake_ts = now;
+	return 0;
+}
+
 /* a TCP connection's end: which side made it, and its last bytes */
 SEC("?tp_btf/inet_sock_set_state")
 int BPF_PROG(bp_sock_state, struct sock *sk, int oldstate, int newstate)

@@ -332,6 +332,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 
 		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup, true);
+		bpf_program__set_autoload(l->skel->progs.bp_wakeup_enq, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup_new, true);
 		bpf_program__set_autoload(l->skel->progs.bp_thread_exit, true);
 		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);
