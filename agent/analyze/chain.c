@@ -364,6 +364,15 @@ static int give_client(struct bp_summary *s, struct bp_chain *c)
 
 	if (!ps->verdict || !c->verdict.nr_evidence)
 		return 0;
+	/*
+	 * Most of each round trip is the server waiting on something else (a
+	 * timer, a service behind it): the client's own verdict, latency-bound
+	 * on the network or blocked on its peer, says that with its levers;
+	 * the chain's lines stay in the report.
+	 */
+	if (c->other_ms > c->client_ms + c->server_ms &&
+	    c->other_ms > c->flush_ms + c->server_io_ms && c->other_ms > c->handoff_ms)
+		return 0;
 	/* blocked on this server: the chain says what that wait is made of */
 	if (c->cover < CHAIN_COVER && !(ps->verdict->cls == BP_CLASS_PEER &&
 					 ps->verdict->peer_pid == s->procs[c->server].proc->pid))

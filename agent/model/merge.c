@@ -355,6 +355,10 @@ struct bp_profile *bp_profile__view(const struct bp_profile *p, bp_stack_map_fn 
 	if (bp_profile__merge(v, p))
 		goto out;
 	v->end_ns = p->end_ns;
+	/* the command's runs: what tells its own processes from the servers it added */
+	for (i = 0; i < p->nr_runs; i++)
+		if (bp_profile__add_run(v, &p->runs[i]))
+			goto out;
 	nstacks = v->nr_stacks;
 	map = malloc((nstacks + 1) * sizeof(*map));
 	if (!map)
