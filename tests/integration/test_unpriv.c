@@ -502,10 +502,10 @@ static void test_limits_hit_by_one_user(void **state)
 	user_make(&ua, "a", "churn");
 	user_make(&ub, "b", "split");
 	/* B records 2 CPU-seconds: under a loaded machine that can take many more of wall time */
-	agent_start("--user-sessions 1 --user-seconds 30 --user-freq 99 --user-mem 48K");
+	agent_start("--user-sessions 1 --user-seconds 8 --user-freq 99 --user-mem 48K");
 
-	/* A, length: a program that stays small, asked for longer than the 30 s allowed */
-	snprintf(args, sizeof(args), "%s record -d 60 -- sleep 40", h_bin());
+	/* A, length: a program that stays small, asked for longer than the 8 s allowed */
+	snprintf(args, sizeof(args), "%s record -d 60 -- sleep 12", h_bin());
 	pa = as_spawn(&ua, args, &oa, &ea);
 	assert_true(pa > 0);
 	wait_sessions(1);
@@ -524,9 +524,9 @@ static void test_limits_hit_by_one_user(void **state)
 	refused("a: -F 199", &r, 2, "-F 99 or less");
 	h_run_free(&r);
 	assert_int_equal(h_wait(pa, oa, ea, 120, &rc), 0);
-	fprintf(stderr, "a: record -- sleep 40 -> exit %d, stderr:\n%s", rc.exit_code, rc.err);
+	fprintf(stderr, "a: record -- sleep 12 -> exit %d, stderr:\n%s", rc.exit_code, rc.err);
 	assert_int_equal(rc.exit_code, 0);
-	assert_non_null(strstr(rc.err, "ended after 30 s"));
+	assert_non_null(strstr(rc.err, "ended after 8 s"));
 	h_run_free(&rc);
 	/* A, memory: hundreds of processes a second, each with its own facts */
 	snprintf(args, sizeof(args), "record -d 60 -- %s 60 300", ua.bin);
