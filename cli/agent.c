@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -193,6 +194,12 @@ int cmd_agent(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cli_check_environment())
 		return EXIT_RUNTIME;
+	/*
+	 * One malloc arena: the kernel-symbol loader and the memory-bandwidth
+	 * threads would each get an arena of their own, megabytes that stay
+	 * resident (and untrimmed) after the threads are done.
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (bp_daemon__new(&d, &o))
 		return EXIT_USAGE;
 	err = bp_privs_raise_nofile(NOFILE_BASE + NOFILE_PER_CPU * sysconf(_SC_NPROCESSORS_CONF));

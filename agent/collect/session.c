@@ -1044,6 +1044,16 @@ int bp_session__stop(struct bp_session *s)
 	return err;
 }
 
+enum bp_drain_need bp_session__due(struct bp_session *s, bool forced)
+{
+	return bp_collect__due(s->collect, forced);
+}
+
+int bp_session__drain(struct bp_session *s, bool full)
+{
+	return drain(s, full);
+}
+
 int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
 {
 	struct bp_profile *next;
