@@ -795,7 +795,7 @@ static int capture(struct bp_daemon *d, const struct bp_httpd_req *req)
 	 * are lazy): into the window first. The capture then starts now, and
 	 * its first slice is the part of a second up to the next.
 	 */
-	if (!d->nr_caps && !bp_session__rotate(d->s, &sl) && sl) {
+	if (d->s && !d->nr_caps && !bp_session__rotate(d->s, &sl) && sl) {
 		bp_daemon__add_slice(d, sl);
 		bp_profile__free(sl);
 		fresh = true;
