@@ -97,7 +97,7 @@ struct bp_collect {
 /*
  * The memory probe wants each busy process's CPU rate at most 3 s old and
  * calls a process busy from a quarter of a CPU (proc/memprobe.h defaults):
- * while the samples say some process may be, a full drain every 2 s.
+ * while the samples say some process may be, a drain every 2 s.
  */
 #define BUSY_SHARE	0.25
 #define BUSY_EVERY_S	2.0

@@ -15,7 +15,7 @@ void bp_drainpol__init(struct bp_drainpol *p, uint32_t map_entries, uint32_t exi
 enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_drain_pend *now,
 				       uint64_t now_ns, bool forced)
 {
-	double since_full = now_ns > p->last_full_ns ? (now_ns - p->last_full_ns) / 1e9 : 0;
+	double since = now_ns > p->last_busy_ns ? (now_ns - p->last_busy_ns) / 1e9 : 0;
 
 	p->why = BP_DRAIN_WHY_NONE;
 	if (forced) {
@@ -26,10 +26,12 @@ enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_dr
 		p->why = BP_DRAIN_WHY_EXITS;
 		return BP_DRAIN_FULL;
 	}
-	if (p->busy_rate > 0 && since_full >= p->busy_every_s &&
-	    now->samples - p->last_full.samples >= p->busy_rate * since_full) {
+	if (p->busy_rate > 0 && since >= p->busy_every_s &&
+	    now->samples - p->last_busy.samples >= p->busy_rate * since) {
 		p->why = BP_DRAIN_WHY_BUSY;
-		return BP_DRAIN_FULL;
+		p->last_busy = *now;
+		p->last_busy_ns = now_ns;
+		return BP_DRAIN_LIGHT;
 	}
 	if (now->rows - p->last.rows >= p->row_limit) {
 		p->why = BP_DRAIN_WHY_ROWS;
@@ -44,6 +46,7 @@ void bp_drainpol__flipped(struct bp_drainpol *p, const struct bp_drain_pend *at,
 	p->last = *at;
 	if (full) {
 		p->last_full = *at;
-		p->last_full_ns = now_ns;
+		p->last_busy = *at;
+		p->last_busy_ns = now_ns;
 	}
 }

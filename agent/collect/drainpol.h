@@ -12,7 +12,8 @@
  *   - the exit records fill an eighth of their map (full: the iterator
  *     hands them over);
  *   - a process may be busy enough for the memory probe, which wants a
- *     fresh CPU rate every few seconds (full: busy_every_s apart);
+ *     fresh CPU rate every few seconds (light, busy_every_s apart: the
+ *     rates come from the samples, not the iterator);
  *   - the rows added fill an eighth of the smallest map (light: flip and
  *     drain, no iterator).
  * A map keeps 7/8 of its room for the second until the next look, nearly
@@ -55,7 +56,8 @@ struct bp_drainpol {
 	double busy_every_s;	/* at most this long between drains while busy */
 	struct bp_drain_pend last;	/* at the last flip */
 	struct bp_drain_pend last_full;	/* at the last full drain */
-	uint64_t last_full_ns;
+	struct bp_drain_pend last_busy;	/* at the last drain the memory probe heard of */
+	uint64_t last_busy_ns;
 	enum bp_drain_why why;
 };
 

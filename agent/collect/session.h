@@ -131,7 +131,7 @@ int bp_session__rotate(struct bp_session *s, struct bp_profile **closed);
  * The agent between rotations: a drain is due when the maps fill, exits
  * pile up or a process may be busy (collect/drainpol.h), always when forced
  * (a window ends, a capture). bp_session__drain() drains into the current
- * profile. 0 or -errno.
+ * profile; a light one feeds the memory probe too. 0 or -errno.
  */
 enum bp_drain_need bp_session__due(struct bp_session *s, bool forced);
 int bp_session__drain(struct bp_session *s, bool full);

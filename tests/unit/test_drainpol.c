@@ -79,7 +79,7 @@ static void exits_at_an_eighth__full_and_only_a_full_drain_resets_them(void **st
 	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_NONE);
 }
 
-static void busy__full_every_two_seconds(void **state)
+static void busy__light_every_two_seconds(void **state)
 {
 	struct bp_drainpol p;
 	struct bp_drain_pend now = {};
@@ -89,11 +89,15 @@ static void busy__full_every_two_seconds(void **state)
 	now.samples = 99;
 	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_NONE);
 	now.samples = 198;
-	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_FULL);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_LIGHT);
 	assert_int_equal(p.why, BP_DRAIN_WHY_BUSY);
-	bp_drainpol__flipped(&p, &now, 102 * SEC, true);
+	bp_drainpol__flipped(&p, &now, 102 * SEC, false);
+	/* the busy clock restarts at that drain, light as it was */
 	now.samples += 99;
 	assert_int_equal(bp_drainpol__decide(&p, &now, 103 * SEC, false), BP_DRAIN_NONE);
+	now.samples += 99;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 104 * SEC, false), BP_DRAIN_LIGHT);
+	assert_int_equal(p.why, BP_DRAIN_WHY_BUSY);
 }
 
 static void below_the_busy_rate__no_drain(void **state)
@@ -134,7 +138,7 @@ int main(void)
 		cmocka_unit_test(forced__full_whatever_the_counts),
 		cmocka_unit_test(rows_at_an_eighth__light),
 		cmocka_unit_test(exits_at_an_eighth__full_and_only_a_full_drain_resets_them),
-		cmocka_unit_test(busy__full_every_two_seconds),
+		cmocka_unit_test(busy__light_every_two_seconds),
 		cmocka_unit_test(below_the_busy_rate__no_drain),
 		cmocka_unit_test(busy_rate_zero__never_busy),
 		cmocka_unit_test(tiny_maps__limits_at_least_one),
