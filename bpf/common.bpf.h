@@ -69,6 +69,15 @@ BP_EXTERN struct bp_events_map events SEC(".maps");
  * with an update of the entry it is reading.
  */
 BP_EXTERN volatile __u32 buf_idx;
+/*
+ * Cumulative counts userspace reads from the mmapped .bss, without a system
+ * call, to drain only when the buffer fills, exits pile up or a busy process
+ * needs looking at (agent/collect/drainpol.h): rows added to the maps of
+ * either buffer, exit records stored, on-CPU samples taken.
+ */
+BP_EXTERN volatile __u64 pend_rows;
+BP_EXTERN volatile __u64 pend_exits;
+BP_EXTERN volatile __u64 pend_samples;
 BP_EXTERN const volatile __u8 filter_targets;
 /*
  * -G: only tasks in one cgroup or below it. The cgroup is its kernfs id
@@ -80,6 +89,11 @@ BP_EXTERN const volatile __u64 filter_cgroup_id;
 BP_EXTERN const volatile __u32 filter_cgroup_level;
 BP_EXTERN const volatile __u32 filter_cgroup_tree;
 BP_EXTERN const volatile __u32 filter_cgroup_ssid;
+
+static __always_inline void pend_add(volatile __u64 *c)
+{
+	__sync_fetch_and_add(c, 1);
+}
 
 static __always_inline void stat_inc(enum bp_stat s)
 {

@@ -496,6 +496,8 @@ static __always_inline void off_add(void *map, struct bp_off_key *k, __u64 ns)
 		return;
 	}
 	err = bpf_map_update_elem(map, k, &init, BPF_NOEXIST);
+	if (!err)
+		pend_add(&pend_rows);
 	if (err == -EEXIST) {
 		v = bpf_map_lookup_elem(map, k);
 		if (v) {
@@ -520,11 +522,15 @@ static __always_inline void store_stacks(struct bp_tls *st, __u32 idx)
 		err = bpf_map_update_elem(km, &st->kstack, &st->kst, BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
+		else if (!err)
+			pend_add(&pend_rows);
 	}
 	if (st->ustack) {
 		err = bpf_map_update_elem(um, &st->ustack, &st->ust, BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
+		else if (!err)
+			pend_add(&pend_rows);
 	}
 	st->stored = idx + 1;
 }
@@ -637,6 +643,8 @@ static __always_inline struct bp_net_val *net_row(const struct bp_net_key *k)
 		stat_inc(BP_STAT_NET_MAP_FULL);
 		return NULL;
 	}
+	if (!err)
+		pend_add(&pend_rows);
 	return bpf_map_lookup_elem(map, k);
 }
 
@@ -986,6 +994,8 @@ static __always_inline void flush_waker(struct bp_tls *st)
 		err = bpf_map_update_elem(map, &st->wk, &init, BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_WAKE_MAP_FULL);
+		else if (!err)
+			pend_add(&pend_rows);
 		v = bpf_map_lookup_elem(map, &st->wk);
 	}
 	if (v) {
@@ -1340,6 +1350,8 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		rec->end_ns = now;
 		if (bpf_map_update_elem(&thr_exit, &tid, rec, BPF_ANY))
 			stat_inc(BP_STAT_TSTORE_FAIL);
+		else
+			pend_add(&pend_exits);
 	}
 	if (BPF_CORE_READ(p, signal, live.counter) == 0) {
 		if (ps) {
@@ -1347,6 +1359,8 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 			prec->end_ns = now;
 			if (bpf_map_update_elem(&proc_exit, &tgid, prec, BPF_ANY))
 				stat_inc(BP_STAT_PSTATE_FULL);
+			else
+				pend_add(&pend_exits);
 		}
 	}
 	scratch_exit(sc);

@@ -135,6 +135,8 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 			stat_inc(BP_STAT_MAP_FULL);
 			return 0;
 		}
+		if (!err)
+			pend_add(&pend_rows);
 		val = bpf_map_lookup_elem(counts, &key);
 		if (!val) {
 			stat_inc(BP_STAT_MAP_FULL);
@@ -142,6 +144,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		}
 	}
 	__sync_fetch_and_add(&val->samples, 1);
+	pend_add(&pend_samples);
 	if (period_is_ns)
 		__sync_fetch_and_add(&val->ns, ctx->sample_period);
 	stat_inc(BP_STAT_COUNTED);

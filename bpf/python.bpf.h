@@ -405,6 +405,8 @@ static __always_inline __u64 py_store_stack(struct task_struct *task, __u32 tgid
 		stat_inc(BP_STAT_STACK_FULL);
 		return 0;
 	}
+	if (!err)
+		pend_add(&pend_rows);
 	return h;
 }
 

@@ -89,6 +89,8 @@ static __always_inline __u64 put_stack(struct bp_stack *st, __u32 idx, bool user
 		stat_inc(BP_STAT_STACK_FULL);
 		return 0;
 	}
+	if (!err)
+		pend_add(&pend_rows);
 	return h;
 }
 

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <grp.h>
+#include <malloc.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,6 +271,18 @@ int cmd_agent(int argc, char **argv)
 		return EXIT_USAGE;
 	if (cli_check_environment())
 		return EXIT_RUNTIME;
+	/*
+	 * One malloc arena: the kernel-symbol loader and the memory-bandwidth
+	 * threads would each get an arena of their own, megabytes that stay
+	 * resident (and untrimmed) after the threads are done. And large
+	 * blocks always mapped on their own (a fixed threshold: glibc would
+	 * raise it to the largest block freed, up to 32 MiB): a window's
+	 * arrays go back to the system when freed, and the pages of a large
+	 * calloc that nothing writes (most processes' wait entries) stay
+	 * untouched instead of cleared in the heap.
+	 */
+	mallopt(M_ARENA_MAX, 1);
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (bp_daemon__new(&d, &o))
 		return EXIT_USAGE;
 	err = bp_privs_raise_nofile(NOFILE_BASE + NOFILE_PER_CPU * sysconf(_SC_NPROCESSORS_CONF));

@@ -381,9 +381,12 @@ int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 	pipe_s = calloc(s->nr_procs + 1, sizeof(*pipe_s));
 	if (!out->waits || !hist || !pipe_s || pidmap_build(s, &m))
 		goto out;
+	/*
+	 * Under process churn most of the thousands of processes a window
+	 * names had no wakers nor peers: their entries (1.6 KiB each) stay
+	 * calloc's untouched zero pages, pid included, and cost no memory.
+	 */
 	out->nr_waits = s->nr_procs;
-	for (i = 0; i < s->nr_procs; i++)
-		out->waits[i].pid = s->procs[i].proc ? s->procs[i].proc->pid : 0;
 	/* rows grouped by woken process: one pass each, its wakers gathered, the top kept */
 	order = malloc((p->nr_wake_rows + 1) * sizeof(*order));
 	if (!order)
@@ -396,6 +399,8 @@ int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 		int k = pidmap_find(&m, pid);
 		struct bp_proc_waits *w = k >= 0 ? &out->waits[k] : NULL;
 
+		if (w)
+			w->pid = pid;
 		nr_all = 0;
 		for (; j < p->nr_wake_rows && p->wake_rows[order[j]].pid == pid; j++) {
 			const struct bp_wake_row *r = &p->wake_rows[order[j]];
@@ -428,6 +433,7 @@ int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 		if (k < 0)
 			continue;
 		w = &out->waits[k];
+		w->pid = r->pid;
 		add_peer(w, r);
 		if (!work_side(r->side))
 			continue;
@@ -439,6 +445,8 @@ int bp_pipelines_find(const struct bp_profile *p, const struct bp_summary *s,
 			hist[k][j] += r->hist[j];
 	}
 	for (i = 0; i < s->nr_procs; i++) {
+		if (!out->waits[i].pid)
+			continue;
 		out->waits[i].net_p50_ms = bp_fhist_quantile(hist[i], 0.5) / 1e3;
 		out->waits[i].net_p99_ms = bp_fhist_quantile(hist[i], 0.99) / 1e3;
 	}

@@ -44,7 +44,7 @@ struct bp_peer {
 
 /* a process's waits: on whom, and on which peers */
 struct bp_proc_waits {
-	uint32_t pid;
+	uint32_t pid;		/* 0: the process had no wakers nor peers (all else is 0 too) */
 	struct bp_waker wakers[BP_MAX_WAKERS];	/* by seconds, most first */
 	uint32_t nr_wakers;
 	struct bp_peer peers[BP_MAX_PEERS];	/* by wait, most first */

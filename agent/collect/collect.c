@@ -2,11 +2,13 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <bpf/bpf.h>
 
 #include "collect/blockio.h"
 #include "collect/collect.h"
+#include "collect/drainpol.h"
 #include "collect/loader.h"
 #include "util/log.h"
 #include "collect/mapdrain.h"
@@ -40,11 +42,20 @@ struct addr_cache {
 #define MERGED_MAX	((ADDR_FRAMES + 1) * BP_MAX_STACK_DEPTH + 2)
 #define NOT_CODE_BIT	0x80
 
+/*
+ * The stacks of one drain, stored compactly: a map row is a whole struct
+ * bp_stack (127 frames, 1 KiB), most stacks use a tenth of it, and the
+ * table kept its largest drain's size for the agent's lifetime.
+ */
 struct stack_table {
 	struct bp_htab h;
 	uint64_t *keys;
-	struct bp_stack *stacks;
+	uint32_t *at;		/* offset of the frames in ips */
+	uint32_t *flags;
+	uint8_t *nr;
 	uint32_t len, cap;
+	uint64_t *ips;
+	uint32_t ips_len, ips_cap;
 };
 
 /*
@@ -79,11 +90,29 @@ struct bp_collect {
 	struct stack_table kst, ust, pst;
 	struct bp_python *py;		/* Python stacks merged in, or NULL */
 	struct bp_rlang *rl;		/* R stacks merged in, or NULL */
+	struct bp_stack us, ks, ps;	/* the stacks of the row being built */
 	uint32_t *frames;		/* scratch for one stack */
 	uint32_t *merged;		/* its user part with the Python frames */
 	struct bases base;
 	struct bp_collect_stats st;
+	struct bp_drainpol pol;		/* when the agent drains */
 };
+
+/*
+ * The memory probe wants each busy process's CPU rate at most 3 s old and
+ * calls a process busy from a quarter of a CPU (proc/memprobe.h defaults):
+ * while the samples say some process may be, a drain every 2 s.
+ */
+#define BUSY_SHARE	0.25
+#define BUSY_EVERY_S	2.0
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
 
 struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx)
@@ -109,6 +138,9 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 	c->prof = prof;
 	c->new_proc = fn;
 	c->ctx = ctx;
+	bp_drainpol__init(&c->pol, l->counts_entries < l->stack_entries ? l->counts_entries :
+			  l->stack_entries, bp_loader__exit_entries(l), l->hz * BUSY_SHARE,
+			  BUSY_EVERY_S);
 	return c;
 }
 
@@ -127,7 +159,10 @@ static void stack_table_free(struct stack_table *t)
 {
 	bp_htab_free(&t->h);
 	free(t->keys);
-	free(t->stacks);
+	free(t->at);
+	free(t->flags);
+	free(t->nr);
+	free(t->ips);
 	memset(t, 0, sizeof(*t));
 }
 
@@ -345,51 +380,79 @@ static bool stack_key_eq(const void *ctx, uint32_t idx, const void *key)
 	return ((const struct stack_table *)ctx)->keys[idx] == *(const uint64_t *)key;
 }
 
-static const struct bp_stack *stack_lookup(struct stack_table *t, uint64_t h)
+/* the stack of hash h, copied into out; NULL when the table lacks it */
+static const struct bp_stack *stack_lookup(struct stack_table *t, uint64_t h,
+					   struct bp_stack *out)
 {
 	uint32_t idx;
 
 	if (!h || bp_htab_find(&t->h, bp_hash_u64(h), stack_key_eq, t, &h, &idx))
 		return NULL;
-	return &t->stacks[idx];
+	out->nr = t->nr[idx];
+	out->flags = t->flags[idx];
+	memcpy(out->ips, t->ips + t->at[idx], out->nr * sizeof(*out->ips));
+	return out;
 }
 
-static int stack_table_reserve(struct stack_table *t, uint32_t more)
+static int stack_table_reserve(struct stack_table *t, uint32_t nr)
 {
 	uint32_t ncap = t->cap ? t->cap : 256;
-	uint64_t *k;
-	struct bp_stack *s;
+	uint64_t *k, *ips;
+	uint32_t *a, *f;
+	uint8_t *n;
 
-	if (t->len + more <= t->cap)
+	if (t->ips_len + nr > t->ips_cap) {
+		uint32_t icap = t->ips_cap ? t->ips_cap : 4096;
+
+		while (icap < t->ips_len + nr)
+			icap *= 2;
+		ips = reallocarray(t->ips, icap, sizeof(*ips));
+		if (!ips)
+			return -ENOMEM;
+		t->ips = ips;
+		t->ips_cap = icap;
+	}
+	if (t->len < t->cap)
 		return 0;
-	while (ncap < t->len + more)
-		ncap *= 2;
-	k = realloc(t->keys, ncap * sizeof(*k));
+	ncap = t->cap ? t->cap * 2 : 256;
+	k = reallocarray(t->keys, ncap, sizeof(*k));
 	if (!k)
 		return -ENOMEM;
 	t->keys = k;
-	s = realloc(t->stacks, (size_t)ncap * sizeof(*s));
-	if (!s)
+	a = reallocarray(t->at, ncap, sizeof(*a));
+	if (!a)
 		return -ENOMEM;
-	t->stacks = s;
+	t->at = a;
+	f = reallocarray(t->flags, ncap, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	t->flags = f;
+	n = reallocarray(t->nr, ncap, sizeof(*n));
+	if (!n)
+		return -ENOMEM;
+	t->nr = n;
 	t->cap = ncap;
 	return 0;
 }
 
 static int stack_row(void *ctx, const void *key, const void *val)
 {
+	const struct bp_stack *s = val;
 	struct stack_table *t = ctx;
+	uint32_t nr = s->nr > BP_MAX_STACK_DEPTH ? BP_MAX_STACK_DEPTH : s->nr;
 	uint64_t h;
 
-	if (stack_table_reserve(t, 1))
+	if (stack_table_reserve(t, nr))
 		return -ENOMEM;
 	memcpy(&h, key, sizeof(h));
 	if (bp_htab_insert(&t->h, bp_hash_u64(h), t->len))
 		return -ENOMEM;
 	t->keys[t->len] = h;
-	memcpy(&t->stacks[t->len], val, sizeof(struct bp_stack));
-	if (t->stacks[t->len].nr > BP_MAX_STACK_DEPTH)
-		t->stacks[t->len].nr = BP_MAX_STACK_DEPTH;
+	t->at[t->len] = t->ips_len;
+	t->flags[t->len] = s->flags;
+	t->nr[t->len] = (uint8_t)nr;
+	memcpy(t->ips + t->ips_len, s->ips, nr * sizeof(*t->ips));
+	t->ips_len += nr;
 	t->len++;
 	return 0;
 }
@@ -398,6 +461,7 @@ static int load_stacks(int fd, struct stack_table *t)
 {
 	bp_htab_clear(&t->h);
 	t->len = 0;
+	t->ips_len = 0;
 	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), stack_row, t);
 }
 
@@ -415,9 +479,9 @@ static struct bp_proc *row_proc(struct bp_collect *c, uint32_t tgid)
 static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, uint64_t uhash,
 			   uint64_t pyhash)
 {
-	const struct bp_stack *us = stack_lookup(&c->ust, uhash);
-	const struct bp_stack *ks = stack_lookup(&c->kst, khash);
-	const struct bp_stack *ps = c->py ? stack_lookup(&c->pst, pyhash) : NULL;
+	const struct bp_stack *us = stack_lookup(&c->ust, uhash, &c->us);
+	const struct bp_stack *ks = stack_lookup(&c->kst, khash, &c->ks);
+	const struct bp_stack *ps = c->py ? stack_lookup(&c->pst, pyhash, &c->ps) : NULL;
 	uint32_t n = 0, i;
 	int64_t id;
 
@@ -679,12 +743,15 @@ static bool base_eq(const void *ctx, uint32_t idx, const void *key)
 	return b->id == k->id && b->kind == k->kind;
 }
 
-/* drop the dead entries once they outnumber the live ones */
+/*
+ * Drop the dead entries: at every rotation, which the agent does once a
+ * window now, so that a window's exited threads leave with it.
+ */
 static void bases_compact(struct bases *bs)
 {
 	uint32_t i, n = 0;
 
-	if (bs->dead < 1024 || bs->dead * 2 < bs->len)
+	if (!bs->dead)
 		return;
 	bp_htab_clear(&bs->h);
 	for (i = 0; i < bs->len; i++) {
@@ -697,6 +764,19 @@ static void bases_compact(struct bases *bs)
 	}
 	bs->len = n;
 	bs->dead = 0;
+	/* a burst of threads is over: its room goes back too */
+	if (bs->cap > 256 && bs->cap >= 4 * n) {
+		uint32_t ncap = bs->cap;
+		struct base *nv;
+
+		while (ncap > 256 && ncap >= 4 * n)
+			ncap /= 2;
+		nv = realloc(bs->v, ncap * sizeof(*nv));
+		if (nv) {
+			bs->v = nv;
+			bs->cap = ncap;
+		}
+	}
 }
 
 static struct base *base_get(struct bases *bs, uint32_t kind, uint32_t id)
@@ -808,7 +888,19 @@ static void on_record(void *ctx, const void *rec, size_t len)
 
 int bp_collect__track(struct bp_collect *c)
 {
+	struct bp_drain_pend at;
+
+	bp_loader__pending(c->l, &at);
+	bp_drainpol__flipped(&c->pol, &at, mono_ns(), true);
 	return bp_loader__iterate(c->l, on_record, c);
+}
+
+enum bp_drain_need bp_collect__due(struct bp_collect *c, bool forced)
+{
+	struct bp_drain_pend now;
+
+	bp_loader__pending(c->l, &now);
+	return bp_drainpol__decide(&c->pol, &now, mono_ns(), forced);
 }
 
 void bp_collect__set_python(struct bp_collect *c, struct bp_python *py)
@@ -840,10 +932,13 @@ void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof)
 
 int bp_collect__drain(struct bp_collect *c, bool full)
 {
+	struct bp_drain_pend at;
 	uint64_t rows, off_rows;
 	uint32_t i;
 	int idx, err;
 
+	/* before the flip: what comes in meanwhile counts toward the next drain */
+	bp_loader__pending(c->l, &at);
 	if (full) {
 		/* close open intervals into the current buffer before leaving it */
 		err = bp_loader__iterate(c->l, on_record, c);
@@ -856,6 +951,7 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 		c->st.light_drains++;
 	}
 	idx = bp_loader__flip(c->l);
+	bp_drainpol__flipped(&c->pol, &at, mono_ns(), full);
 	/* the code objects of the Python stacks in the buffer: sent before the flip */
 	bp_loader__consume_py(c->l);
 	c->st.drains++;

@@ -9,6 +9,8 @@
 
 #include <stdint.h>
 
+#include "collect/drainpol.h"
+
 struct bp_loader;
 struct bp_syms;
 struct bp_profile;
@@ -61,6 +63,12 @@ void bp_collect__set_profile(struct bp_collect *c, struct bp_profile *prof);
  * image's stacks named against the old maps.
  */
 int bp_collect__drain(struct bp_collect *c, bool full);
+
+/*
+ * What the BPF side added since the last drain calls for now (drainpol.h);
+ * forced: a window ends or a capture wants its second.
+ */
+enum bp_drain_need bp_collect__due(struct bp_collect *c, bool forced);
 
 const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c);
 

@@ -545,6 +545,26 @@ int bp_loader__flip(struct bp_loader *l)
 	return old;
 }
 
+void bp_loader__pending(const struct bp_loader *l, struct bp_drain_pend *out)
+{
+	const volatile __u64 *b;
+
+	b = &l->skel->bss->pend_rows;
+	out->rows = __atomic_load_n(b, __ATOMIC_RELAXED);
+	b = &l->skel->bss->pend_exits;
+	out->exits = __atomic_load_n(b, __ATOMIC_RELAXED);
+	b = &l->skel->bss->pend_samples;
+	out->samples = __atomic_load_n(b, __ATOMIC_RELAXED);
+}
+
+uint32_t bp_loader__exit_entries(const struct bp_loader *l)
+{
+	uint32_t t = bpf_map__max_entries(l->skel->maps.thr_exit);
+	uint32_t p = bpf_map__max_entries(l->skel->maps.proc_exit);
+
+	return t < p ? t : p;
+}
+
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)
 {
 	struct bp_stats *per_cpu;

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "collect/drainpol.h"
 #include "boundprof.h"
 
 struct boundprof_bpf;
@@ -87,6 +88,12 @@ void bp_loader__consume_py(struct bp_loader *l);
  * now safe to drain (0 or 1).
  */
 int bp_loader__flip(struct bp_loader *l);
+
+/* the BPF side's cumulative row, exit and sample counts: read from its .bss, no system call */
+void bp_loader__pending(const struct bp_loader *l, struct bp_drain_pend *out);
+
+/* entries of the smaller of the two exit-record maps */
+uint32_t bp_loader__exit_entries(const struct bp_loader *l);
 
 /* the per-CPU counters summed over CPUs */
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum);

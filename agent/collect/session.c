@@ -1066,6 +1066,27 @@ int bp_session__stop(struct bp_session *s)
 	return err;
 }
 
+enum bp_drain_need bp_session__due(struct bp_session *s, bool forced)
+{
+	return bp_collect__due(s->collect, forced);
+}
+
+int bp_session__drain(struct bp_session *s, bool full)
+{
+	uint32_t i;
+	int err;
+
+	if (full)
+		return drain(s, true);
+	/* the memory probe hears of this drain's samples, as of a full one's */
+	for (i = 0; i < s->prof->nr_procs; i++)
+		s->prof->procs[i]->last_drain_samples = 0;
+	err = drain(s, false);
+	if (!err)
+		feed_memprobe(s, bp_now_ns());
+	return err;
+}
+
 int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
 {
 	struct bp_profile *next;

@@ -130,6 +130,15 @@ int bp_session__stop(struct bp_session *s);
  */
 int bp_session__rotate(struct bp_session *s, struct bp_profile **closed);
 
+/*
+ * The agent between rotations: a drain is due when the maps fill, exits
+ * pile up or a process may be busy (collect/drainpol.h), always when forced
+ * (a window ends, a capture). bp_session__drain() drains into the current
+ * profile; a light one feeds the memory probe too. 0 or -errno.
+ */
+enum bp_drain_need bp_session__due(struct bp_session *s, bool forced);
+int bp_session__drain(struct bp_session *s, bool full);
+
 /* the cgroups' accounting up to now into the profile (top, between its snapshots) */
 int bp_session__cgroups(struct bp_session *s);
 

@@ -569,7 +569,7 @@ int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out)
 	struct bp_buf state = BP_BUF_INIT, all = BP_BUF_INIT;
 	uint64_t cpu, ns;
 	uint32_t i;
-	int err, c;
+	int err, c, body_err;
 
 	wstr(&w, "");	/* string_table[0] must be "" */
 	for (c = 0; c < COL__MAX; c++)
@@ -586,6 +586,9 @@ int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out)
 	ns = wstr(&w, "nanoseconds");
 
 	bp_buf_append(&all, w.body.data, w.body.len);
+	/* each part goes once copied: a window's encoding holds one copy at a time */
+	body_err = w.body.err;
+	bp_buf_free(&w.body);
 	for (i = 0; i < w.st.nr; i++)
 		bp_pb_put_bytes(&all, PROF_STRING_TABLE, w.st.bytes.data + w.st.off[i],
 				w.st.len[i]);
@@ -600,8 +603,9 @@ int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out)
 	if (p->hz > 0)
 		bp_pb_put_int64(&all, PROF_PERIOD, 1000000000 / p->hz);
 	bp_pb_put_bytes(&all, PROF_BOUNDPROF_STATE, state.data, state.len);
+	bp_buf_free(&state);
 	bp_pb_put_uint64(&all, PROF_DEFAULT_SAMPLE_TYPE, cpu);
-	err = w.err ? w.err : w.body.err ? w.body.err : w.msg.err ? w.msg.err : all.err;
+	err = w.err ? w.err : body_err ? body_err : w.msg.err ? w.msg.err : all.err;
 	if (!err)
 		err = gzip_append(all.data, all.len, out);
 out:

@@ -727,12 +727,18 @@ static int slice(struct bp_daemon *d)
 {
 	const struct bp_collect_stats *cs;
 	const struct bp_loader *l = d->s->loader;
-	struct bp_profile *sl;
+	struct bp_profile *sl = NULL;
 	double fill[4];
 	uint32_t i;
 	int err;
+	/* a second with little in the maps costs nothing (collect/drainpol.h) */
+	bool forced = !d->window || d->nr_caps || bp_now_ns() + 100000000ULL >= d->window_end;
+	enum bp_drain_need need = bp_session__due(d->s, forced);
 
-	err = bp_session__rotate(d->s, &sl);
+	if (need == BP_DRAIN_NONE)
+		return 0;
+	err = forced ? bp_session__rotate(d->s, &sl) :
+		       bp_session__drain(d->s, need == BP_DRAIN_FULL);
 	if (err)
 		return err;
 	cs = bp_collect__stats(d->s->collect);
@@ -743,6 +749,8 @@ static int slice(struct bp_daemon *d)
 	for (i = 0; i < 4; i++)
 		if (fill[i] > d->peak_fill[i])
 			d->peak_fill[i] = fill[i];
+	if (!sl)
+		return 0;
 	err = bp_daemon__add_slice(d, sl);
 	if (!err && d->local)
 		err = bp_local__slice(d->local, sl);
@@ -776,6 +784,8 @@ static int capture(struct bp_daemon *d, const struct bp_httpd_req *req)
 	long secs = 30;
 	int r = bp_httpd_query_get(req->query, "seconds", val, sizeof(val));
 	struct capture *c;
+	struct bp_profile *sl;
+	bool fresh = false;
 
 	if (r && r != -ENOENT)
 		return error(d, req->id, 400, "bad query\n");
@@ -789,16 +799,26 @@ static int capture(struct bp_daemon *d, const struct bp_httpd_req *req)
 		return error(d, req->id, 503, "too many profiles in progress\n");
 	if (!d->window)
 		return error(d, req->id, 503, "not recording yet\n");
+	/*
+	 * With no capture, the slice in progress may hold seconds (drains
+	 * are lazy): into the window first. The capture then starts now, and
+	 * its first slice is the part of a second up to the next.
+	 */
+	if (d->s && !d->nr_caps && !bp_session__rotate(d->s, &sl) && sl) {
+		bp_daemon__add_slice(d, sl);
+		bp_profile__free(sl);
+		fresh = true;
+	}
 	c = &d->caps[d->nr_caps];
 	c->p = bp_profile__new_like(d->window, bp_now_ns());
 	if (!c->p)
 		return error(d, req->id, 503, "out of memory\n");
 	/*
 	 * N whole slices, the one in progress first: N seconds of data,
-	 * answered at most N seconds from now
+	 * answered at most N seconds from now; N and a part when it started now
 	 */
 	c->id = req->id;
-	c->slices_left = secs;
+	c->slices_left = secs + fresh;
 	d->nr_caps++;
 	/* whatever happens to the slices, the client is not held much past its seconds */
 	bp_httpd__hold(d->http, req->id, secs * 1000 + BP_DAEMON_CAPTURE_MARGIN_MS);

@@ -495,7 +495,8 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 			   "Files whose unwind table is loaded", a->unwind_files);
 	}
 	bp_prom_family(m, "boundprof_agent_drains_total", BP_PROM_COUNTER,
-		       "Drains of the BPF maps: each second, and early when a sampled process execs");
+		       "Drains of the BPF maps: when they fill, a process is busy or a window "
+		       "ends, and early when a sampled process execs");
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "interval" } }, 1,
 			   a->drains - a->exec_drains);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "exec" } }, 1, a->exec_drains);

@@ -1,0 +1,148 @@
+// SPDX-License-Identifier: GPL-2.0
+/* when the agent drains: forced, exits piling up, a busy process, rows filling the maps */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "collect/drainpol.h"
+
+#define SEC	1000000000ULL
+
+/* 4096-row maps, 16384-record exit maps, busy from 25 samples/s, every 2 s */
+static void setup_pol(struct bp_drainpol *p)
+{
+	struct bp_drain_pend z = {};
+
+	bp_drainpol__init(p, 4096, 16384, 25, 2.0);
+	bp_drainpol__flipped(p, &z, 100 * SEC, true);
+}
+
+static void quiet_seconds__nothing_due(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = { .rows = 0 };
+	int s;
+
+	setup_pol(&p);
+	/* an idle machine: a few rows and samples a second, for a whole window */
+	for (s = 1; s <= 10; s++) {
+		now.rows += 40;
+		now.samples += 3;
+		now.exits += 1;
+		assert_int_equal(bp_drainpol__decide(&p, &now, (100 + s) * SEC, false),
+				 BP_DRAIN_NONE);
+		assert_int_equal(p.why, BP_DRAIN_WHY_NONE);
+	}
+}
+
+static void forced__full_whatever_the_counts(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = {};
+
+	setup_pol(&p);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, true), BP_DRAIN_FULL);
+	assert_int_equal(p.why, BP_DRAIN_WHY_FORCED);
+}
+
+static void rows_at_an_eighth__light(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = { .rows = 511 };
+
+	setup_pol(&p);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_NONE);
+	now.rows = 512;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_LIGHT);
+	assert_int_equal(p.why, BP_DRAIN_WHY_ROWS);
+	/* drained: rows count from the flip on */
+	bp_drainpol__flipped(&p, &now, 101 * SEC, false);
+	now.rows += 100;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_NONE);
+}
+
+static void exits_at_an_eighth__full_and_only_a_full_drain_resets_them(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = { .exits = 2048 };
+
+	setup_pol(&p);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_FULL);
+	assert_int_equal(p.why, BP_DRAIN_WHY_EXITS);
+	/* a light drain (an exec) leaves the exit records where they are */
+	bp_drainpol__flipped(&p, &now, 101 * SEC, false);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_FULL);
+	bp_drainpol__flipped(&p, &now, 101 * SEC, true);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_NONE);
+}
+
+static void busy__light_every_two_seconds(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = {};
+
+	setup_pol(&p);
+	/* one process on a CPU: 99 samples a second */
+	now.samples = 99;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_NONE);
+	now.samples = 198;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_LIGHT);
+	assert_int_equal(p.why, BP_DRAIN_WHY_BUSY);
+	bp_drainpol__flipped(&p, &now, 102 * SEC, false);
+	/* the busy clock restarts at that drain, light as it was */
+	now.samples += 99;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 103 * SEC, false), BP_DRAIN_NONE);
+	now.samples += 99;
+	assert_int_equal(bp_drainpol__decide(&p, &now, 104 * SEC, false), BP_DRAIN_LIGHT);
+	assert_int_equal(p.why, BP_DRAIN_WHY_BUSY);
+}
+
+static void below_the_busy_rate__no_drain(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = { .samples = 49 };
+
+	setup_pol(&p);
+	/* 24.5 samples/s over 2 s: no process can have a quarter of a CPU */
+	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_NONE);
+}
+
+static void busy_rate_zero__never_busy(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = { .samples = 100000 };
+
+	bp_drainpol__init(&p, 4096, 16384, 0, 2.0);
+	bp_drainpol__flipped(&p, &(struct bp_drain_pend){}, SEC, true);
+	assert_int_equal(bp_drainpol__decide(&p, &now, 10 * SEC, false), BP_DRAIN_NONE);
+}
+
+static void tiny_maps__limits_at_least_one(void **state)
+{
+	struct bp_drainpol p;
+	struct bp_drain_pend now = { .rows = 1 };
+
+	bp_drainpol__init(&p, 4, 4, 0, 2.0);
+	assert_int_equal(p.row_limit, 1);
+	assert_int_equal(p.exit_limit, 1);
+	assert_int_equal(bp_drainpol__decide(&p, &now, SEC, false), BP_DRAIN_LIGHT);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(quiet_seconds__nothing_due),
+		cmocka_unit_test(forced__full_whatever_the_counts),
+		cmocka_unit_test(rows_at_an_eighth__light),
+		cmocka_unit_test(exits_at_an_eighth__full_and_only_a_full_drain_resets_them),
+		cmocka_unit_test(busy__light_every_two_seconds),
+		cmocka_unit_test(below_the_busy_rate__no_drain),
+		cmocka_unit_test(busy_rate_zero__never_busy),
+		cmocka_unit_test(tiny_maps__limits_at_least_one),
+	};
+
+	return cmocka_run_group_tests_name("drainpol", tests, NULL, NULL);
+}
