@@ -603,6 +603,9 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		proc->exited = false;
 		if (!proc->start_ns)
 			proc->start_ns = ev->ts_ns;
+		/* its fork may have gone unseen (forked before it was a target): jobs key on it */
+		if (!proc->ppid)
+			proc->ppid = ev->ppid;
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
 		/*
 		 * A python is looked at from its exec, not its first sample: a
