@@ -731,8 +731,13 @@ static int slice(struct bp_daemon *d)
 	double fill[4];
 	uint32_t i;
 	int err;
-	/* a second with little in the maps costs nothing (collect/drainpol.h) */
-	bool forced = !d->window || d->nr_caps || bp_now_ns() + 100000000ULL >= d->window_end;
+	/*
+	 * A second with little in the maps costs nothing (collect/drainpol.h);
+	 * but a capture, or a user's session through the local socket, takes
+	 * a slice every second (their -d and top count slices).
+	 */
+	bool forced = !d->window || d->nr_caps || bp_now_ns() + 100000000ULL >= d->window_end ||
+		      (d->local && bp_local__stats(d->local)->sessions);
 	enum bp_drain_need need = bp_session__due(d->s, forced);
 
 	if (need == BP_DRAIN_NONE)
