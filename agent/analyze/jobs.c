@@ -27,6 +27,16 @@ static void prog_name(const struct bp_proc *proc, char *buf, size_t len)
 	for (base = w = c; w < end; w++)
 		if (*w == '/')
 			base = w + 1;
+	/*
+	 * A command line read between fork and exec is the parent's ("sh -c
+	 * for i in ..." for a run of curl) and the exec's comm is right: seen
+	 * on a cold cache, one run of 60 left out of its job. The comm holds
+	 * the first 15 bytes of the executable's name.
+	 */
+	if (proc->comm[0] && strncmp(base, proc->comm, strnlen(proc->comm, sizeof(proc->comm)))) {
+		snprintf(buf, len, "%s", proc->comm);
+		return;
+	}
 	snprintf(buf, len, "%.*s", (int)(end - base), base);
 }
 
