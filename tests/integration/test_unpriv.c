@@ -529,7 +529,7 @@ static void test_limits_hit_by_one_user(void **state)
 	assert_non_null(strstr(rc.err, "ended after 8 s"));
 	h_run_free(&rc);
 	/* A, memory: hundreds of processes a second, each with its own facts */
-	snprintf(args, sizeof(args), "record -d 60 -- %s 60 300", ua.bin);
+	snprintf(args, sizeof(args), "record -d 60 -- %s 8 300", ua.bin);
 	assert_int_equal(as(&ua, args, 120, &r), 0);
 	fprintf(stderr, "a: churn recording -> exit %d, stderr:\n%s", r.exit_code, r.err);
 	assert_non_null(strstr(r.err, "ended early"));
