@@ -154,8 +154,15 @@ static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 		return;
 	memcpy(proc->comm, m->comm, sizeof(proc->comm));
 	proc->ppid = m->ppid;
-	/* a process already running when the profile started has no start in it */
-	proc->start_ns = m->start_ns > s->prof->start_ns ? m->start_ns : 0;
+	/*
+	 * A fork seen in the window gives the exact start. /proc's is in
+	 * clock ticks, rounded down: a run forked within a tick of the
+	 * window's start would read as already running (one run of a shell
+	 * loop left out of its job). A process already running when the
+	 * profile started has no start in it.
+	 */
+	if (!proc->start_ns)
+		proc->start_ns = m->start_ns > s->prof->start_ns ? m->start_ns : 0;
 	proc->cmdline = bp_profile__intern(s->prof, m->cmdline);
 	proc->have_meta = true;
 	if (m->ids) {
@@ -601,8 +608,6 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		bp_rlang__exec(s->rlang, ev->tgid);
 		proc->have_meta = false;
 		proc->exited = false;
-		if (!proc->start_ns)
-			proc->start_ns = ev->ts_ns;
 		/* its fork may have gone unseen (forked before it was a target): jobs key on it */
 		if (!proc->ppid)
 			proc->ppid = ev->ppid;
@@ -616,6 +621,9 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		if (!strncmp(ev->comm, "python", 6))
 			set_err(s, bp_python__attach(s->python, ev->tgid));
 		fill_meta(s, proc);
+		/* gone before /proc was read: its exec is the start we know */
+		if (!proc->have_meta && !proc->start_ns)
+			proc->start_ns = ev->ts_ns;
 		/*
 		 * In a targeted run, take the new image's maps now: a short
 		 * command may be gone before its first sample reaches us.
