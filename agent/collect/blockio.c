@@ -78,7 +78,8 @@ static int btf_strings_have(const char *const *names, bool *found, int n)
 	struct btf_header h;
 	char *strs = NULL, key[128];
 	int fd, i, err = 0;
-	ssize_t got;
+	ssize_t got = 0;
+	size_t off;
 
 	fd = open(BTF_PATH, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -94,8 +95,14 @@ static int btf_strings_have(const char *const *names, bool *found, int n)
 		goto out;
 	}
 	strs[0] = '\0';
-	got = pread(fd, strs + 1, h.str_len, (off_t)h.hdr_len + h.str_off);
-	if (got != (ssize_t)h.str_len) {
+	/* sysfs gives a page per read: a short read is the rest to come */
+	for (off = 0; off < h.str_len; off += got) {
+		got = pread(fd, strs + 1 + off, h.str_len - off,
+			    (off_t)h.hdr_len + h.str_off + off);
+		if (got <= 0)
+			break;
+	}
+	if (off != h.str_len) {
 		err = got < 0 ? -errno : -EIO;
 		goto out;
 	}

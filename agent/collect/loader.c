@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <pthread.h>
 #include <linux/capability.h>
 #include <linux/membarrier.h>
 #include <linux/perf_event.h>
@@ -18,6 +19,7 @@
 #include "boundprof.skel.h"
 #include "collect/cpus.h"
 #include "collect/loader.h"
+#include "collect/twinload.h"
 #include "proc/cgroup.h"
 #include "collect/unwind.h"
 #include "util/log.h"
@@ -230,6 +232,25 @@ static bool have_cycles(int cpu, int hz)
 	return true;
 }
 
+/* the objects whose programs are loaded: the skeleton's, then its twin's */
+static struct bpf_object *obj_at(const struct bp_loader *l, int i)
+{
+	return i == 0 ? l->skel->obj : i == 1 && l->twin ? l->twin->obj : NULL;
+}
+
+/* the program after p in the skeleton, then in its twin; start with p NULL, *i 0 */
+static struct bpf_program *next_prog(const struct bp_loader *l, struct bpf_program *p, int *i)
+{
+	struct bpf_object *obj;
+
+	for (; (obj = obj_at(l, *i)); (*i)++, p = NULL) {
+		p = bpf_object__next_program(obj, p);
+		if (p)
+			return p;
+	}
+	return NULL;
+}
+
 /*
  * What verification cost: the kernel's count of the instructions it
  * walked per program (bpf_prog_info.verified_insns, 5.16+), the start-up
@@ -239,8 +260,9 @@ static void log_verified(struct bp_loader *l, double ms)
 {
 	struct bpf_program *prog;
 	unsigned long long total = 0;
+	int i;
 
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	for (i = 0, prog = NULL; (prog = next_prog(l, prog, &i));) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -253,6 +275,95 @@ static void log_verified(struct bp_loader *l, double ms)
 			       info.verified_insns);
 	}
 	bp_dbg("BPF programs loaded in %.0f ms, %llu instructions verified", ms, total);
+}
+
+/*
+ * What the twin verifies on a second CPU: the switch and wakeup paths,
+ * about half of the instructions and of the time (bp_switch 35k and
+ * bp_wakeup 17k of 107k; with bp_thread_exit too, the twin finished
+ * 30 ms after the skeleton). Neither is used from here by its skeleton
+ * name, so the rest of the loader sees one object.
+ */
+static const char *const twin_progs[] = { "bp_switch", "bp_wakeup" };
+
+struct twin_job {
+	struct boundprof_bpf *skel;
+	int err;
+};
+
+static void *twin_run(void *arg)
+{
+	struct twin_job *j = arg;
+
+	j->err = boundprof_bpf__load(j->skel);
+	return NULL;
+}
+
+/*
+ * Load the programs, verified on two CPUs (twinload.h): a maps-only open
+ * creates every map, then the skeleton and its twin reuse them and load
+ * their shares at once. Same maps, same programs, same .rodata as one
+ * load; the start is a fifth shorter (docs/kernels.md).
+ */
+static int load_programs(struct bp_loader *l)
+{
+	size_t n = sizeof(twin_progs) / sizeof(twin_progs[0]);
+	struct boundprof_bpf *maps = NULL, *twin = NULL;
+	LIBBPF_OPTS(bpf_object_open_opts, mo);
+	struct twin_job job = {};
+	int err, empty_fd = -1;
+	char empty[32];
+	pthread_t th;
+
+	/*
+	 * Asked for (the agent: its peak memory counts, its start does not),
+	 * one CPU, or nothing for a twin to verify: one load, as libbpf does.
+	 */
+	if (l->serial_load || bp_online_cpus_count() < 2 ||
+	    !bpf_program__autoload(l->skel->progs.bp_switch))
+		return boundprof_bpf__load(l->skel);
+	if (!bp_twin_empty_btf(empty, sizeof(empty), &empty_fd))
+		mo.btf_custom_path = empty;
+	maps = boundprof_bpf__open_opts(&mo);
+	twin = boundprof_bpf__open();
+	if (!maps || !twin) {
+		err = -errno;
+		goto out;
+	}
+	err = bp_twin_copy_config(maps->obj, l->skel->obj);
+	if (!err)
+		err = bp_twin_copy_config(twin->obj, l->skel->obj);
+	if (err)
+		goto out;
+	bp_twin_maps_only(maps->obj);
+	err = boundprof_bpf__load(maps);
+	if (!err)
+		err = bp_twin_reuse_maps(l->skel->obj, maps->obj);
+	if (!err)
+		err = bp_twin_reuse_maps(twin->obj, maps->obj);
+	if (err)
+		goto out;
+	bp_twin_keep(l->skel->obj, twin_progs, n, false);
+	bp_twin_keep(twin->obj, twin_progs, n, true);
+	job.skel = twin;
+	err = -pthread_create(&th, NULL, twin_run, &job);
+	if (err)
+		goto out;
+	err = boundprof_bpf__load(l->skel);
+	pthread_join(th, NULL);
+	if (!err)
+		err = job.err;
+	if (!err) {
+		l->twin = twin;
+		twin = NULL;
+	}
+out:
+	/* the skeleton and its twin hold the maps now: this open is done */
+	boundprof_bpf__destroy(maps);
+	boundprof_bpf__destroy(twin);
+	if (empty_fd >= 0)
+		close(empty_fd);
+	return err;
 }
 
 int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
@@ -270,6 +381,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	if (!l)
 		return -ENOMEM;
 	l->hz = o->hz;
+	l->serial_load = o->serial_load;
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0) {
 		err = l->ncpus ? l->ncpus : -EINVAL;
@@ -382,7 +494,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	}
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	err = boundprof_bpf__load(l->skel);
+	err = load_programs(l);
 	if (err) {
 		bp_err("failed to load BPF programs: %s (run with -v for the verifier log)",
 		       strerror(-err));
@@ -492,6 +604,8 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 	}
 	/* process tracking first, so no process escapes between the two steps */
 	err = boundprof_bpf__attach(l->skel);
+	if (!err && l->twin)
+		err = boundprof_bpf__attach(l->twin);
 	if (err) {
 		bp_err("failed to attach the tracepoints: %s", strerror(-err));
 		return err;
@@ -746,6 +860,7 @@ int64_t bp_loader__run_ns(struct bp_loader *l)
 {
 	struct bpf_program *prog;
 	int64_t total = 0;
+	int i;
 	FILE *f;
 	int on = 0;
 
@@ -759,7 +874,7 @@ int64_t bp_loader__run_ns(struct bp_loader *l)
 	}
 	if (!on)
 		return -1;
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	for (i = 0, prog = NULL; (prog = next_prog(l, prog, &i));) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -773,10 +888,11 @@ int64_t bp_loader__run_ns(struct bp_loader *l)
 void bp_loader__log_run_stats(struct bp_loader *l)
 {
 	struct bpf_program *prog;
+	int i;
 
 	if (bp_loader__run_ns(l) < 0)
 		return;
-	bpf_object__for_each_program(prog, l->skel->obj) {
+	for (i = 0, prog = NULL; (prog = next_prog(l, prog, &i));) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
@@ -790,12 +906,17 @@ void bp_loader__log_run_stats(struct bp_loader *l)
 
 int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs)
 {
-	struct bpf_program *prog = bpf_object__find_program_by_name(l->skel->obj, name);
 	struct bpf_prog_info info = {};
+	struct bpf_program *prog;
+	struct bpf_object *obj;
 	__u32 len = sizeof(info);
-	int fd;
+	int i, fd = -1;
 
-	if (!prog || (fd = bpf_program__fd(prog)) < 0)
+	/* loaded in one of the two: the other holds it unloaded */
+	for (i = 0; fd < 0 && (obj = obj_at(l, i)); i++)
+		if ((prog = bpf_object__find_program_by_name(obj, name)))
+			fd = bpf_program__fd(prog);
+	if (fd < 0)
 		return -ENOENT;
 	if (bpf_obj_get_info_by_fd(fd, &info, &len))
 		return -errno;
@@ -860,6 +981,7 @@ void bp_loader__free(struct bp_loader *l)
 	ring_buffer__free(l->rb);
 	ring_buffer__free(l->py_rb);
 	bp_blockio__free(l->blockio);
+	boundprof_bpf__destroy(l->twin);
 	boundprof_bpf__destroy(l->skel);
 	if (l->stats_fd > 0)
 		close(l->stats_fd);

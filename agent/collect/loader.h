@@ -32,6 +32,7 @@ struct bp_loader_opts {
 	bool no_python;		/* no Python frames: the native walk alone */
 	bool follow_peers;	/* add the local processes a command waits on (chain.h) */
 	bool no_r;		/* no R frames */
+	bool serial_load;	/* verify on one CPU: a slower start, a lower peak RSS */
 };
 
 /* called for every process event the BPF side reports */
@@ -40,7 +41,9 @@ typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev);
 typedef void (*bp_py_event_fn)(void *ctx, const void *rec, size_t len);
 
 struct bp_loader {
-	struct boundprof_bpf *skel;
+	struct boundprof_bpf *skel;	/* its maps are all of them */
+	struct boundprof_bpf *twin;	/* the programs verified on a second CPU (twinload.h) */
+	bool serial_load;		/* no twin: bp_loader_opts.serial_load */
 	struct ring_buffer *rb;
 	int ncpus;		/* possible CPUs: per-CPU map value count */
 	int nr_pe;

@@ -705,6 +705,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 				 sizeof(struct bp_uw_row);
 	lo.no_python = opts->no_python;
 	lo.no_r = opts->no_r;
+	lo.serial_load = opts->serial_load;
 	err = bp_loader__open(&s->loader, &lo);
 	if (err)
 		goto fail;
