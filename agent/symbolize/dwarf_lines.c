@@ -12,6 +12,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "symbolize/dwarf_cfi.h"
 #include "symbolize/dwarf_lines.h"
@@ -29,8 +31,10 @@ struct func_range {
 };
 
 struct bp_dwarf {
-	Elf *elf;
+	Elf *elf;		/* over image */
 	Dwarf *dw;
+	char *image;		/* the file's size, mapped; only what was read is resident */
+	uint64_t image_len;
 	uint64_t bytes;
 	bool failed;		/* libdw refused it */
 	bool indexed;		/* funcs[] built */
@@ -70,46 +74,130 @@ bool bp_dwarf__has_info(Elf *elf, uint64_t fsize)
 	return false;
 }
 
-int bp_dwarf__open(Elf *elf, uint64_t fsize, struct bp_dwarf **out)
+/* debug sections lines, inlines and ranges never read: left as zero pages */
+static bool section_skipped(const char *n)
 {
+	static const char *const skip[] = { "loc", "loclists", "macro", "macinfo",
+					     "pubnames", "pubtypes", "gnu_pubnames",
+					     "gnu_pubtypes" };
+	size_t i;
+
+	if (!strncmp(n, ".zdebug_", 8))
+		n += 8;
+	else if (!strncmp(n, ".debug_", 7))
+		n += 7;
+	else
+		return true;
+	for (i = 0; i < sizeof(skip) / sizeof(skip[0]); i++)
+		if (!strcmp(n, skip[i]))
+			return true;
+	return false;
+}
+
+/* bytes [off, off + len) of the file into the image at off; *sum counts them */
+static int read_range(int fd, char *image, uint64_t fsize, uint64_t off, uint64_t len,
+		      uint64_t *sum)
+{
+	if (off > fsize || len > fsize - off)
+		return -EFBIG;
+	*sum += len;
+	while (len) {
+		ssize_t n = pread(fd, image + off, len, (off_t)off);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return n < 0 ? -errno : -EIO;	/* shorter than it said */
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* the ELF header, program and section headers, section names and wanted debug sections */
+static int read_image(Elf *elf, int fd, char *image, uint64_t fsize, uint64_t *sum)
+{
+	size_t shnum, phnum, shstrndx;
+	Elf_Scn *scn = NULL;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+	int err;
+
+	if (!gelf_getehdr(elf, &eh) || elf_getshdrnum(elf, &shnum) ||
+	    elf_getphdrnum(elf, &phnum) || elf_getshdrstrndx(elf, &shstrndx))
+		return -ENOEXEC;
+	err = read_range(fd, image, fsize, 0, eh.e_ehsize, sum);
+	if (!err && phnum)
+		err = read_range(fd, image, fsize, eh.e_phoff, (uint64_t)phnum * eh.e_phentsize,
+				 sum);
+	if (!err && shnum)
+		err = read_range(fd, image, fsize, eh.e_shoff, (uint64_t)shnum * eh.e_shentsize,
+				 sum);
+	while (!err && (scn = elf_nextscn(elf, scn))) {
+		const char *n;
+
+		if (!gelf_getshdr(scn, &sh))
+			return -ENOEXEC;
+		if (sh.sh_type == SHT_NOBITS || !sh.sh_size)
+			continue;
+		if (elf_ndxscn(scn) != shstrndx) {
+			n = elf_strptr(elf, shstrndx, sh.sh_name);
+			if (!n || section_skipped(n))
+				continue;
+		}
+		err = read_range(fd, image, fsize, sh.sh_offset, sh.sh_size, sum);
+	}
+	return err;
+}
+
+int bp_dwarf__open(int fd, uint64_t fsize, struct bp_dwarf **out)
+{
+	uint64_t inflated = 0, loaded = 0;
 	struct bp_dwarf *d;
-	uint64_t inflated = 0;
+	Elf *elf, *mem = NULL;
+	char *image;
 	int err;
 
 	*out = NULL;
-	if (fsize > BP_DWARF_FILE_MAX) {
-		elf_end(elf);
+	if (fsize > BP_DWARF_FILE_MAX)
 		return -EFBIG;
-	}
-	/*
-	 * The whole file into memory (its size is bounded above): from here on
-	 * elf does not read its fd. Before anything else is read from it: what
-	 * libelf read on its own before ELF_C_FDREAD (section names, raw data)
-	 * it never frees. Callers check bp_dwarf__has_info() on an Elf of their
-	 * own first, so files without DWARF are not read whole.
-	 */
-	if (elf_cntl(elf, ELF_C_FDREAD)) {
-		elf_end(elf);
-		return -EIO;
-	}
+	if (fsize < sizeof(Elf64_Ehdr))
+		return -ENOEXEC;
+	/* headers and names through libelf's reads; no section data yet */
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	if (!elf)
+		return -ENOEXEC;
 	if (!bp_dwarf__has_info(elf, fsize)) {
 		elf_end(elf);
 		return -ENOENT;
 	}
-	err = bp_dwarf__check_sections(elf, fsize, BP_DWARF_SECTION_MAX, BP_DWARF_TOTAL_MAX,
-				       &inflated);
-	if (err) {
-		elf_end(elf);
-		return err;
-	}
-	d = calloc(1, sizeof(*d));
-	if (!d) {
+	image = mmap(NULL, fsize, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (image == MAP_FAILED) {
 		elf_end(elf);
 		return -ENOMEM;
 	}
-	d->elf = elf;
-	/* the image, and what libdw inflates its compressed sections to */
-	d->bytes = fsize + inflated;
+	err = read_image(elf, fd, image, fsize, &loaded);
+	elf_end(elf);
+	if (!err) {
+		mem = elf_memory(image, fsize);
+		err = mem ? 0 : -ENOEXEC;
+	}
+	if (!err)
+		err = bp_dwarf__check_sections(mem, fsize, BP_DWARF_SECTION_MAX,
+					       BP_DWARF_TOTAL_MAX, &inflated);
+	d = err ? NULL : calloc(1, sizeof(*d));
+	if (!d) {
+		if (mem)
+			elf_end(mem);
+		munmap(image, fsize);
+		return err ? err : -ENOMEM;
+	}
+	d->elf = mem;
+	d->image = image;
+	d->image_len = fsize;
+	/* what was read, and what libdw inflates its compressed sections to */
+	d->bytes = loaded + inflated;
 	*out = d;
 	return 0;
 }
@@ -136,6 +224,8 @@ void bp_dwarf__free(struct bp_dwarf *d)
 		dwarf_end(d->dw);
 	if (d->elf)
 		elf_end(d->elf);
+	if (d->image)
+		munmap(d->image, d->image_len);
 	free(d->funcs);
 	free(d);
 }

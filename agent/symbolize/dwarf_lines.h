@@ -3,10 +3,14 @@
  * Source lines and inlined functions of one file, from its DWARF (or its
  * debug file's), with libdw.
  *
- * The file is read whole into memory while it is open and then closed: no
- * fd is held, and no mapping that its owner could truncate under us
- * (SIGBUS). What libdw may read is bounded first: the file's size, every
- * debug section (uncompressed, by its header) and their sum.
+ * What libdw reads is copied into memory while the file is open, and then
+ * the file is closed: no fd is held, and no mapping that its owner could
+ * truncate under us (SIGBUS). Only the headers and the debug sections that
+ * lines and inlines need are read, each at its offset in an anonymous image
+ * of the file's size; the rest (code, data, location lists) stays
+ * untouched zero pages that cost no memory. What libdw may read is bounded
+ * first: the file's size, every debug section (uncompressed, by its header)
+ * and their sum.
  */
 #ifndef BP_DWARF_LINES_H
 #define BP_DWARF_LINES_H
@@ -32,12 +36,11 @@ struct bp_dwarf_frame {
 };
 
 /*
- * Take the DWARF of an ELF file opened with ELF_C_READ on fd: read the file
- * into memory (elf then no longer needs fd, which the caller may close).
- * The bp_dwarf owns elf from then on, also on failure. 0, -ENOENT (no
- * .debug_info), -EFBIG (over the bounds), or -errno.
+ * Take the DWARF of the ELF file open on fd (fsize bytes): read what libdw
+ * needs into memory. The caller keeps fd, and may close it after. 0,
+ * -ENOENT (no .debug_info), -EFBIG (over the bounds), or -errno.
  */
-int bp_dwarf__open(Elf *elf, uint64_t fsize, struct bp_dwarf **out);
+int bp_dwarf__open(int fd, uint64_t fsize, struct bp_dwarf **out);
 void bp_dwarf__free(struct bp_dwarf *d);
 
 /* whether the file has a .debug_info section at all (before reading it) */

@@ -1001,7 +1001,6 @@ out:
 static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 {
 	char path[4096];
-	Elf *de;
 	int err;
 
 	if (!e->want_dwarf || e->fd < 0)
@@ -1009,8 +1008,7 @@ static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 	if (bp_dwarf__has_info(e->elf, e->size)) {
 		if (e->dwarf_max && e->size > e->dwarf_max)
 			return;
-		de = elf_begin(e->fd, ELF_C_READ, NULL);
-		err = de ? bp_dwarf__open(de, e->size, &e->dwarf) : -ENOEXEC;
+		err = bp_dwarf__open(e->fd, e->size, &e->dwarf);
 	} else {
 		if (!*tried) {
 			*tried = true;
@@ -1020,12 +1018,7 @@ static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 		if (!dbg->elf || dbg->fd < 0 || !bp_dwarf__has_info(dbg->elf, dbg->size) ||
 		    (e->dwarf_max && dbg->size > e->dwarf_max))
 			return;
-		/*
-		 * An Elf of its own: libelf loses the section data it read for
-		 * the symbols when bp_dwarf__open() reads the file into memory.
-		 */
-		de = elf_begin(dbg->fd, ELF_C_READ, NULL);
-		err = de ? bp_dwarf__open(de, dbg->size, &e->dwarf) : -ENOEXEC;
+		err = bp_dwarf__open(dbg->fd, dbg->size, &e->dwarf);
 	}
 	if (err && err != -ENOENT)
 		bp_dbg("%s: no lines from its DWARF: %s", e->path ? e->path : "ELF image",
