@@ -105,11 +105,11 @@ static int gone(const struct via_agent *va)
 	return EXIT_RUNTIME;
 }
 
-int via_agent_start(struct via_agent *va, const struct bp_ipc_req *r)
+/* connect and send r, then the first answer line into rep; 0 or the exit status (said) */
+static int ask(struct via_agent *va, const struct bp_ipc_req *r, struct bp_ipc_reply *rep)
 {
 	struct sockaddr_un sa = { .sun_family = AF_UNIX };
 	char line[BP_IPC_MAX_LINE + 1];
-	struct bp_ipc_reply rep;
 	int n, err;
 
 	memset(va, 0, sizeof(*va));
@@ -134,12 +134,22 @@ int via_agent_start(struct via_agent *va, const struct bp_ipc_req *r)
 	do
 		err = read_line(va, line, -1);
 	while (err == -EINTR);
-	if (err || bp_ipc_parse_reply(line, strlen(line), &rep))
+	if (err || bp_ipc_parse_reply(line, strlen(line), rep))
 		return gone(va);
-	if (rep.kind == BP_IPC_R_ERROR) {
-		cli_error("%s", rep.text);
-		return rep.status;
+	if (rep->kind == BP_IPC_R_ERROR) {
+		cli_error("%s", rep->text);
+		return rep->status;
 	}
+	return 0;
+}
+
+int via_agent_start(struct via_agent *va, const struct bp_ipc_req *r)
+{
+	struct bp_ipc_reply rep;
+	int err = ask(va, r, &rep);
+
+	if (err)
+		return err;
 	if (rep.kind != BP_IPC_R_OK) {
 		cli_error("the boundprof agent on %s answered something unexpected", va->path);
 		return EXIT_RUNTIME;
@@ -201,6 +211,44 @@ int via_agent_next(struct via_agent *va, struct bp_profile **out, int timeout_ms
 		cli_error("the agent's answer is not a profile: %s", errmsg);
 		return EXIT_RUNTIME;
 	}
+	return 0;
+}
+
+int via_agent_dump(const struct bp_ipc_req *r, bool json)
+{
+	struct via_agent va;
+	struct bp_ipc_reply rep;
+	char *text;
+	int err;
+
+	err = ask(&va, r, &rep);
+	if (!err && rep.kind != BP_IPC_R_DUMP) {
+		cli_error("the boundprof agent on %s answered something unexpected", va.path);
+		err = EXIT_RUNTIME;
+	}
+	if (err) {
+		via_agent_close(&va);
+		return err;
+	}
+	text = malloc(rep.len + 1);
+	if (!text || read_bytes(&va, text, rep.len)) {
+		free(text);
+		err = text ? gone(&va) : EXIT_RUNTIME;
+		if (!text)
+			cli_error("out of memory reading the agent's answer");
+		via_agent_close(&va);
+		return err;
+	}
+	fwrite(text, 1, rep.len, stdout);
+	/* JSON stays one document: where it came from goes to stderr */
+	if (json)
+		fprintf(stderr, "%s: dumped through the boundprof agent on %s\n", cli_env.prog,
+			va.path);
+	else
+		printf("\n(dumped through the boundprof agent on %s: your own processes only)\n",
+		       va.path);
+	free(text);
+	via_agent_close(&va);
 	return 0;
 }
 

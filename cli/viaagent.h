@@ -36,6 +36,12 @@ const char *via_agent_path(void);
  */
 int via_agent_start(struct via_agent *va, const struct bp_ipc_req *r);
 
+/*
+ * dump through the agent (r: verb dump, one pid, json): prints what it
+ * answers. 0, or prints one line and returns the exit status.
+ */
+int via_agent_dump(const struct bp_ipc_req *r, bool json);
+
 /* ask a running record to end; 0 or -errno */
 int via_agent_stop(struct via_agent *va);
 

@@ -126,7 +126,7 @@ static int parse_pids(const char *s, size_t n, struct bp_ipc_req *r)
 static int parse_kv(const char *s, size_t n, struct bp_ipc_req *r, unsigned int *seen, char *why,
 		    size_t whylen)
 {
-	static const char *const keys[] = { "pids", "tree", "cgroup", "seconds", "hz" };
+	static const char *const keys[] = { "pids", "tree", "cgroup", "seconds", "hz", "json" };
 	const char *eq = memchr(s, '=', n);
 	size_t kl, vl, k;
 	const char *v;
@@ -171,6 +171,10 @@ static int parse_kv(const char *s, size_t n, struct bp_ipc_req *r, unsigned int 
 		err = parse_u32(v, vl, BP_IPC_MAX_HZ, &r->hz);
 		if (!err && !r->hz)
 			err = -EINVAL;
+		break;
+	case 5:
+		err = vl == 1 && v[0] == '1' ? 0 : -EINVAL;
+		r->json = !err;
 		break;
 	}
 	if (err)
@@ -275,6 +279,8 @@ int bp_ipc_format_request(const struct bp_ipc_req *r, char *out, size_t size)
 		err = put(out, size, &o, " seconds=%u", r->seconds);
 	if (!err && r->hz)
 		err = put(out, size, &o, " hz=%u", r->hz);
+	if (!err && r->json)
+		err = put(out, size, &o, " json=1");
 	if (!err)
 		err = put(out, size, &o, "\n");
 	return err ?: (int)o;
@@ -345,6 +351,10 @@ int bp_ipc_parse_reply(const char *line, size_t len, struct bp_ipc_reply *rep)
 	if (len > 6 && !memcmp(line, "slice ", 6)) {
 		rep->kind = BP_IPC_R_SLICE;
 		return parse_u64(line + 6, len - 6, BP_IPC_MAX_BLOB, &rep->len);
+	}
+	if (len > 5 && !memcmp(line, "dump ", 5)) {
+		rep->kind = BP_IPC_R_DUMP;
+		return parse_u64(line + 5, len - 5, BP_IPC_MAX_BLOB, &rep->len);
 	}
 	return -EINVAL;
 }

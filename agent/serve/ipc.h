@@ -11,7 +11,8 @@
  *
  * VERB is record, top or dump; keys (each at most once): pids=1,2,3 (-p),
  * tree=PID (the root of a COMMAND the client started itself), cgroup=PATH
- * (-G, percent-encoded), seconds=N (0: until "stop"), hz=N. Values are
+ * (-G, percent-encoded), seconds=N (0: until "stop"), hz=N, json=1 (dump:
+ * the JSON of docs/dump.md rather than its text). Values are
  * visible ASCII. Nothing in a request says who asks: the agent takes that
  * from SO_PEERCRED. A running record ends with the line "stop".
  *
@@ -23,6 +24,7 @@
  *                                  the client should use (1 or 2); then EOF
  *     profile LEN\n<LEN bytes>     the recording, a .pb.gz (export/pprof.h); then EOF
  *     slice LEN\n<LEN bytes>       top: one more slice, a .pb.gz
+ *     dump LEN\n<LEN bytes>        dump: what `boundprof dump` prints; then EOF
  */
 #ifndef BP_IPC_H
 #define BP_IPC_H
@@ -44,7 +46,7 @@
 enum bp_ipc_verb {
 	BP_IPC_RECORD = 1,
 	BP_IPC_TOP,
-	BP_IPC_DUMP,		/* reserved for `boundprof dump`: parsed, served by a later agent */
+	BP_IPC_DUMP,		/* `boundprof dump -p PID`: one process, answered at once */
 	BP_IPC_STOP,		/* ends a running record; a line of its own */
 };
 
@@ -57,6 +59,7 @@ struct bp_ipc_req {
 	char cgroup[BP_IPC_MAX_PATH];	/* decoded; starts with '/' */
 	uint32_t seconds;		/* 0: until stop */
 	uint32_t hz;			/* 0: the agent's */
+	bool json;			/* dump: as JSON */
 };
 
 enum bp_ipc_reply_kind {
@@ -65,13 +68,14 @@ enum bp_ipc_reply_kind {
 	BP_IPC_R_ERROR,
 	BP_IPC_R_PROFILE,
 	BP_IPC_R_SLICE,
+	BP_IPC_R_DUMP,
 };
 
 struct bp_ipc_reply {
 	enum bp_ipc_reply_kind kind;
 	int status;			/* error: 1 or 2 */
 	uint32_t hz;			/* ok */
-	uint64_t len;			/* profile, slice: bytes that follow */
+	uint64_t len;			/* profile, slice, dump: bytes that follow */
 	char text[BP_IPC_MAX_LINE];	/* note, error: printable, no newline */
 };
 

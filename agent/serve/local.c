@@ -17,6 +17,8 @@
 #include <sys/un.h>
 #include <unistd.h>
 
+#include "collect/dump.h"
+#include "export/dump_out.h"
 #include "export/pprof.h"
 #include "model/merge.h"
 #include "model/restrict.h"
@@ -62,6 +64,10 @@ struct bp_local {
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct conn *conns[BP_LOCAL_MAX_CONNS];
 	struct bp_local_stats st;
+	struct {
+		uint32_t uid;
+		uint64_t ns;		/* 0: free */
+	} dumps[BP_LOCAL_DUMP_USERS];	/* each user's last dump */
 	bp_local_evidence_fn evidence;
 	void *evidence_ctx;
 };
@@ -77,6 +83,7 @@ static const char *const limit_names[] = {
 	[BP_LIMIT_SECONDS] = "seconds",
 	[BP_LIMIT_FREQ] = "freq",
 	[BP_LIMIT_MEMORY] = "memory",
+	[BP_LIMIT_DUMPS] = "dumps",
 };
 
 const char *bp_local_limit_name(unsigned int limit)
@@ -617,6 +624,110 @@ static uint64_t bytes_of(const struct bp_local *l, uint32_t uid)
 	return b;
 }
 
+/* may uid dump now? Counts the dump when it may */
+static bool dump_due(struct bp_local *l, uint32_t uid, uint64_t now)
+{
+	uint32_t i, oldest = 0;
+
+	for (i = 0; i < BP_LOCAL_DUMP_USERS; i++) {
+		if (l->dumps[i].ns && l->dumps[i].uid == uid) {
+			if (now - l->dumps[i].ns < BP_LOCAL_DUMP_GAP_MS * MS)
+				return false;
+			l->dumps[i].ns = now;
+			return true;
+		}
+		if (l->dumps[i].ns < l->dumps[oldest].ns)
+			oldest = i;
+	}
+	l->dumps[oldest].uid = uid;
+	l->dumps[oldest].ns = now;
+	return true;
+}
+
+/* the process pid is, by its start (clock ticks): another process reusing pid is not it */
+static uint64_t started(uint32_t pid)
+{
+	char path[32], text[1024], comm[BP_COMM_LEN];
+	uint64_t ticks = 0;
+	uint32_t ppid;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%u/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	n = read(fd, text, sizeof(text) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	text[n] = '\0';
+	if (bp_procinfo_parse_stat(text, comm, sizeof(comm), &ppid, &ticks))
+		return 0;
+	return ticks + 1;	/* a process started at boot's tick 0 is still one */
+}
+
+/*
+ * dump -p PID for a user: of a process they could trace, as for record;
+ * taken at once and answered with what `boundprof dump` prints. The
+ * process is checked again after the dump: had it exited and its pid gone
+ * to another's process, what was read is thrown away.
+ */
+static void serve_dump(struct bp_local *l, struct conn *c)
+{
+	const struct bp_ipc_req *r = &c->req;
+	struct bp_buf b = BP_BUF_INIT;
+	struct bp_dump *d = NULL;
+	uint32_t pid = r->pids[0];
+	uint64_t t0;
+	int err;
+
+	if (r->nr_pids != 1 || r->tree || r->have_cgroup || r->seconds || r->hz) {
+		refuse(l, c, 2, "dump takes one pid (-p PID) and nothing else");
+		return;
+	}
+	err = bp_may_trace(NULL, pid, c->uid, c->gid);
+	t0 = started(pid);
+	if (err == -ESRCH || (!err && !t0)) {
+		refuse(l, c, 2, "no process with pid %u", pid);
+		return;
+	}
+	if (err) {
+		l->st.denied++;
+		refuse(l, c, 2, "pid %u is not yours to dump: through the agent you may dump only"
+		       " processes you could trace (your own, not setuid)", pid);
+		return;
+	}
+	if (c->uid && !dump_due(l, c->uid, bp_now_ns())) {
+		l->st.limit_hits[BP_LIMIT_DUMPS]++;
+		refuse(l, c, 1, "one dump a second through the agent: try again in a second");
+		return;
+	}
+	err = bp_dump__take((pid_t)pid, &d);
+	if (!err && (started(pid) != t0 || bp_may_trace(NULL, pid, c->uid, c->gid)))
+		err = -ESRCH;
+	if (!err)
+		err = r->json ? bp_dump_json(d, &b) : bp_dump_text(d, &b);
+	if (!err && r->json)
+		err = bp_buf_putc(&b, '\n');
+	if (!err)
+		err = bp_buf_printf(&c->out, "dump %zu\n", b.len) ?:
+		      bp_buf_append(&c->out, b.data, b.len);
+	bp_dump__free(d);
+	bp_buf_free(&b);
+	if (err) {
+		bp_buf_reset(&c->out);
+		refuse(l, c, 1, err == -ESRCH ? "pid %u exited during the dump" :
+		       "the agent could not dump pid %u: %s", pid, strerror(-err));
+		return;
+	}
+	l->st.answered++;
+	bp_dbg("local: uid %u pid %u: dump of pid %u", c->uid, c->pid, pid);
+	c->state = C_DONE;
+	shutdown(c->fd, SHUT_RD);
+	flush(l, c);
+}
+
 static void start(struct bp_local *l, struct conn *c)
 {
 	struct bp_ipc_req *r = &c->req;
@@ -625,7 +736,7 @@ static void start(struct bp_local *l, struct conn *c)
 	int err;
 
 	if (r->verb == BP_IPC_DUMP) {
-		refuse(l, c, 1, "this agent does not serve dump yet");
+		serve_dump(l, c);
 		return;
 	}
 	if (r->verb == BP_IPC_STOP) {

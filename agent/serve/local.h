@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * The agent's local Unix socket: users without root or capabilities
- * profile their own processes through it (`record`, `top`; `dump` later).
+ * profile their own processes through it (`record`, `top`, `dump`).
  * Who asks comes from SO_PEERCRED, never from the request; who may ask is
  * the administrator's choice (everyone, one group, nobody), enforced by the
  * socket's mode and owner and checked again at each connection. Each
@@ -32,10 +32,18 @@ enum bp_local_limit {
 	BP_LIMIT_SECONDS,	/* length of one session */
 	BP_LIMIT_FREQ,		/* sampling frequency asked for */
 	BP_LIMIT_MEMORY,	/* memory held for one user's sessions */
+	BP_LIMIT_DUMPS,		/* dumps of one user a second */
 	BP_LIMIT__MAX,
 };
 
 #define BP_LOCAL_MAX_CONNS	64	/* connections at once, all users */
+/*
+ * A dump is served at once, in the event loop, and loads its own BPF
+ * programs (about 0.1 s of the agent's time): one a second per user but
+ * root, so that no user can keep the agent from the others.
+ */
+#define BP_LOCAL_DUMP_GAP_MS	1000
+#define BP_LOCAL_DUMP_USERS	32	/* users whose last dump is remembered */
 #define BP_LOCAL_MAX_PER_USER	8	/* ... of one user but root: idle ones cannot fill it */
 #define BP_LOCAL_REQ_TIMEOUT_MS	5000	/* the request line must arrive by then */
 #define BP_LOCAL_WRITE_TIMEOUT_MS 10000	/* longest time without write progress */

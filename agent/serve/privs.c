@@ -50,32 +50,6 @@ static int caps_set(struct __user_cap_data_struct d[2])
 	return syscall(SYS_capset, &h, d) ? -errno : 0;
 }
 
-/*
- * Does this kernel refuse every bpf() command, even one on a map fd we
- * hold, without CAP_BPF? Kernels before 6.5 do while unprivileged BPF is
- * disabled; later ones check only where programs and maps are made. Asked
- * of the kernel itself: CAP_BPF and CAP_SYS_ADMIN leave the effective set
- * (not the permitted one) for one call on a bad fd, EPERM or EBADF tells.
- */
-static bool bpf_calls_need_cap(void)
-{
-	struct __user_cap_data_struct d[2], low[2];
-	union { uint32_t map_fd; char pad[128]; } attr = { .map_fd = ~0u };
-	int e;
-
-	if (caps_get(d))
-		return true;
-	memcpy(low, d, sizeof(low));
-	low[CAP_BPF / 32].effective &= ~(1u << (CAP_BPF % 32));
-	low[CAP_SYS_ADMIN / 32].effective &= ~(1u << (CAP_SYS_ADMIN % 32));
-	if (caps_set(low))
-		return true;
-	e = syscall(SYS_bpf, 4 /* BPF_MAP_GET_NEXT_KEY */, &attr, sizeof(attr)) ? errno : 0;
-	if (caps_set(d))
-		bp_warn("capabilities: cannot restore the effective set: %s", strerror(errno));
-	return e == EPERM;
-}
-
 bp_caps_t bp_privs_agent_keep(void)
 {
 	/*
@@ -85,7 +59,11 @@ bp_caps_t bp_privs_agent_keep(void)
 	return BIT(CAP_SYS_PTRACE) |		/* /proc/PID/{maps,smaps_rollup,root,map_files} */
 	       BIT(CAP_DAC_OVERRIDE) |		/* /proc/PID/clear_refs (0200, the owner's); its files */
 	       BIT(CAP_CHECKPOINT_RESTORE) |	/* opening /proc/PID/map_files/ADDR */
-	       (bpf_calls_need_cap() ? BIT(CAP_BPF) : 0);	/* the drains, before 6.5 */
+	       /*
+		* a user's dump through the socket: each loads the dump
+		* programs and samples a running thread (collect/dump.h)
+		*/
+	       BIT(CAP_BPF) | BIT(CAP_PERFMON);
 }
 
 bp_caps_t bp_privs_effective(void)

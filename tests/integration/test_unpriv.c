@@ -383,6 +383,86 @@ static void test_users_record_their_own(void **state)
  * and with top: three refusals of one line each. B's own views (record
  * -a, -g user, top) show nothing of A's.
  */
+/* the "Process" and "Thread N (comm)" lines of a dump's text, in order */
+static void dump_heads(const char *text, char *out, size_t size)
+{
+	const char *l;
+	size_t o = 0;
+
+	out[0] = '\0';
+	for (l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+		size_t n = strcspn(l, "\n");
+		const char *colon = memchr(l, ':', n);
+
+		if ((!strncmp(l, "Process ", 8) || !strncmp(l, "Thread ", 7)) && colon &&
+		    o + (colon - l) + 2 < size) {
+			memcpy(out + o, l, colon - l);
+			o += colon - l;
+			out[o++] = '\n';
+			out[o] = '\0';
+		}
+	}
+}
+
+/*
+ * A dumps its own process through the agent: the process and threads
+ * root's dump shows, text and JSON, said to come through the agent; a
+ * second dump at once is either a second later or refused by the limit.
+ */
+static void dump_own(pid_t pid)
+{
+	char args[128], mine[4096], roots[4096], pids[16], why[128];
+	struct timespec t0, t1;
+	struct bp_json *j;
+	struct run r, r2, rr;
+	double span;
+
+	snprintf(pids, sizeof(pids), "%d", (int)pid);
+	snprintf(args, sizeof(args), "dump -p %d", (int)pid);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	assert_int_equal(as(&ua, args, 60, &r), 0);
+	/* a second at once: refused by the limit, unless a second went by since the first */
+	snprintf(args, sizeof(args), "dump -p %d --json", (int)pid);
+	assert_int_equal(as(&ua, args, 60, &r2), 0);
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	span = (t1.tv_sec - t0.tv_sec) + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	fprintf(stderr, "a: dump -p %d -> exit %d\n%s%s", (int)pid, r.exit_code, r.out, r.err);
+	fprintf(stderr, "a: dump --json at once -> exit %d (both in %.2f s): %s", r2.exit_code,
+		span, r2.err);
+	assert_int_equal(r.exit_code, 0);
+	assert_non_null(strstr(r.out, "through the boundprof agent"));
+	if (r2.exit_code)
+		refused("a: a second dump at once", &r2, 1, "one dump a second");
+	else
+		assert_true(span >= 1.0);
+	h_run_free(&r2);
+
+	/* the process and threads root's own dump shows */
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "dump", "-p", pids), 60, &rr), 0);
+	assert_int_equal(rr.exit_code, 0);
+	dump_heads(r.out, mine, sizeof(mine));
+	dump_heads(rr.out, roots, sizeof(roots));
+	fprintf(stderr, "a's dump heads:\n%sroot's:\n%s", mine, roots);
+	assert_non_null(strstr(mine, "secret_a"));
+	assert_string_equal(mine, roots);
+	h_run_free(&rr);
+	h_run_free(&r);
+
+	/* a second later, JSON: one document, the note on stderr */
+	h_sleep(1.1);
+	assert_int_equal(as(&ua, args, 60, &r), 0);
+	assert_int_equal(r.exit_code, 0);
+	assert_non_null(strstr(r.err, "through the boundprof agent"));
+	j = bp_json_parse(r.out, strlen(r.out), why, sizeof(why));
+	if (!j)
+		fprintf(stderr, "a's dump --json does not parse: %s\n%s\n", why, r.out);
+	assert_non_null(j);
+	assert_int_equal((int)bp_json_num(bp_json_get(j, "pid")), (int)pid);
+	assert_true(bp_json_len(bp_json_get(j, "threads")) >= 1);
+	bp_json_free(j);
+	h_run_free(&r);
+}
+
 static void test_other_users_refused(void **state)
 {
 	const char *const not_b[] = { "secret_a", "spin_hot" };
@@ -417,9 +497,17 @@ static void test_other_users_refused(void **state)
 	assert_int_equal(as(&ub, args, 60, &r), 0);
 	refused("b: top -G A's cgroup", &r, 2, "not yours");
 	h_run_free(&r);
+	snprintf(args, sizeof(args), "dump -p %d", (int)spin_a);
+	assert_int_equal(as(&ub, args, 60, &r), 0);
+	refused("b: dump -p A's pid", &r, 2, "not yours");
+	none_of("b's refused dump", r.out, not_b, 2);
+	h_run_free(&r);
 	/* and root's own processes, the same */
 	assert_int_equal(as(&ub, "record -p 1 -d 1", 60, &r), 0);
 	refused("b: record -p 1", &r, 2, "not yours");
+	h_run_free(&r);
+	assert_int_equal(as(&ub, "dump -p 1", 60, &r), 0);
+	refused("b: dump -p 1", &r, 2, "not yours");
 	h_run_free(&r);
 	/* A may, for its own */
 	snprintf(args, sizeof(args), "record -G %s -d 2 --json", cg);
@@ -427,6 +515,7 @@ static void test_other_users_refused(void **state)
 	assert_int_equal(r.exit_code, 0);
 	assert_non_null(strstr(r.out, "secret_a"));
 	h_run_free(&r);
+	dump_own(spin_a);
 
 	/* B's whole views: its own spin only, by process and by user */
 	assert_int_equal(as(&ub, "record -d 3 -g user", 60, &r), 0);

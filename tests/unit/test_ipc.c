@@ -42,6 +42,10 @@ static void request__good__parsed(void **state)
 	assert_int_equal(bp_ipc_parse_request("boundprof/1 dump pids=7", 23, &r, why, sizeof(why)),
 			 0);
 	assert_int_equal(r.verb, BP_IPC_DUMP);
+	assert_false(r.json);
+	assert_int_equal(bp_ipc_parse_request("boundprof/1 dump pids=7 json=1", 30, &r, why,
+					      sizeof(why)), 0);
+	assert_true(r.json);
 }
 
 static void request__bad__one_reason_each(void **state)
@@ -63,6 +67,8 @@ static void request__bad__one_reason_each(void **state)
 		{ "boundprof/1 record  hz=1", "two spaces" },
 		{ "boundprof/1 record hz", "expected KEY=VALUE" },
 		{ "boundprof/1 record \x01", "not printable" },
+		{ "boundprof/1 dump pids=7 json=0", "bad value for json" },
+		{ "boundprof/1 dump pids=7 json=yes", "bad value for json" },
 	};
 	struct bp_ipc_req r;
 	char why[128], big[BP_IPC_MAX_LINE + 10];
@@ -95,6 +101,12 @@ static void format__round_trip__encoded_cgroup(void **state)
 	assert_int_equal(bp_ipc_parse_request(line, n, &back, why, sizeof(why)), 0);
 	assert_string_equal(back.cgroup, r.cgroup);
 	assert_int_equal(back.hz, 99);
+	r = (struct bp_ipc_req){ .verb = BP_IPC_DUMP, .nr_pids = 1, .pids = { 42 }, .json = true };
+	n = bp_ipc_format_request(&r, line, sizeof(line));
+	assert_string_equal(line, "boundprof/1 dump pids=42 json=1\n");
+	assert_int_equal(bp_ipc_parse_request(line, n, &back, why, sizeof(why)), 0);
+	assert_true(back.json);
+	assert_int_equal(back.pids[0], 42);
 }
 
 static void reply__each_kind(void **state)
@@ -109,6 +121,10 @@ static void reply__each_kind(void **state)
 	assert_int_equal(rep.kind, BP_IPC_R_PROFILE);
 	assert_int_equal(rep.len, 1234);
 	assert_int_equal(bp_ipc_parse_reply("profile 999999999999", 20, &rep), -EINVAL);
+	assert_int_equal(bp_ipc_parse_reply("dump 77\n", 8, &rep), 0);
+	assert_int_equal(rep.kind, BP_IPC_R_DUMP);
+	assert_int_equal(rep.len, 77);
+	assert_int_equal(bp_ipc_parse_reply("dump x", 6, &rep), -EINVAL);
 	assert_int_equal(bp_ipc_parse_reply("note a b\n", 9, &rep), 0);
 	assert_string_equal(rep.text, "a b");
 	assert_int_equal(bp_ipc_format_error(line, sizeof(line), 2, "bad\nthing"), 18);
