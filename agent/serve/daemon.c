@@ -23,9 +23,11 @@
 #include "analyze/python.h"
 #include "analyze/verdict.h"
 #include "collect/collect.h"
+#include "collect/dump.h"
 #include "collect/loader.h"
 #include "collect/session.h"
 #include "collect/unwind.h"
+#include "export/dump_out.h"
 #include "export/flame.h"
 #include "export/folded.h"
 #include "export/pprof.h"
@@ -1008,6 +1010,22 @@ static int add_fd(int ep, int fd)
 	return epoll_ctl(ep, EPOLL_CTL_ADD, fd, &ev) ? -errno : 0;
 }
 
+/* a user's dump, taken here as root's `boundprof dump` takes it */
+static int user_dump(void *ctx, uint32_t pid, bool json, struct bp_buf *out)
+{
+	struct bp_dump *dump = NULL;
+	int err;
+
+	(void)ctx;
+	err = bp_dump__take((pid_t)pid, &dump);
+	if (!err)
+		err = json ? bp_dump_json(dump, out) : bp_dump_text(dump, out);
+	if (!err && json)
+		err = bp_buf_putc(out, '\n');
+	bp_dump__free(dump);
+	return err;
+}
+
 /* a user's recording gets the evidence a window gets */
 static void user_evidence(void *ctx, struct bp_profile *p)
 {
@@ -1051,8 +1069,10 @@ int bp_daemon__start(struct bp_daemon *d)
 			return -errno;
 		else
 			err = add_fd(d->ep, bp_local__fd(d->local));
-		if (d->local)
+		if (d->local) {
 			bp_local__set_evidence(d->local, user_evidence, d);
+			bp_local__set_dump(d->local, user_dump, d);
+		}
 	}
 	if (err) {
 		bp_err("cannot set up the event loop: %s", strerror(-err));

@@ -17,8 +17,6 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "collect/dump.h"
-#include "export/dump_out.h"
 #include "export/pprof.h"
 #include "model/merge.h"
 #include "model/restrict.h"
@@ -70,12 +68,20 @@ struct bp_local {
 	} dumps[BP_LOCAL_DUMP_USERS];	/* each user's last dump */
 	bp_local_evidence_fn evidence;
 	void *evidence_ctx;
+	bp_local_dump_fn dump;
+	void *dump_ctx;
 };
 
 void bp_local__set_evidence(struct bp_local *l, bp_local_evidence_fn fn, void *ctx)
 {
 	l->evidence = fn;
 	l->evidence_ctx = ctx;
+}
+
+void bp_local__set_dump(struct bp_local *l, bp_local_dump_fn fn, void *ctx)
+{
+	l->dump = fn;
+	l->dump_ctx = ctx;
 }
 
 static const char *const limit_names[] = {
@@ -677,11 +683,14 @@ static void serve_dump(struct bp_local *l, struct conn *c)
 {
 	const struct bp_ipc_req *r = &c->req;
 	struct bp_buf b = BP_BUF_INIT;
-	struct bp_dump *d = NULL;
 	uint32_t pid = r->pids[0];
 	uint64_t t0;
 	int err;
 
+	if (!l->dump) {
+		refuse(l, c, 1, "this agent does not serve dump");
+		return;
+	}
 	if (r->nr_pids != 1 || r->tree || r->have_cgroup || r->seconds || r->hz) {
 		refuse(l, c, 2, "dump takes one pid (-p PID) and nothing else");
 		return;
@@ -703,17 +712,12 @@ static void serve_dump(struct bp_local *l, struct conn *c)
 		refuse(l, c, 1, "one dump a second through the agent: try again in a second");
 		return;
 	}
-	err = bp_dump__take((pid_t)pid, &d);
+	err = l->dump(l->dump_ctx, pid, r->json, &b);
 	if (!err && (started(pid) != t0 || bp_may_trace(NULL, pid, c->uid, c->gid)))
 		err = -ESRCH;
 	if (!err)
-		err = r->json ? bp_dump_json(d, &b) : bp_dump_text(d, &b);
-	if (!err && r->json)
-		err = bp_buf_putc(&b, '\n');
-	if (!err)
 		err = bp_buf_printf(&c->out, "dump %zu\n", b.len) ?:
 		      bp_buf_append(&c->out, b.data, b.len);
-	bp_dump__free(d);
 	bp_buf_free(&b);
 	if (err) {
 		bp_buf_reset(&c->out);

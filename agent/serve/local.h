@@ -104,6 +104,14 @@ const struct bp_local_stats *bp_local__stats(const struct bp_local *l);
 typedef void (*bp_local_evidence_fn)(void *ctx, struct bp_profile *p);
 void bp_local__set_evidence(struct bp_local *l, bp_local_evidence_fn fn, void *ctx);
 
+/*
+ * fn takes a dump of pid (collect/dump.h) and appends what `boundprof dump`
+ * prints, as JSON when json, to out; 0 or -errno. NULL (the default): dump
+ * requests are refused with one line.
+ */
+typedef int (*bp_local_dump_fn)(void *ctx, uint32_t pid, bool json, struct bp_buf *out);
+void bp_local__set_dump(struct bp_local *l, bp_local_dump_fn fn, void *ctx);
+
 /* the families for /metrics (aggregates only: no user, pid or name), appended to b */
 int bp_local_metrics(struct bp_buf *b, const struct bp_local_stats *st);
 

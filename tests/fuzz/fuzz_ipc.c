@@ -117,7 +117,8 @@ static void check_answers(const char *buf, size_t len)
 		if (bp_ipc_parse_reply(buf + off, n, &rep))
 			abort();
 		off += n;
-		if (rep.kind == BP_IPC_R_PROFILE || rep.kind == BP_IPC_R_SLICE)
+		if (rep.kind == BP_IPC_R_PROFILE || rep.kind == BP_IPC_R_SLICE ||
+		    rep.kind == BP_IPC_R_DUMP)
 			off += rep.len;
 	}
 }
