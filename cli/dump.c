@@ -96,9 +96,7 @@ int cmd_dump(int argc, char **argv)
 	free(pids);
 	if (err)
 		return err == -ESRCH || err == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
-	err = json ? bp_dump_json(d, &out) : bp_dump_text(d, &out);
-	if (!err && json)
-		err = bp_buf_putc(&out, '\n');
+	err = bp_dump_write(d, json, &out);
 	if (!err)
 		fwrite(out.data, 1, out.len, stdout);
 	bp_buf_free(&out);

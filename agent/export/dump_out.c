@@ -249,3 +249,10 @@ int bp_dump_json(const struct bp_dump *d, struct bp_buf *b)
 	bp_json_w_end_object(&w);
 	return bp_json_w_finish(&w);
 }
+
+int bp_dump_write(const struct bp_dump *d, bool json, struct bp_buf *b)
+{
+	int err = json ? bp_dump_json(d, b) : bp_dump_text(d, b);
+
+	return err ? err : json ? bp_buf_putc(b, '\n') : 0;
+}

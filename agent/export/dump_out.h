@@ -7,6 +7,8 @@
 #ifndef BP_EXPORT_DUMP_OUT_H
 #define BP_EXPORT_DUMP_OUT_H
 
+#include <stdbool.h>
+
 #include "util/buf.h"
 
 struct bp_dump;
@@ -16,5 +18,8 @@ int bp_dump_text(const struct bp_dump *d, struct bp_buf *b);
 
 /* append the JSON (pretty) to b. 0 or -errno */
 int bp_dump_json(const struct bp_dump *d, struct bp_buf *b);
+
+/* what `boundprof dump` prints: the text, or the JSON and a newline. 0 or -errno */
+int bp_dump_write(const struct bp_dump *d, bool json, struct bp_buf *b);
 
 #endif /* BP_EXPORT_DUMP_OUT_H */

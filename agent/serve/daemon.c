@@ -1019,9 +1019,7 @@ static int user_dump(void *ctx, uint32_t pid, bool json, struct bp_buf *out)
 	(void)ctx;
 	err = bp_dump__take((pid_t)pid, &dump);
 	if (!err)
-		err = json ? bp_dump_json(dump, out) : bp_dump_text(dump, out);
-	if (!err && json)
-		err = bp_buf_putc(out, '\n');
+		err = bp_dump_write(dump, json, out);
 	bp_dump__free(dump);
 	return err;
 }

@@ -721,8 +721,10 @@ static void serve_dump(struct bp_local *l, struct conn *c)
 	bp_buf_free(&b);
 	if (err) {
 		bp_buf_reset(&c->out);
-		refuse(l, c, 1, err == -ESRCH ? "pid %u exited during the dump" :
-		       "the agent could not dump pid %u: %s", pid, strerror(-err));
+		if (err == -ESRCH)
+			refuse(l, c, 1, "pid %u exited during the dump", pid);
+		else
+			refuse(l, c, 1, "the agent could not dump pid %u: %s", pid, strerror(-err));
 		return;
 	}
 	l->st.answered++;
