@@ -814,9 +814,23 @@ static double machine_bw(const struct bp_evidence *e, double p)
  * counters, then a working set that fits the cache, then its traffic
  * against this machine's measured bandwidth; else unmeasured.
  */
+/*
+ * The cache a working set must fit to "fit": the reported one, or less when
+ * larger sets streamed at memory speed when this machine was measured (a
+ * guest is told of the host socket's whole L3, shared with other tenants).
+ */
+static uint64_t usable_llc(const struct bp_evidence *e)
+{
+	if (e->membw_valid && e->membw_cache_bytes && e->membw_cache_bytes < e->llc_bytes)
+		return e->membw_cache_bytes;
+	return e->llc_bytes;
+}
+
 static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,
 			 struct bp_verdict *v)
 {
+	uint64_t llc = usable_llc(e);
+
 	v->mem_judgement = BP_MEM_UNMEASURED;
 	/*
 	 * Per second of CPU: what each CPU it ran on moved, against what one
@@ -849,9 +863,9 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 		 * host socket's, shared with other tenants.
 		 */
 		v->mem_judgement = BP_MEM_BANDWIDTH;
-	} else if (e->mem_valid && e->llc_bytes &&
-		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * e->llc_bytes) ||
-		    (!e->wss_probes && e->rss && e->rss < e->llc_bytes))) {
+	} else if (e->mem_valid && llc &&
+		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * llc) ||
+		    (!e->wss_probes && e->rss && e->rss < llc))) {
 		v->mem_judgement = BP_MEM_FITS;
 	} else if (v->mem_machine_gbs > 0) {
 		v->mem_judgement = v->mem_ratio >= t->membw_traffic ? BP_MEM_BANDWIDTH : BP_MEM_CPU;
@@ -873,7 +887,7 @@ const char *bp_mem_judgement_name(uint32_t j)
 static void classify_compute(const struct bp_evidence *e, const struct bp_thresholds *t,
 			     struct bp_verdict *v)
 {
-	char wss[32], llc[32], rss[32], why[320];
+	char wss[32], llc[32], rss[32], why[320], usable[96] = "";
 	const char *hint;
 	bool mem = false;
 
@@ -882,6 +896,13 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 	mib(wss, sizeof(wss), e->wss_max);
 	mib(llc, sizeof(llc), e->llc_bytes);
 	mib(rss, sizeof(rss), e->rss);
+	if (usable_llc(e) < e->llc_bytes) {
+		char u[32];
+
+		mib(u, sizeof(u), usable_llc(e));
+		snprintf(usable, sizeof(usable), " (here only sets up to %s streamed faster than "
+			 "memory)", u);
+	}
 	switch (v->mem_judgement) {
 	case BP_MEM_FAULTS:
 		mem = true;
@@ -903,12 +924,14 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 			v->conf = drop(v->conf);
 		break;
 	case BP_MEM_FITS:
+		if (*usable)
+			mib(llc, sizeof(llc), usable_llc(e));
 		if (e->wss_probes)
-			EVIDENCE("its working set (%s per second) fits in the %s last-level cache",
-				 wss, llc);
+			EVIDENCE("its working set (%s per second) fits in the %s last-level cache%s",
+				 wss, llc, *usable ? " it can use" : "");
 		else
-			EVIDENCE("its whole resident memory (%s) fits in the %s last-level cache", rss,
-				 llc);
+			EVIDENCE("its whole resident memory (%s) fits in the %s last-level cache%s",
+				 rss, llc, *usable ? " it can use" : "");
 		break;
 	case BP_MEM_BANDWIDTH:
 	case BP_MEM_CPU:
@@ -924,8 +947,8 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 			EVIDENCE("so it streams from memory although its %s %s is smaller than the "
 				 "%s last-level cache the CPU reports: that cache is shared (on a "
 				 "virtual machine, with the host's other tenants) or smaller than "
-				 "said", e->wss_probes ? "working set" : "resident memory",
-				 e->wss_probes ? wss : rss, llc);
+				 "said%s", e->wss_probes ? "working set" : "resident memory",
+				 e->wss_probes ? wss : rss, llc, usable);
 		else
 			EVIDENCE("its memory traffic, %s%.2f GB/s per CPU, is %.2fx what a CPU of this "
 				 "machine streams: memory does not set its speed", e->traffic_floor ?
@@ -936,9 +959,12 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		break;
 	default:
 		v->conf = BP_CONF_MEDIUM;
+		if (*usable)
+			mib(llc, sizeof(llc), usable_llc(e));
 		if (e->mem_valid && e->wss_probes && e->llc_bytes)
-			EVIDENCE("it touches %s per second, more than the %s last-level cache, but %s: "
-				 "memory effects unmeasured", wss, llc, !e->traffic_valid ?
+			EVIDENCE("it touches %s per second, more than the %s last-level cache%s, but "
+				 "%s: memory effects unmeasured", wss, llc,
+				 *usable ? " it can use" : "", !e->traffic_valid ?
 				 "its memory traffic was not measured" :
 				 "this machine's memory bandwidth is unknown");
 		else

@@ -160,6 +160,7 @@ struct bp_evidence {
 	double membw_1_gbs, membw_n_gbs;
 	uint32_t membw_threads;
 	const char *membw_source;
+	uint64_t membw_cache_bytes;	/* the cache streamed from here (membw.h), 0 unknown */
 	/* memory, with counters */
 	bool pmu_valid;
 	double ipc, mpki, dram_gbs, pmu_running;

@@ -134,6 +134,7 @@ void bp_mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 		e->membw_n_gbs = p->membw_n_gbs;
 		e->membw_threads = p->membw_threads;
 		e->membw_source = p->membw_source;
+		e->membw_cache_bytes = p->membw_cache_bytes;
 	}
 	if (proc->pmu_valid) {
 		struct bp_pmu_counts c = {

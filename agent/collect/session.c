@@ -760,10 +760,13 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 			s->prof->membw_1_gbs = bw.gbs_1;
 			s->prof->membw_n_gbs = bw.gbs_n;
 			s->prof->membw_threads = bw.threads;
+			s->prof->membw_cache_bytes = bw.cache_bytes;
 			s->prof->membw_source = bp_profile__intern(s->prof,
 						bp_membw_source(&bw, src, sizeof(src)));
-			bp_dbg("memory bandwidth %.1f GB/s (1 thread), %.1f GB/s (%u): %s%s",
-			       bw.gbs_1, bw.gbs_n, bw.threads, src, measured ? ", just now" : "");
+			bp_dbg("memory bandwidth %.1f GB/s (1 thread), %.1f GB/s (%u), %llu MiB of "
+			       "cache: %s%s", bw.gbs_1, bw.gbs_n, bw.threads,
+			       (unsigned long long)(bw.cache_bytes >> 20), src,
+			       measured ? ", just now" : "");
 		}
 	}
 	/* counters per target, where the CPU has a PMU (none in most guests) */

@@ -380,6 +380,8 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_double(w, "gbs", p->membw_n_gbs);
 		bp_json_w_kv_uint64(w, "threads", p->membw_threads);
 		bp_json_w_kv_string(w, "source", p->membw_source ? p->membw_source : "");
+		if (p->membw_cache_bytes)
+			bp_json_w_kv_uint64(w, "cache_bytes", p->membw_cache_bytes);
 		bp_json_w_end_object(w);
 	}
 	if (p->psi_valid) {

@@ -29,6 +29,7 @@ struct bp_profile *bp_profile__new_like(const struct bp_profile *src, uint64_t s
 	p->membw_n_gbs = src->membw_n_gbs;
 	p->membw_threads = src->membw_threads;
 	p->membw_source = bp_profile__intern(p, src->membw_source);
+	p->membw_cache_bytes = src->membw_cache_bytes;
 	if ((src->event && !p->event) || (src->llc_source && !p->llc_source) ||
 	    (src->membw_source && !p->membw_source)) {
 		bp_profile__free(p);

@@ -278,6 +278,7 @@ struct bp_profile {
 	double membw_n_gbs;		/* membw_threads threads streaming */
 	uint32_t membw_threads;
 	const char *membw_source;	/* interned: when and on what CPU it was measured */
+	uint64_t membw_cache_bytes;	/* the cache streamed from here (membw.h), 0 unknown */
 	/* COMMAND runs, in order (see struct bp_run); none for -a and -p */
 	struct bp_run *runs;
 	uint32_t nr_runs, cap_runs;

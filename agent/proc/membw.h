@@ -17,6 +17,12 @@ struct bp_membw {
 	double gbs_n;		/* threads threads streaming */
 	uint32_t threads;
 	uint64_t bytes;		/* the three arrays together */
+	/*
+	 * The largest set (three arrays) the threads streamed at least 1.5x
+	 * faster than from memory, at most the reported last-level cache: the
+	 * cache a process here can use. 0 unknown.
+	 */
+	uint64_t cache_bytes;
 	int64_t when;		/* measured at, Unix seconds */
 	char cpu[128];		/* the CPU model it was measured on */
 };
@@ -33,7 +39,9 @@ const char *bp_cpu_model(const char *proc_root, char *buf, size_t len);
 /*
  * Stream a triad over arrays of 4x llc_bytes in all (at least 256 MiB, at
  * most 1 GiB and a quarter of the available memory) for about seconds on
- * one thread, then as long on threads threads. 0 or -errno (-ENOMEM).
+ * one thread, then as long on threads threads; then the cache they stream
+ * from, with sets of 6 MiB doubling up to llc_bytes. 0 or -errno
+ * (-ENOMEM).
  */
 int bp_membw_measure(uint64_t llc_bytes, uint32_t threads, double seconds, struct bp_membw *out);
 

@@ -390,6 +390,46 @@ static void membw__measured_traffic_outranks_reported_cache(void **state)
 	assert_int_equal(v.cls, BP_CLASS_CPU);
 }
 
+/*
+ * A window that saw the whole set gives only a floor, and a floor cannot
+ * say the set is not in the cache the CPU reports. The cache this machine
+ * streamed from when it was measured can: 192 MiB of it is far beyond 12 MiB,
+ * so the floor's traffic decides (the CI run that read "fits-cache" for a
+ * 192 MiB triad under a reported 256 MiB).
+ */
+static void membw__floor_beyond_the_cache_one_thread_uses__bandwidth(void **state)
+{
+	struct bp_evidence e = triad(256 * MIB);
+	struct bp_verdict v;
+
+	e.wss_max = 192 * MIB;
+	e.rss = 193 * MIB;
+	e.traffic_floor = true;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	e.membw_cache_bytes = 12 * MIB;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+	assert_int_equal(v.cls, BP_CLASS_MEMBW);
+	assert_true(has_line(&v, false, "smaller than the 256 MiB last-level cache the CPU "
+			     "reports"));
+	assert_true(has_line(&v, false, "only sets up to 12 MiB streamed faster than memory"));
+	/* a set within the cache it uses still fits, and says which cache */
+	e.wss_max = 8 * MIB;
+	e.rss = 9 * MIB;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	assert_true(has_line(&v, false, "fits in the 12 MiB last-level cache it can use"));
+	/* a cache larger than the one reported changes nothing */
+	e.wss_max = 192 * MIB;
+	e.rss = 193 * MIB;
+	e.membw_cache_bytes = 512 * MIB;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	assert_true(has_line(&v, false, "fits in the 256 MiB last-level cache"));
+}
+
 /* the problem report's example: 100 fetches of 20 ms, one after another */
 static struct bp_evidence client(void)
 {
@@ -1391,6 +1431,7 @@ int main(void)
 		cmocka_unit_test(membw__starved_process__judged_per_cpu_second),
 		cmocka_unit_test(membw__missing_evidence__said_not_guessed),
 		cmocka_unit_test(membw__measured_traffic_outranks_reported_cache),
+		cmocka_unit_test(membw__floor_beyond_the_cache_one_thread_uses__bandwidth),
 		cmocka_unit_test(net__client_round_trips__io_bound_naming_the_network),
 		cmocka_unit_test(net__server_waiting_for_requests__idle),
 		cmocka_unit_test(peer__mostly_waiting_on_a_neighbour__blocked_on_peer),
