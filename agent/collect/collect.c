@@ -31,6 +31,13 @@ struct addr_cache {
 	uint32_t *pids;
 	uint32_t *frames;	/* offset in pool */
 	uint8_t *counts;	/* frames; NOT_CODE_BIT: not executable memory */
+	/*
+	 * User addresses: the snapshot of the process's maps they were named
+	 * against (bp_syms__snapshot_ns(), 0: good for one drain only), and
+	 * the drain that named them.
+	 */
+	uint64_t *snaps;
+	uint32_t *drains;
 	uint32_t len, cap;
 	uint32_t *pool;
 	uint32_t pool_len, pool_cap;
@@ -41,6 +48,13 @@ struct addr_cache {
 /* the user part of a stack with its Python frames: inlined native frames, a marker, Python's */
 #define MERGED_MAX	((ADDR_FRAMES + 1) * BP_MAX_STACK_DEPTH + 2)
 #define NOT_CODE_BIT	0x80
+/*
+ * User addresses kept across drains: a drain of the same stacks named them
+ * all again (a quarter of record -a's CPU under a steady load). Past this
+ * many, the cache starts over: dead processes' addresses are never freed
+ * one by one. ~40 bytes each.
+ */
+#define UCACHE_MAX	65536
 
 /*
  * The stacks of one drain, stored compactly: a map row is a whole struct
@@ -86,7 +100,7 @@ struct bp_collect {
 	bp_new_proc_fn new_proc;
 	void *ctx;
 	struct addr_cache kcache;	/* kernel text does not move: kept */
-	struct addr_cache ucache;	/* per drain: user mappings change */
+	struct addr_cache ucache;	/* while the process's maps are the same */
 	struct stack_table kst, ust, pst;
 	struct bp_python *py;		/* Python stacks merged in, or NULL */
 	struct bp_rlang *rl;		/* R stacks merged in, or NULL */
@@ -151,6 +165,8 @@ static void cache_free(struct addr_cache *a)
 	free(a->pids);
 	free(a->frames);
 	free(a->counts);
+	free(a->snaps);
+	free(a->drains);
 	free(a->pool);
 	memset(a, 0, sizeof(*a));
 }
@@ -200,20 +216,12 @@ static bool addr_eq(const void *ctx, uint32_t idx, const void *key)
 	return a->keys[idx] == k->ip && a->pids[idx] == k->pid;
 }
 
-/* the cached frames of an address: 0 and ids (*n of them, flags), or -ENOENT */
-static int cache_get(struct addr_cache *a, uint32_t pid, uint64_t ip, const uint32_t **ids,
-		     uint8_t *count)
+/* where an address is in the cache: 0 and *idx, or -ENOENT */
+static int cache_find(struct addr_cache *a, uint32_t pid, uint64_t ip, uint32_t *idx)
 {
 	struct addr_key k = { pid, ip };
-	uint32_t idx;
-	int err;
 
-	err = bp_htab_find(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), addr_eq, a, &k, &idx);
-	if (!err) {
-		*ids = a->pool + a->frames[idx];
-		*count = a->counts[idx];
-	}
-	return err;
+	return bp_htab_find(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), addr_eq, a, &k, idx);
 }
 
 static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t want)
@@ -233,45 +241,68 @@ static int grow_u32(uint32_t **v, uint32_t *cap, uint32_t want)
 	return 0;
 }
 
-static int cache_put(struct addr_cache *a, uint32_t pid, uint64_t ip, const uint32_t *ids,
-		     uint8_t count)
+static int cache_grow(struct addr_cache *a)
+{
+	uint32_t ncap = a->cap ? a->cap * 2 : 1024;
+	uint64_t *k, *sn;
+	uint32_t *p, *f, *d;
+	uint8_t *cn;
+
+	k = reallocarray(a->keys, ncap, sizeof(*k));
+	if (!k)
+		return -ENOMEM;
+	a->keys = k;
+	p = reallocarray(a->pids, ncap, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	a->pids = p;
+	f = reallocarray(a->frames, ncap, sizeof(*f));
+	if (!f)
+		return -ENOMEM;
+	a->frames = f;
+	cn = reallocarray(a->counts, ncap, sizeof(*cn));
+	if (!cn)
+		return -ENOMEM;
+	a->counts = cn;
+	sn = reallocarray(a->snaps, ncap, sizeof(*sn));
+	if (!sn)
+		return -ENOMEM;
+	a->snaps = sn;
+	d = reallocarray(a->drains, ncap, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	a->drains = d;
+	a->cap = ncap;
+	return 0;
+}
+
+/*
+ * The frames of an address into entry idx (a new one when idx is a->len);
+ * an entry named again gets new room in the pool, the old is left until the
+ * cache is cleared.
+ */
+static int cache_set(struct addr_cache *a, uint32_t idx, uint32_t pid, uint64_t ip,
+		     const uint32_t *ids, uint8_t count, uint64_t snap, uint32_t drain)
 {
 	uint32_t n = count & ~NOT_CODE_BIT;
 
-	if (a->len == a->cap) {
-		uint32_t ncap = a->cap ? a->cap * 2 : 1024;
-		uint64_t *k = realloc(a->keys, ncap * sizeof(*k));
-		uint32_t *p, *f;
-		uint8_t *cn;
-
-		if (!k)
-			return -ENOMEM;
-		a->keys = k;
-		p = realloc(a->pids, ncap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		a->pids = p;
-		f = realloc(a->frames, ncap * sizeof(*f));
-		if (!f)
-			return -ENOMEM;
-		a->frames = f;
-		cn = realloc(a->counts, ncap * sizeof(*cn));
-		if (!cn)
-			return -ENOMEM;
-		a->counts = cn;
-		a->cap = ncap;
-	}
+	if (idx == a->len && a->len == a->cap && cache_grow(a))
+		return -ENOMEM;
 	if (grow_u32(&a->pool, &a->pool_cap, a->pool_len + n))
 		return -ENOMEM;
-	if (bp_htab_insert(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), a->len))
-		return -ENOMEM;
+	if (idx == a->len) {
+		if (bp_htab_insert(&a->h, bp_hash_u64(ip ^ ((uint64_t)pid << 40)), a->len))
+			return -ENOMEM;
+		a->keys[idx] = ip;
+		a->pids[idx] = pid;
+		a->len++;
+	}
 	memcpy(a->pool + a->pool_len, ids, n * sizeof(*ids));
-	a->keys[a->len] = ip;
-	a->pids[a->len] = pid;
-	a->frames[a->len] = a->pool_len;
-	a->counts[a->len] = count;
+	a->frames[idx] = a->pool_len;
+	a->counts[idx] = count;
+	a->snaps[idx] = snap;
+	a->drains[idx] = drain;
 	a->pool_len += n;
-	a->len++;
 	return 0;
 }
 
@@ -305,12 +336,12 @@ static void fill_frame(struct bp_frame *f, const struct bp_frame_info *fi, bool 
  * *not_code when the address is not in executable memory.
  */
 static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_ret, bool kernel,
-		      uint32_t *ids, bool *not_code)
+		      uint64_t snap, uint32_t *ids, bool *not_code)
 {
 	struct addr_cache *a = kernel ? &c->kcache : &c->ucache;
 	uint64_t addr = is_ret && ip ? ip - 1 : ip;
 	struct bp_frame_info fi[ADDR_FRAMES];
-	const uint32_t *cached;
+	uint32_t drain = (uint32_t)c->st.drains, idx;
 	struct bp_frame f;
 	uint8_t count;
 	int64_t fid;
@@ -318,11 +349,20 @@ static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_r
 
 	if (kernel)
 		pid = 0;
-	if (cache_get(a, pid, addr, &cached, &count) == 0) {
-		n = count & ~NOT_CODE_BIT;
-		memcpy(ids, cached, n * sizeof(*ids));
-		*not_code = count & NOT_CODE_BIT;
-		return n;
+	if (cache_find(a, pid, addr, &idx) == 0) {
+		/*
+		 * A user address named in an earlier drain holds while the
+		 * process's maps are the snapshot it was named against.
+		 */
+		if (kernel || a->drains[idx] == drain || (a->snaps[idx] && a->snaps[idx] == snap)) {
+			count = a->counts[idx];
+			n = count & ~NOT_CODE_BIT;
+			memcpy(ids, a->pool + a->frames[idx], n * sizeof(*ids));
+			*not_code = count & NOT_CODE_BIT;
+			return n;
+		}
+	} else {
+		idx = a->len;
 	}
 	if (kernel) {
 		err = bp_syms__resolve_kernel(c->syms, addr, &fi[0]);
@@ -360,7 +400,13 @@ static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_r
 		ids[i] = (uint32_t)fid;
 	}
 	*not_code = !fi[n - 1].code;
-	if (cache_put(a, pid, addr, ids, (uint8_t)n | (*not_code ? NOT_CODE_BIT : 0)))
+	/*
+	 * Only a function of a mapped file is named the same next drain: a
+	 * JIT's perf map can name an address later, or another way.
+	 */
+	snap = !kernel && !err && fi[n - 1].path ? bp_syms__snapshot_ns(c->syms, pid) : 0;
+	if (cache_set(a, idx, pid, addr, ids, (uint8_t)n | (*not_code ? NOT_CODE_BIT : 0), snap,
+		      drain))
 		return -ENOMEM;
 	return n;
 }
@@ -370,7 +416,7 @@ static int64_t kframe_for(struct bp_collect *c, uint64_t ip, bool is_ret)
 {
 	uint32_t id;
 	bool nc;
-	int n = frames_for(c, 0, ip, is_ret, true, &id, &nc);
+	int n = frames_for(c, 0, ip, is_ret, true, 0, &id, &nc);
 
 	return n < 0 ? (int64_t)n : (int64_t)id;
 }
@@ -495,13 +541,14 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 	 */
 	if (us) {
 		uint32_t ids[(ADDR_FRAMES) * BP_MAX_STACK_DEPTH], at[BP_MAX_STACK_DEPTH + 1];
+		uint64_t snap = bp_syms__snapshot_ns(c->syms, tgid);
 		uint32_t depth = us->nr, pos = 0, j;
 		bool nc;
 		int k;
 
 		for (i = 0; i < us->nr; i++) {
 			at[i] = pos;
-			k = frames_for(c, tgid, us->ips[i], i > 0, false, ids + pos, &nc);
+			k = frames_for(c, tgid, us->ips[i], i > 0, false, snap, ids + pos, &nc);
 			if (k < 0)
 				return k;
 			if (i > 0 && nc) {
@@ -957,7 +1004,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 	c->st.drains++;
 	rows = c->st.rows;
 	off_rows = c->st.off_rows;
-	cache_clear(&c->ucache);
+	if (c->ucache.len > UCACHE_MAX || c->ucache.pool_len > 4 * UCACHE_MAX)
+		cache_clear(&c->ucache);
 	err = load_stacks(bp_loader__stacks_fd(c->l, idx, false), &c->kst);
 	if (!err)
 		err = load_stacks(bp_loader__stacks_fd(c->l, idx, true), &c->ust);
