@@ -18,6 +18,7 @@
 #include "util/log.h"
 #include "proc/llc.h"
 #include "proc/membw.h"
+#include "proc/procmaps.h"
 #include "proc/memprobe.h"
 #include "model/merge.h"
 #include "proc/pmu.h"
@@ -642,10 +643,19 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		 * churn may be gone by the time its facts and symbols are read,
 		 * and its maps are all the walker needs.
 		 */
-		set_err(s, bp_python__attach(s->python, ev->tgid));
-		set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
-		fill_meta(s, proc);
-		snapshot(s, ev->tgid);
+		{
+			char maps[64];
+
+			/* four readers of its maps below, one read: procmaps.h */
+			snprintf(maps, sizeof(maps), "/proc/%u/maps", ev->tgid);
+			if (bp_procmaps__hold(maps))
+				bp_dbg("pid %u: maps not held: each reader reads them", ev->tgid);
+			set_err(s, bp_python__attach(s->python, ev->tgid));
+			set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
+			fill_meta(s, proc);
+			snapshot(s, ev->tgid);
+			bp_procmaps__unhold();
+		}
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);

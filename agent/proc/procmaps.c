@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -128,6 +129,66 @@ static int read_line(char *line, size_t len, void *ctx)
 	return rc->cb(&l, rc->ctx);
 }
 
+/* a copy of one maps file, see bp_procmaps__hold(); per thread */
+static __thread struct {
+	char path[128];
+	int fd;			/* a memfd with the text; 0: none (never a memfd's number) */
+} held;
+
+/* a copy bigger than this is not worth keeping: the readers read the file */
+#define HOLD_MAX	(16u << 20)
+
+int bp_procmaps__hold(const char *path)
+{
+	char buf[65536];
+	size_t total = 0;
+	ssize_t n;
+	int in, out, err = 0;
+
+	bp_procmaps__unhold();
+	if (strlen(path) >= sizeof(held.path))
+		return -ENAMETOOLONG;
+	in = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (in < 0)
+		return -errno;
+	out = memfd_create("bp-maps", MFD_CLOEXEC);
+	if (out < 0) {
+		err = -errno;
+		close(in);
+		return err;
+	}
+	while ((n = read(in, buf, sizeof(buf))) != 0) {
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			err = -errno;
+			break;
+		}
+		total += n;
+		if (total > HOLD_MAX || write(out, buf, n) != n) {
+			err = -EFBIG;
+			break;
+		}
+	}
+	close(in);
+	/* fd 0 is never ours: it marks "none" */
+	if (err || out == 0) {
+		close(out);
+		return err ? err : -EBADF;
+	}
+	snprintf(held.path, sizeof(held.path), "%s", path);
+	held.fd = out;
+	return 0;
+}
+
+void bp_procmaps__unhold(void)
+{
+	if (held.fd > 0)
+		close(held.fd);
+	held.fd = 0;
+	held.path[0] = '\0';
+}
+
 int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad)
 {
 	struct bp_lines lr = {
@@ -139,11 +200,15 @@ int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr
 	struct read_ctx rc = { .cb = cb, .ctx = ctx };
 	int fd, err;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (fd < 0)
-		return -errno;
-	err = bp_read_lines(fd, &lr, read_line, &rc);
-	close(fd);
+	if (held.fd > 0 && !strcmp(path, held.path) && lseek(held.fd, 0, SEEK_SET) == 0) {
+		err = bp_read_lines(held.fd, &lr, read_line, &rc);
+	} else {
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+		if (fd < 0)
+			return -errno;
+		err = bp_read_lines(fd, &lr, read_line, &rc);
+		close(fd);
+	}
 	rc.bad += lr.too_long + (lr.truncated ? 1 : 0);
 	if (nr_bad)
 		*nr_bad = rc.bad;

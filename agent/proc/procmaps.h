@@ -53,4 +53,16 @@ typedef int (*bp_procmaps_cb)(const struct bp_maps_line *l, void *ctx);
  */
 int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad);
 
+/*
+ * Several readers of one process's maps in a row (its symbols, unwind
+ * tables, the Python and R walkers, at its first sample): the file is read
+ * once, and bp_procmaps__read() of the same path in this thread reads that
+ * copy until bp_procmaps__unhold(). The kernel formats every mapping and
+ * its path again for each read: four of them were ~9% of the agent's CPU
+ * under 20 new processes a second. 0, or -errno and nothing held (the
+ * readers then read the file themselves).
+ */
+int bp_procmaps__hold(const char *path);
+void bp_procmaps__unhold(void);
+
 #endif /* BP_PROCMAPS_H */

@@ -237,6 +237,49 @@ static void read__own_maps__sane(void **state)
 	assert_true(c.stack);
 }
 
+/*
+ * A held copy serves every read of its path, twice, whatever happens to the
+ * file meanwhile; other paths read their own file; after unhold, the file.
+ */
+static void hold__one_read_serves_the_readers(void **state)
+{
+	const char *dir = sf_tmpdir();
+	char path[PATH_MAX], other[PATH_MAX];
+	struct collect c = { 0 };
+	size_t bad = 99;
+
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	snprintf(other, sizeof(other), "%s/maps2", dir);
+	sf_write_file(path, "400000-401000 r-xp 00001000 08:02 42 /bin/a\n"
+			    "500000-501000 rw-p 00000000 00:00 0 [heap]\n"
+			    "600000-601000 r-x", "w");
+	sf_write_file(other, "400000-401000 r-xp 00001000 08:02 42 /bin/other\n", "w");
+	assert_int_equal(bp_procmaps__hold(path), 0);
+	/* the process maps something new: the held copy is what was read */
+	sf_write_file(path, "700000-701000 r-xp 00000000 08:02 43 /bin/new\n", "w");
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, &bad), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(bad, 1);
+	assert_string_equal(c.last, "[heap]");
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, NULL), 0);
+	assert_int_equal(c.n, 2);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bp_procmaps__read(other, collect_cb, &c, NULL), 0);
+	assert_string_equal(c.last, "/bin/other");
+	bp_procmaps__unhold();
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, NULL), 0);
+	assert_int_equal(c.n, 1);
+	assert_string_equal(c.last, "/bin/new");
+	/* nothing to hold: an error, and reads go to the file */
+	assert_int_equal(bp_procmaps__hold("/nonexistent/maps"), -ENOENT);
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, NULL), 0);
+	assert_string_equal(c.last, "/bin/new");
+	bp_procmaps__unhold();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -250,6 +293,7 @@ int main(void)
 		cmocka_unit_test_teardown(read__line_bound__cut_and_counted, sf_cleanup),
 		cmocka_unit_test(read__missing_file__enoent),
 		cmocka_unit_test(read__own_maps__sane),
+		cmocka_unit_test_teardown(hold__one_read_serves_the_readers, sf_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("procmaps", tests, NULL, sf_cleanup);
