@@ -397,7 +397,7 @@ static void membw__measured_traffic_outranks_reported_cache(void **state)
  * so the floor's traffic decides (the CI run that read "fits-cache" for a
  * 192 MiB triad under a reported 256 MiB).
  */
-static void membw__floor_beyond_the_cache_one_thread_uses__bandwidth(void **state)
+static void membw__floor_beyond_the_cache_it_can_use__bandwidth(void **state)
 {
 	struct bp_evidence e = triad(256 * MIB);
 	struct bp_verdict v;
@@ -1431,7 +1431,7 @@ int main(void)
 		cmocka_unit_test(membw__starved_process__judged_per_cpu_second),
 		cmocka_unit_test(membw__missing_evidence__said_not_guessed),
 		cmocka_unit_test(membw__measured_traffic_outranks_reported_cache),
-		cmocka_unit_test(membw__floor_beyond_the_cache_one_thread_uses__bandwidth),
+		cmocka_unit_test(membw__floor_beyond_the_cache_it_can_use__bandwidth),
 		cmocka_unit_test(net__client_round_trips__io_bound_naming_the_network),
 		cmocka_unit_test(net__server_waiting_for_requests__idle),
 		cmocka_unit_test(peer__mostly_waiting_on_a_neighbour__blocked_on_peer),
