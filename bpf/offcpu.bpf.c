@@ -55,7 +55,31 @@
  */
 #define SITE_SCAN_FRAMES	16
 
-/* thread local state; the stacks are kept so they can be stored again after a flip */
+/*
+ * One blocking site of a thread and the stacks taken there. The stacks are
+ * kept so they can be stored again after a flip.
+ */
+struct bp_stslot {
+	__u64 kstack, ustack;	/* hashes of the stacks at switch-out */
+	__u64 uc_ip, uc_sp, uc_bp;	/* user registers the stacks were taken at */
+	__u64 kc_sys;		/* syscall (orig_ax) they were taken in */
+	__u32 kc_state;		/* task state they were taken in */
+	__u32 kc_valid;		/* the registers above name the site; 0: not reusable */
+	__u32 wsite;		/* enum bp_wsite of the kernel stack */
+	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
+	struct bp_stack kst;
+	struct bp_stack ust;
+};
+
+/*
+ * A thread's last two blocking sites. Threads that block at one place
+ * alternate with another more often than not (fio: the read, then the
+ * rate limiter's sleep; a server: accept, then read), and with one slot
+ * each such switch missed and paid both walks: fio hit 38%.
+ */
+#define BP_STSLOTS	2
+
+/* thread local state */
 struct bp_tls {
 	__u64 off_ts;		/* start of the open off-CPU piece, 0: on a CPU */
 	__u64 on_ts;		/* start of the open on-CPU piece, 0: off */
@@ -67,23 +91,17 @@ struct bp_tls {
 	__u64 wake_lat_ns;
 	__u64 wake_lat_max;
 	__u64 wake_hist[BP_HIST_SLOTS];
-	__u64 kstack, ustack;	/* hashes of the stacks at switch-out */
-	__u64 uc_ip, uc_sp, uc_bp;	/* user registers the cached stacks were taken at */
-	__u64 kc_sys;		/* syscall (orig_ax) the cached kernel stack was taken in */
-	__u32 kc_state;		/* task state it was taken in */
-	__u32 kc_valid;
-	__u32 wsite;		/* enum bp_wsite of the kernel stack */
+	__u32 cur;		/* slot of the stacks at the last switch-out */
 	__u32 nostack;		/* this off-CPU piece is charged without stacks */
 	__u32 off_class;	/* class of the current off-CPU interval */
 	__u32 state;		/* state counted in the process timeline */
 	__u32 known;		/* state is valid and counted */
-	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
 	__u32 tgid;
 	__u32 pending;		/* the class is decided at the wakeup (a poll wait) */
 	__u32 dir;		/* enum bp_dir of the current wait */
 	__u32 net_valid;	/* net holds the peer of the current wait */
 	__u32 side;		/* enum bp_side of the current network wait */
-	__u32 kc_gen;		/* site_gen the cached kernel stack's site was found with */
+	__u32 kc_gen;		/* site_gen the cached kernel stacks' sites were found with */
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
 	__u64 se_ns;		/* the kernel's count of its run time when it last left a CPU */
@@ -101,9 +119,14 @@ struct bp_tls {
 	char wk_comm[BP_COMM_LEN];
 	__u32 gil;		/* the current off-CPU interval waits for a Python GIL */
 	__u32 lockwoken;	/* runnable after a lock wait, counted in bp_pls.qlock */
-	struct bp_stack kst;
-	struct bp_stack ust;
+	struct bp_stslot sl[BP_STSLOTS];
 };
+
+/* the slot of the thread's current stacks */
+static __always_inline struct bp_stslot *cur_slot(struct bp_tls *st)
+{
+	return &st->sl[st->cur & (BP_STSLOTS - 1)];
+}
 
 /* process local state, in the thread-group leader's storage */
 struct bp_pls {
@@ -514,25 +537,26 @@ static __always_inline void store_stacks(struct bp_tls *st, __u32 idx)
 {
 	void *km = idx ? (void *)&kstacks1 : (void *)&kstacks0;
 	void *um = idx ? (void *)&ustacks1 : (void *)&ustacks0;
+	struct bp_stslot *sl = cur_slot(st);
 	long err;
 
-	if (st->stored == idx + 1)
+	if (sl->stored == idx + 1)
 		return;
-	if (st->kstack) {
-		err = bpf_map_update_elem(km, &st->kstack, &st->kst, BPF_NOEXIST);
+	if (sl->kstack) {
+		err = bpf_map_update_elem(km, &sl->kstack, &sl->kst, BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
 		else if (!err)
 			pend_add(&pend_rows);
 	}
-	if (st->ustack) {
-		err = bpf_map_update_elem(um, &st->ustack, &st->ust, BPF_NOEXIST);
+	if (sl->ustack) {
+		err = bpf_map_update_elem(um, &sl->ustack, &sl->ust, BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
 		else if (!err)
 			pend_add(&pend_rows);
 	}
-	st->stored = idx + 1;
+	sl->stored = idx + 1;
 }
 
 /*
@@ -552,9 +576,11 @@ static __always_inline void account_off(struct bp_tls *st, __u32 tid, __u64 a, _
 	k.tgid = st->tgid;
 	k.tid = tid;
 	if (!st->nostack) {
+		struct bp_stslot *sl = cur_slot(st);
+
 		store_stacks(st, idx);
-		k.kstack = st->kstack;
-		k.ustack = st->ustack;
+		k.kstack = sl->kstack;
+		k.ustack = sl->ustack;
 	}
 	if (blocked) {
 		k.state = st->off_class;
@@ -743,7 +769,7 @@ static __always_inline __u32 classify(struct task_struct *prev, bool preempt, __
 	struct bp_switch_facts f = {
 		.preempt = preempt,
 		.state = prev_state,
-		.site = st->wsite,
+		.site = cur_slot(st)->wsite,
 		.syscall = regs ? regs->orig_ax : ~0ULL,
 		.futex_op = regs ? regs->si : 0,
 	};
@@ -786,10 +812,20 @@ static __always_inline __u64 hash_into(struct bp_stack *st, long n)
 	return bp_hash_stack(st);
 }
 
+/* the thread blocks again where @sl's stacks were taken, as far as its registers tell */
+static __always_inline bool same_site(const struct bp_stslot *sl, const struct pt_regs *regs,
+				      __u32 prev_state, bool user)
+{
+	return sl->kc_valid && regs->ip == sl->uc_ip && regs->sp == sl->uc_sp &&
+	       regs->bp == sl->uc_bp && regs->orig_ax == sl->kc_sys &&
+	       prev_state == sl->kc_state && (sl->ustack || !user);
+}
+
 static __always_inline void take_stacks(void *ctx, struct task_struct *prev, struct bp_tls *st,
 					struct pt_regs *regs, __u32 prev_state, bool user)
 {
-	bool same_site;
+	struct bp_stslot *sl;
+	__u32 c = st->cur & (BP_STSLOTS - 1);
 	long n;
 
 	st->nostack = 0;
@@ -802,40 +838,47 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	 * inside the kernel for the same site, syscall and state is the one
 	 * case this gets wrong (docs/offcpu.md).
 	 */
-	same_site = regs && st->kc_valid && regs->ip == st->uc_ip && regs->sp == st->uc_sp &&
-		    regs->bp == st->uc_bp && regs->orig_ax == st->kc_sys &&
-		    prev_state == st->kc_state;
-	if (same_site && (st->ustack || !user)) {
-		stat_inc(BP_STAT_STACKS_CACHED);
-		return;
+	if (regs) {
+		if (same_site(&st->sl[c], regs, prev_state, user)) {
+			stat_inc(BP_STAT_STACKS_CACHED);
+			return;
+		}
+		if (same_site(&st->sl[c ^ 1], regs, prev_state, user)) {
+			st->cur = c ^ 1;
+			stat_inc(BP_STAT_STACKS_CACHED);
+			return;
+		}
 	}
+	/* a new site replaces the one used longer ago */
+	st->cur = c ^ 1;
+	sl = cur_slot(st);
 
-	n = bpf_get_stack(ctx, st->kst.ips, sizeof(st->kst.ips), 0);
+	n = bpf_get_stack(ctx, sl->kst.ips, sizeof(sl->kst.ips), 0);
 	if (n < 0 && n != -EFAULT)
 		stat_inc(BP_STAT_KSTACK_ERR);
-	st->kstack = hash_into(&st->kst, n);
-	st->stored = 0;
-	st->kc_valid = 0;
+	sl->kstack = hash_into(&sl->kst, n);
+	sl->stored = 0;
+	sl->kc_valid = 0;
 	/* only blocking switches wait somewhere: spare preemptions the scan */
-	st->wsite = prev_state ? kstack_site(&st->kst) : BP_WS_NONE;
+	sl->wsite = prev_state ? kstack_site(&sl->kst) : BP_WS_NONE;
 
 	if (!regs || (prev->flags & PF_KTHREAD)) {
-		st->ustack = 0;
+		sl->ustack = 0;
 		return;
 	}
-	st->uc_ip = regs->ip;
-	st->uc_sp = regs->sp;
-	st->uc_bp = regs->bp;
-	st->kc_sys = regs->orig_ax;
-	st->kc_state = prev_state;
-	st->kc_valid = 1;
+	sl->uc_ip = regs->ip;
+	sl->uc_sp = regs->sp;
+	sl->uc_bp = regs->bp;
+	sl->kc_sys = regs->orig_ax;
+	sl->kc_state = prev_state;
+	sl->kc_valid = 1;
 	if (!user) {
-		st->ustack = 0;
+		sl->ustack = 0;
 		return;
 	}
 	/* unwound from the registers the thread entered the kernel with */
-	n = capture_ustack(ctx, &st->ust, prev->tgid, regs->ip, regs->sp, regs->bp);
-	st->ustack = n > 0 ? bp_hash_stack(&st->ust) : 0;
+	n = capture_ustack(ctx, &sl->ust, prev->tgid, regs->ip, regs->sp, regs->bp);
+	sl->ustack = n > 0 ? bp_hash_stack(&sl->ust) : 0;
 }
 
 /*
@@ -933,7 +976,8 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 				regs = (struct pt_regs *)bpf_task_pt_regs(prev);
 			/* the cached stack's site was looked for among older ranges */
 			if (st->kc_gen != site_gen) {
-				st->kc_valid = 0;
+				st->sl[0].kc_valid = 0;
+				st->sl[1].kc_valid = 0;
 				st->kc_gen = site_gen;
 			}
 			if (prev_state || offcpu_preempt_stacks) {
@@ -1372,7 +1416,7 @@ static __always_inline __u32 current_state(struct task_struct *t, struct bp_tls 
 {
 	struct bp_switch_facts f = {
 		.state = bp_task_state(t),
-		.site = st->wsite,
+		.site = cur_slot(st)->wsite,
 		.syscall = ~0ULL,
 	};
 	struct pt_regs *regs = NULL;
@@ -1429,14 +1473,15 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 	if (!st)
 		return 0;
 	if (!st->known) {
+		struct bp_stslot *sl = cur_slot(st);
 		__u32 s;
 
-		n = bpf_get_task_stack(t, st->kst.ips, sizeof(st->kst.ips), 0);
-		st->kstack = hash_into(&st->kst, n);
-		st->wsite = kstack_site(&st->kst);
-		st->kc_valid = 0;
-		st->ustack = 0;
-		st->stored = 0;
+		n = bpf_get_task_stack(t, sl->kst.ips, sizeof(sl->kst.ips), 0);
+		sl->kstack = hash_into(&sl->kst, n);
+		sl->wsite = kstack_site(&sl->kst);
+		sl->kc_valid = 0;
+		sl->ustack = 0;
+		sl->stored = 0;
 		st->nostack = 0;
 		s = current_state(t, st);
 		if (s == BP_TS_RUNNING) {
@@ -1450,7 +1495,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 			st->pending = 0;
 			st->net_valid = 0;
 			st->side = 0;
-			st->dir = bp_site_dir(st->wsite);
+			st->dir = bp_site_dir(sl->wsite);
 		}
 		set_state(leader, st, s, now);
 	} else {
