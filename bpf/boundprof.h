@@ -332,6 +332,7 @@ enum bp_uw_kind {
 	BP_UW_SIGNAL,		/* a signal trampoline: registers from the sigcontext */
 	BP_UW_STOP,		/* return address undefined: the outermost frame */
 	BP_UW_INVALID,		/* a rule the walker cannot apply: the walk stops, counted */
+	BP_UW_INDEX,		/* a table's header, never a frame's row (below) */
 };
 
 /* bp_uw_row.bp: how to get the caller's rbp */
@@ -347,6 +348,18 @@ struct bp_uw_row {
 				 * the PLT threshold in bytes for BP_UW_PLT */
 };
 
+/*
+ * A file's table in unwind_rows is a header, a bucket index, then its rows
+ * sorted by pc. The header's kind is BP_UW_INDEX, its pc the number of
+ * buckets nb, its cfa the bucket shift s. Then come nb + 1 bucket rows:
+ * bucket b's pc counts the rows whose pc is at most b << s. So the row
+ * for an address in bucket b is among a few rows that the two counts
+ * bound (a cache line of them, on average), where a search of the whole
+ * table took a cache miss at almost every halving.
+ */
+#define BP_UW_ROWS_PER_BUCKET	8
+#define BP_UW_INDEX_SLOTS(nb)	((nb) + 2)
+
 /* why a mapping has no rows: bp_uw_map.first when count is 0 */
 enum bp_uw_none {
 	BP_UW_NONE_NOCFI = 0,	/* no unwind table in the file (or not ELF, or JIT code) */
@@ -357,8 +370,8 @@ enum bp_uw_none {
 struct bp_uw_map {
 	__u64 start, end;	/* [start, end) in the process */
 	__u64 bias;		/* row pc = address - bias */
-	__u32 first;		/* first row in unwind_rows */
-	__u32 count;		/* rows; 0: frame pointers only, first says why */
+	__u32 first;		/* its file's table (header first) in unwind_rows */
+	__u32 count;		/* slots of that table; 0: frame pointers only, first says why */
 };
 
 /*

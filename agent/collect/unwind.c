@@ -55,8 +55,9 @@ struct uw_file {
 	uint8_t state;
 	uint8_t nr_segs;
 	struct bp_elf_segment segs[SEGS_MAX];
-	uint32_t first, count;	/* the loaded region */
-	uint32_t need;		/* rows, once known (for an over-budget file) */
+	uint32_t first, count;	/* the loaded region: index, then rows (BP_UW_INDEX) */
+	uint32_t rows;		/* of count, the rows */
+	uint32_t need;		/* slots, once known (for an over-budget file) */
 	uint64_t base;		/* ELF vaddr the rows count from */
 	uint32_t refs;		/* processes listing it */
 	uint32_t idents;	/* identities pointing at it */
@@ -304,10 +305,11 @@ static void file_unload(struct bp_unwind *u, struct uw_file *f)
 	if (f->state != UWF_LOADED)
 		return;
 	free_add(u, f->first, f->count);
-	u->st.rows -= f->count;
+	u->st.rows -= f->rows;
+	u->st.slots -= f->count;
 	u->st.files--;
 	f->state = UWF_NONE;
-	f->first = f->count = 0;
+	f->first = f->count = f->rows = 0;
 }
 
 static void file_destroy(struct bp_unwind *u, struct uw_file *f)
@@ -439,15 +441,59 @@ static bool may_fit(struct bp_unwind *u, const struct uw_file *f)
 	return false;
 }
 
+/*
+ * n rows sorted by pc with their bucket index in front (BP_UW_INDEX), in
+ * *out (malloc()ed) of *len slots. About BP_UW_ROWS_PER_BUCKET rows a
+ * bucket: the index costs an eighth more memory.
+ */
+static int index_rows(const struct bp_uw_row *rows, uint32_t n, struct bp_uw_row **out,
+		      uint32_t *len)
+{
+	uint64_t top = n ? rows[n - 1].pc : 0, want = n / BP_UW_ROWS_PER_BUCKET, at;
+	uint32_t shift = 0, nb, b, r = 0;
+	struct bp_uw_row *v;
+
+	if (!want)
+		want = 1;
+	while (shift < 31 && (top >> shift) + 1 > want)
+		shift++;
+	nb = (uint32_t)(top >> shift) + 1;
+	if ((uint64_t)n + BP_UW_INDEX_SLOTS(nb) > UINT32_MAX)
+		return -EFBIG;
+	v = calloc((size_t)n + BP_UW_INDEX_SLOTS(nb), sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	v[0].kind = BP_UW_INDEX;
+	v[0].pc = nb;
+	v[0].cfa = (int16_t)shift;
+	for (b = 0; b <= nb; b++) {
+		at = (uint64_t)b << shift;
+		while (r < n && rows[r].pc <= at)
+			r++;
+		v[1 + b].kind = BP_UW_INDEX;
+		v[1 + b].pc = r;
+	}
+	memcpy(v + BP_UW_INDEX_SLOTS(nb), rows, (size_t)n * sizeof(*rows));
+	*out = v;
+	*len = n + BP_UW_INDEX_SLOTS(nb);
+	return 0;
+}
+
 /* build and load the table of file f from its open ELF e (what: its name, for logs) */
 static void file_load(struct bp_unwind *u, struct uw_file *f, struct bp_elf *e, const char *what)
 {
 	struct bp_cfi_table t;
+	struct bp_uw_row *v = NULL;
 	uint64_t t0 = mono_ns();
-	uint32_t start;
+	uint32_t start, len = 0;
 	int err;
 
 	err = bp_cfi__build(bp_elf__elf(e), bp_elf__size(e), &t);
+	if (!err) {
+		err = index_rows(t.rows, t.nr_rows, &v, &len);
+		if (err)
+			bp_cfi__free(&t);
+	}
 	u->st.build_ns += mono_ns() - t0;
 	if (err) {
 		bp_dbg("no unwind table for %s: %s", what, strerror(-err));
@@ -457,7 +503,7 @@ static void file_load(struct bp_unwind *u, struct uw_file *f, struct bp_elf *e, 
 		u->st.files_nocfi++;
 		return;
 	}
-	err = make_room(u, t.nr_rows, &start);
+	err = make_room(u, len, &start);
 	if (err) {
 		if (f->state != UWF_BUDGET) {
 			f->state = UWF_BUDGET;
@@ -466,29 +512,31 @@ static void file_load(struct bp_unwind *u, struct uw_file *f, struct bp_elf *e, 
 			bp_warn("unwind memory budget full: %s (%u rows) is walked by its frame "
 				"pointers (raise --unwind-mem)", what, t.nr_rows);
 		}
-		f->need = t.nr_rows;
-		bp_cfi__free(&t);
-		return;
+		f->need = len;
+		goto out;
 	}
-	err = upload(u, start, t.rows, t.nr_rows);
+	err = upload(u, start, v, len);
 	if (err) {
 		bp_err("failed to load the unwind table of %s: %s", what, strerror(-err));
-		free_add(u, start, t.nr_rows);
-		bp_cfi__free(&t);
-		return;
+		free_add(u, start, len);
+		goto out;
 	}
 	if (f->state == UWF_BUDGET)
 		u->st.files_over_budget--;
 	f->state = UWF_LOADED;
 	f->first = start;
-	f->count = t.nr_rows;
+	f->count = len;
+	f->rows = t.nr_rows;
 	f->base = t.base;
 	u->st.rows += t.nr_rows;
+	u->st.slots += len;
 	u->st.files++;
-	if (u->st.rows * sizeof(struct bp_uw_row) > u->st.used_peak_bytes)
-		u->st.used_peak_bytes = u->st.rows * sizeof(struct bp_uw_row);
-	bp_dbg("unwind table of %s: %u rows from %u FDEs (%s), %u not applicable", what,
-	       t.nr_rows, t.st.fdes, t.st.source, t.st.rows_invalid);
+	if (u->st.slots * sizeof(struct bp_uw_row) > u->st.used_peak_bytes)
+		u->st.used_peak_bytes = u->st.slots * sizeof(struct bp_uw_row);
+	bp_dbg("unwind table of %s: %u rows from %u FDEs (%s), %u not applicable, %u index slots",
+	       what, t.nr_rows, t.st.fdes, t.st.source, t.st.rows_invalid, len - t.nr_rows);
+out:
+	free(v);
 	bp_cfi__free(&t);
 }
 
@@ -1067,7 +1115,7 @@ static void preload_runtime(struct bp_unwind *u)
 void bp_unwind__stats(const struct bp_unwind *u, struct bp_unwind_stats *out)
 {
 	*out = u->st;
-	out->used_bytes = u->st.rows * sizeof(struct bp_uw_row);
+	out->used_bytes = u->st.slots * sizeof(struct bp_uw_row);
 	out->procs_bytes = u->st.procs * sizeof(struct bp_uw_proc);
 	out->procs_peak_bytes = u->st.procs_peak * sizeof(struct bp_uw_proc);
 }

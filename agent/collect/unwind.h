@@ -37,6 +37,7 @@ struct bp_unwind_stats {
 	uint64_t procs_bytes;		/* per-process mapping lists, as the kernel holds them */
 	uint64_t procs_peak_bytes;	/* ... at most, so far */
 	uint64_t rows;			/* rows loaded */
+	uint64_t slots;			/* ... with their tables' indexes */
 	uint64_t files;			/* files with a table loaded */
 	uint64_t files_nocfi;		/* files without CFI (frame pointers) */
 	uint64_t files_over_budget;	/* files whose table did not fit, now */
