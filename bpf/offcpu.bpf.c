@@ -467,23 +467,56 @@ static __always_inline __u32 fd_kind_of(__u64 file, __u64 *skp)
 	return BP_FD_OTHER;
 }
 
+/* each CPU's run queue, as an address: found once per CPU (this_rq()) */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u64);
+} cpu_rq SEC(".maps");
+
+/*
+ * The run queue of this CPU, found from @t on it the first time and kept;
+ * 0 when unknown (no CONFIG_FAIR_GROUP_SCHED). Read with probe reads: as
+ * loads (t->se.cfs_rq->rq), each pointer made the verifier search the
+ * kernel's BTF by name four times on every path it walked to it, a quarter
+ * of all start-up time once bp_switch had more paths. The per-CPU variable
+ * itself (runqueues as a ksym) needs a kernel whose kallsyms lists data.
+ */
+static __always_inline __u64 this_rq(struct task_struct *t)
+{
+	__u32 zero = 0;
+	__u64 *slot = bpf_map_lookup_elem(&cpu_rq, &zero), rq;
+	struct cfs_rq *cfs;
+
+	if (!slot)
+		return 0;
+	if (*slot)
+		return *slot;
+	if (!bpf_core_field_exists(((struct cfs_rq *)0)->rq))
+		return 0;
+	cfs = BPF_CORE_READ(t, se.cfs_rq);
+	rq = cfs ? (__u64)BPF_CORE_READ(cfs, rq) : 0;
+	if (!rq || BPF_CORE_READ((struct rq *)rq, cpu) != (int)bpf_get_smp_processor_id())
+		return 0;
+	*slot = rq;
+	return rq;
+}
+
 /* where the running task's wakeup comes from (enum bp_wctx) */
 static __always_inline __u32 waker_ctx(struct task_struct *cur)
 {
-	struct cfs_rq *cfs;
-	struct rq *rq = NULL;
+	__u64 rq;
 	__u32 pc = 0;
 
 	if (!cur->pid)
 		return BP_WCTX_IDLE;
 	if (!preempt_from_rq)
 		return BP_WCTX_TASK;
-	cfs = cur->se.cfs_rq;
-	if (cfs && bpf_core_field_exists(cfs->rq))
-		rq = cfs->rq;
-	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
+	rq = this_rq(cur);
+	if (!rq)
 		return BP_WCTX_TASK;
-	if (bpf_probe_read_kernel(&pc, sizeof(pc), (void *)((__u64)rq + preempt_from_rq)))
+	if (bpf_probe_read_kernel(&pc, sizeof(pc), (void *)(rq + preempt_from_rq)))
 		return BP_WCTX_TASK;
 	return bp_preempt_ctx(pc);
 }
@@ -882,24 +915,19 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 }
 
 /*
- * The steal clock of the CPU @t is on, as its run queue last read it (at
- * the top of __schedule(), just before sched_switch): the time the
- * hypervisor kept this vCPU from running. 0 when the kernel keeps none
- * (no CONFIG_PARAVIRT_TIME_ACCOUNTING, or bare metal).
+ * The steal clock of this CPU, as its run queue last read it (at the top
+ * of __schedule(), just before sched_switch): the time the hypervisor kept
+ * this vCPU from running. 0 when the kernel keeps none (no
+ * CONFIG_PARAVIRT_TIME_ACCOUNTING, or bare metal).
  */
 static __always_inline __u64 cpu_steal(struct task_struct *t)
 {
-	struct cfs_rq *cfs = t->se.cfs_rq;
-	struct rq *rq;
+	__u64 rq;
 
-	/* direct loads, not helper calls: this runs at every switch */
-	if (!cfs || !bpf_core_field_exists(cfs->rq) ||
-	    !bpf_core_field_exists(((struct rq *)0)->prev_steal_time_rq))
+	if (!bpf_core_field_exists(((struct rq *)0)->prev_steal_time_rq))
 		return 0;
-	rq = cfs->rq;
-	if (!rq || rq->cpu != (int)bpf_get_smp_processor_id())
-		return 0;
-	return rq->prev_steal_time_rq;
+	rq = this_rq(t);
+	return rq ? BPF_CORE_READ((struct rq *)rq, prev_steal_time_rq) : 0;
 }
 
 /*
