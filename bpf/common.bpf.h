@@ -80,6 +80,12 @@ BP_EXTERN volatile __u64 pend_exits;
 BP_EXTERN volatile __u64 pend_samples;
 BP_EXTERN const volatile __u8 filter_targets;
 /*
+ * A process never profiled, 0: none. The agent leaves itself out: its cost
+ * is in its own metrics, and profiling itself had it build unwind tables
+ * and line tables for its own ten files and walk its own switches.
+ */
+BP_EXTERN const volatile __u32 skip_tgid;
+/*
  * -G: only tasks in one cgroup or below it. The cgroup is its kernfs id
  * (the directory's inode, as bpf_get_current_cgroup_id() gives it) at its
  * level; the tree is the v2 one (filter_cgroup_tree 0) or a v1 controller's,
@@ -106,6 +112,8 @@ static __always_inline void stat_inc(enum bp_stat s)
 
 static __always_inline bool is_target(__u32 tgid)
 {
+	if (skip_tgid && tgid == skip_tgid)
+		return false;
 	if (!filter_targets)
 		return true;
 	return bpf_map_lookup_elem(&targets, &tgid) != NULL;

@@ -23,6 +23,7 @@ volatile __u64 pend_rows = 0;
 volatile __u64 pend_exits = 0;
 volatile __u64 pend_samples = 0;
 const volatile __u8 filter_targets = 0;
+const volatile __u32 skip_tgid = 0;
 const volatile __u64 filter_cgroup_id = 0;
 const volatile __u32 filter_cgroup_level = 0;
 const volatile __u32 filter_cgroup_tree = 0;

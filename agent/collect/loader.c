@@ -468,6 +468,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	l->hw_cycles = have_cycles(first_cpu < 0 ? 0 : first_cpu, o->hz);
 	l->skel->rodata->period_is_ns = !l->hw_cycles;
 	l->skel->rodata->filter_targets = o->filter;
+	l->skel->rodata->skip_tgid = o->skip_self ? (uint32_t)getpid() : 0;
 	if (o->cgroup) {
 		/* the tree's enum bp_cg_tree: 0 v2, 1 the v1 cpu tree, 2 the v1 memory tree */
 		l->skel->rodata->filter_cgroup_id = o->cgroup->id;

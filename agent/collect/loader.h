@@ -33,6 +33,7 @@ struct bp_loader_opts {
 	bool follow_peers;	/* add the local processes a command waits on (chain.h) */
 	bool no_r;		/* no R frames */
 	bool serial_load;	/* verify on one CPU: a slower start, a lower peak RSS */
+	bool skip_self;		/* leave this process out of the profile */
 };
 
 /* called for every process event the BPF side reports */

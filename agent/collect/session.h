@@ -35,6 +35,7 @@ struct bp_session_opts {
 	bool offcpu;			/* off-CPU and wall-clock accounting */
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
+	bool skip_self;			/* leave this process out of the profile */
 	bool membw;			/* this machine's memory bandwidth, for the verdicts */
 	const char *state_dir;		/* where it is kept; NULL: bp_state_dir() */
 	const struct bp_cg_target *cgroup;	/* only this cgroup and its descendants (-G) */

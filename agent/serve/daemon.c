@@ -103,6 +103,8 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 			.offcpu = true,
 			.offcpu_ustacks = 2,
 			.no_preempt_stacks = true,
+			/* its own cost is in its metrics, not in its profile */
+			.skip_self = true,
 			.drain_interval_s = 1.0,
 			.membw = true,
 			/* always on: the lines of the few files that fit, not of every debug file */

@@ -792,6 +792,87 @@ static void test_bad_requests(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
+/* CPU time of all of a process's threads, in s (schedstat: exact) */
+static double proc_cpu_s(pid_t pid)
+{
+	char path[64], *text, *line;
+	double sum = 0;
+	DIR *d;
+	struct dirent *de;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		char p2[128];
+
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", pid, de->d_name);
+		text = h_slurp(p2, NULL);
+		line = text;
+		if (line)
+			sum += strtod(line, NULL) / 1e9;
+		free(text);
+	}
+	closedir(d);
+	return sum;
+}
+
+/*
+ * The agent leaves itself out: its cost is in its metrics. Made to spend
+ * a quarter of a second of CPU on its own (metrics pages), it must not be
+ * in a window, while a process that spends the same is.
+ */
+static void test_agent_leaves_itself_out(void **state)
+{
+	struct window w[64];
+	struct bp_json *rep;
+	struct agent a;
+	double c0, used, t_end;
+	int n, pbs, strays, pages = 0;
+	unsigned long seq;
+	struct run r;
+	pid_t spin;
+	long bytes;
+
+	(void)state;
+	if (!h_have_schedstat())
+		skip();
+	agent_start(&a, "self", "--interval 2");
+	wait_windows(&a, 1, 60);
+	n = list_windows(a.dir, w, 64, &pbs, &bytes, &strays);
+	seq = w[n - 1].seq;
+	spin = h_spawn(ARGV("sh", "-c", "end=$(($(date +%s) + 2)); "
+				       "while [ $(date +%s) -lt $end ]; do :; done"), NULL);
+	assert_true(spin > 0);
+	c0 = proc_cpu_s(a.pid);
+	t_end = wall_now() + 2;
+	while (wall_now() < t_end) {
+		free(get(&a, "/metrics", 200));
+		pages++;
+	}
+	used = proc_cpu_s(a.pid) - c0;
+	assert_int_equal(h_wait(spin, -1, -1, 30, &r), 0);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	fprintf(stderr, "the agent spent %.3f s of CPU on %d metrics pages\n", used, pages);
+	/* else this case proves nothing: too little for a sample to have been likely */
+	assert_true(used >= 0.1);
+	wait_windows(&a, seq + 2, 60);
+	n = list_windows(a.dir, w, 64, &pbs, &bytes, &strays);
+	rep = window_json(a.dir, &w[n - 2]);
+	assert_non_null(rep);
+	assert_null(find_pid(rep, a.pid));
+	assert_non_null(find_pid(rep, spin));
+	bp_json_free(rep);
+	rep = window_json(a.dir, &w[n - 1]);
+	assert_non_null(rep);
+	assert_null(find_pid(rep, a.pid));
+	bp_json_free(rep);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
 /* --------------------------------------------------------------- churn */
 
 static double vm_kb(pid_t pid, const char *field)
@@ -1796,6 +1877,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_prometheus_scrapes_agent, teardown),
 		cmocka_unit_test_teardown(test_go_pprof_over_http, teardown),
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
+		cmocka_unit_test_teardown(test_agent_leaves_itself_out, teardown),
 		cmocka_unit_test_teardown(test_churn_bounded, teardown),
 		cmocka_unit_test_teardown(test_rotation_retention_signals, teardown),
 		cmocka_unit_test_teardown(test_attack_idle_connections, teardown),
