@@ -595,14 +595,6 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
 		return err;
 	}
-	if (l->py_fn) {
-		l->py_rb = ring_buffer__new(bpf_map__fd(l->skel->maps.py_events), on_py_ring, l, NULL);
-		if (!l->py_rb) {
-			err = -errno;
-			bp_err("failed to set up the Python ring buffer: %s", strerror(-err));
-			return err;
-		}
-	}
 	/* process tracking first, so no process escapes between the two steps */
 	err = boundprof_bpf__attach(l->skel);
 	if (!err && l->twin)
@@ -628,6 +620,27 @@ int bp_loader__poll(struct bp_loader *l, int timeout_ms)
 
 	bp_loader__consume_py(l);
 	return n == -EINTR ? 0 : n;
+}
+
+/*
+ * The interpreter ring is mapped when the first interpreter is handed to
+ * the walkers: only they write to it, and its 1 MiB (2 MiB of the agent's
+ * RSS: the data pages are mapped twice) is wasted on a machine that runs
+ * no Python or R.
+ */
+int bp_loader__open_interp_ring(struct bp_loader *l)
+{
+	int err;
+
+	if (!l || !l->py_fn || l->py_rb)
+		return 0;
+	l->py_rb = ring_buffer__new(bpf_map__fd(l->skel->maps.py_events), on_py_ring, l, NULL);
+	if (!l->py_rb) {
+		err = -errno;
+		bp_err("failed to set up the Python and R ring buffer: %s", strerror(-err));
+		return err;
+	}
+	return 0;
 }
 
 void bp_loader__consume_py(struct bp_loader *l)

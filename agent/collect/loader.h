@@ -135,6 +135,8 @@ int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
 int bp_loader__pystacks_fd(struct bp_loader *l, int idx);
 /* py_procs: the CPython processes the on-CPU program walks (bpf/python.h) */
 int bp_loader__py_procs_fd(struct bp_loader *l);
+/* map the interpreter ring, before the first interpreter is handed to BPF; 0 / -errno */
+int bp_loader__open_interp_ring(struct bp_loader *l);
 /* r_procs: the R processes the on-CPU program walks (bpf/rlang.h) */
 int bp_loader__r_procs_fd(struct bp_loader *l);
 

@@ -538,6 +538,8 @@ static int publish(struct bp_python *py, struct py_proc *p)
 	/* no walker to tell: frames are walked from here (bp_python__walk()) */
 	if (!py->l)
 		return 0;
+	if (bp_loader__open_interp_ring(py->l))
+		return -ENOMEM;
 	if (bpf_map_update_elem(py->procs_fd, &key, &p->bpf, BPF_ANY)) {
 		int err = -errno;
 

@@ -447,6 +447,8 @@ static int publish(struct bp_rlang *r, struct r_proc *p)
 {
 	uint32_t key = p->pid;
 
+	if (bp_loader__open_interp_ring(r->l))
+		return -ENOMEM;
 	if (bpf_map_update_elem(r->procs_fd, &key, &p->bpf, BPF_ANY)) {
 		int err = -errno;
 
