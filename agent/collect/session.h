@@ -36,6 +36,13 @@ struct bp_session_opts {
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
 	bool skip_self;			/* leave this process out of the profile */
+	/*
+	 * A process sampled before it has lived this long gets its unwind
+	 * tables when it has (0: at once); its samples until then are
+	 * walked by frame pointers, and where those end counted in
+	 * unwind_no_table.
+	 */
+	uint64_t unwind_min_age_ns;
 	bool membw;			/* this machine's memory bandwidth, for the verdicts */
 	const char *state_dir;		/* where it is kept; NULL: bp_state_dir() */
 	const struct bp_cg_target *cgroup;	/* only this cgroup and its descendants (-G) */
@@ -97,6 +104,7 @@ struct bp_session {
 	uint64_t live_ns;		/* when sampling became live */
 	uint64_t events;		/* process events received */
 	uint64_t exec_drains_skipped;	/* execs whose old image we no longer held */
+	uint64_t unwind_deferred;	/* processes sampled young: tables left for later */
 	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;

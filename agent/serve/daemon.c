@@ -105,6 +105,8 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 			.no_preempt_stacks = true,
 			/* its own cost is in its metrics, not in its profile */
 			.skip_self = true,
+			/* short-lived processes (a curl scraping it): frame pointers */
+			.unwind_min_age_ns = BP_DAEMON_UNWIND_MIN_AGE_NS,
 			.drain_interval_s = 1.0,
 			.membw = true,
 			/* always on: the lines of the few files that fit, not of every debug file */

@@ -31,6 +31,12 @@
 #define BP_DAEMON_CAPTURE_MARGIN_MS 10000	/* a capture is answered 503 this long after its seconds */
 #define BP_DAEMON_FILE_PREFIX	"boundprof-"
 #define BP_DAEMON_DWARF_BUDGET	(8ULL * 1024 * 1024)	/* DWARF images held for source lines */
+/*
+ * A process sampled younger than this gets its unwind tables when it is
+ * this old: building them for a process gone in 40 ms (a curl with 35
+ * libraries: ~100 ms of the agent's CPU) bought none of its samples.
+ */
+#define BP_DAEMON_UNWIND_MIN_AGE_NS	(200ULL * 1000 * 1000)
 #define BP_DAEMON_RUN_LEN	8	/* hex digits of the per-run id in window names */
 
 struct bp_daemon_opts {

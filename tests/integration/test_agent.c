@@ -873,6 +873,51 @@ static void test_agent_leaves_itself_out(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
+/* how many lines of the agent's log contain both a and b */
+static int log_count(const struct agent *a, const char *x, const char *y)
+{
+	char *text = h_slurp(a->log, NULL), *line, *save = NULL;
+	int n = 0;
+
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		n += strstr(line, x) && strstr(line, y);
+	free(text);
+	return n;
+}
+
+/*
+ * A process sampled in its first 200 ms gets its unwind tables only if it
+ * lives on (BP_DAEMON_UNWIND_MIN_AGE_NS): five runs of 50 ms build none,
+ * one of 1.5 s builds its executable's.
+ */
+static void test_young_processes_tables_later(void **state)
+{
+	const char *spin = h_fixture("spin");
+	struct agent a;
+	struct run r;
+	int i;
+
+	(void)state;
+	agent_start(&a, "young", "--interval 2 -vv");
+	wait_windows(&a, 1, 60);
+	for (i = 0; i < 5; i++) {
+		assert_int_equal(h_run(ARGV(spin, "0.05"), 30, &r), 0);
+		h_run_free(&r);
+	}
+	/* past the 200 ms, and a drain: a table due for a live process would be built */
+	h_sleep(1.5);
+	fprintf(stderr, "after 5 runs of 50 ms: %d tables of %s\n",
+		log_count(&a, "unwind table of", spin), spin);
+	assert_int_equal(log_count(&a, "unwind table of", spin), 0);
+	assert_int_equal(h_run(ARGV(spin, "1.5"), 30, &r), 0);
+	h_run_free(&r);
+	fprintf(stderr, "after a run of 1.5 s: %d tables of %s\n",
+		log_count(&a, "unwind table of", spin), spin);
+	assert_int_equal(log_count(&a, "unwind table of", spin), 1);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
 /* --------------------------------------------------------------- churn */
 
 static double vm_kb(pid_t pid, const char *field)
@@ -1878,6 +1923,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_go_pprof_over_http, teardown),
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
 		cmocka_unit_test_teardown(test_agent_leaves_itself_out, teardown),
+		cmocka_unit_test_teardown(test_young_processes_tables_later, teardown),
 		cmocka_unit_test_teardown(test_churn_bounded, teardown),
 		cmocka_unit_test_teardown(test_rotation_retention_signals, teardown),
 		cmocka_unit_test_teardown(test_attack_idle_connections, teardown),
