@@ -206,7 +206,8 @@ static uint32_t clamp_u32(uint64_t v, uint32_t lo, uint32_t hi)
 	return v < lo ? lo : v > hi ? hi : (uint32_t)v;
 }
 
-static int perf_open(int cpu, int hz, bool cycles)
+/* no_idle: the program does not run for a sample of an idle CPU */
+static int perf_open(int cpu, int hz, bool cycles, bool no_idle)
 {
 	struct perf_event_attr attr = {
 		.size = sizeof(attr),
@@ -214,6 +215,7 @@ static int perf_open(int cpu, int hz, bool cycles)
 		.config = cycles ? PERF_COUNT_HW_CPU_CYCLES : PERF_COUNT_SW_CPU_CLOCK,
 		.freq = 1,
 		.sample_freq = hz,
+		.exclude_idle = no_idle,
 	};
 	int fd;
 
@@ -224,7 +226,7 @@ static int perf_open(int cpu, int hz, bool cycles)
 /* a guest without a virtual PMU has no cycles event: fall back to cpu-clock */
 static bool have_cycles(int cpu, int hz)
 {
-	int fd = perf_open(cpu, hz, true);
+	int fd = perf_open(cpu, hz, true, false);
 
 	if (fd < 0)
 		return false;
@@ -381,6 +383,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	if (!l)
 		return -ENOMEM;
 	l->hz = o->hz;
+	l->no_idle_samples = o->no_idle_samples;
 	l->serial_load = o->serial_load;
 	l->ncpus = libbpf_num_possible_cpus();
 	if (l->ncpus <= 0) {
@@ -556,7 +559,7 @@ static int attach_perf_events(struct bp_loader *l)
 		goto out;
 	}
 	for (i = 0; i < n; i++) {
-		int fd = perf_open(cpus[i], l->hz, l->hw_cycles);
+		int fd = perf_open(cpus[i], l->hz, l->hw_cycles, l->no_idle_samples);
 
 		/* a CPU that went offline since we listed them is not an error */
 		if (fd == -ENODEV)

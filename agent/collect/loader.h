@@ -34,6 +34,7 @@ struct bp_loader_opts {
 	bool no_r;		/* no R frames */
 	bool serial_load;	/* verify on one CPU: a slower start, a lower peak RSS */
 	bool skip_self;		/* leave this process out of the profile */
+	bool no_idle_samples;	/* no samples of idle CPUs (perf's exclude_idle) */
 };
 
 /* called for every process event the BPF side reports */
@@ -51,6 +52,7 @@ struct bp_loader {
 	int *pe_fds;
 	struct bpf_link **pe_links;
 	bool hw_cycles;		/* sampling the cycles PMU (else cpu-clock) */
+	bool no_idle_samples;	/* bp_loader_opts.no_idle_samples */
 	int hz;
 	uint32_t counts_entries;
 	uint32_t stack_entries;

@@ -727,6 +727,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 	lo.offcpu_ustacks = opts->offcpu_ustacks;
 	lo.no_preempt_stacks = opts->no_preempt_stacks;
 	lo.skip_self = opts->skip_self;
+	lo.no_idle_samples = opts->no_idle_samples;
 	lo.follow_peers = opts->follow_peers;
 	lo.cgroup = opts->cgroup;
 	if (!opts->no_unwind)

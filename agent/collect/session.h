@@ -36,6 +36,7 @@ struct bp_session_opts {
 	int offcpu_ustacks;		/* 0 never, 1 targeted runs only, 2 always */
 	bool no_preempt_stacks;		/* runqueue waits after preemption: no stacks */
 	bool skip_self;			/* leave this process out of the profile */
+	bool no_idle_samples;		/* idle CPUs' samples not taken (busy from /proc/stat) */
 	/*
 	 * A process sampled before it has lived this long gets its unwind
 	 * tables when it has (0: at once); its samples until then are

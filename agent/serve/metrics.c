@@ -423,7 +423,7 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	unsigned int i;
 
 	scalar_u64(m, "boundprof_agent_samples_total", BP_PROM_COUNTER,
-	       "On-CPU samples taken (all CPUs, idle included)", a->bpf.v[BP_STAT_SAMPLES]);
+	       "On-CPU samples taken (all CPUs; none of an idle CPU)", a->bpf.v[BP_STAT_SAMPLES]);
 	scalar_u64(m, "boundprof_agent_switches_total", BP_PROM_COUNTER,
 	       "Context switches of tracked threads seen", a->bpf.v[BP_STAT_SWITCHES]);
 	bp_prom_family(m, "boundprof_agent_lost_total", BP_PROM_COUNTER,

@@ -894,9 +894,13 @@ static int log_count(const struct agent *a, const char *x, const char *y)
 static void test_young_processes_tables_later(void **state)
 {
 	const char *spin = h_fixture("spin");
+	struct window w[64];
+	struct bp_json *rep;
+	int i, n, pbs, strays;
+	unsigned long seq;
 	struct agent a;
 	struct run r;
-	int i;
+	long bytes;
 
 	(void)state;
 	agent_start(&a, "young", "--interval 2 -vv");
@@ -910,11 +914,27 @@ static void test_young_processes_tables_later(void **state)
 	fprintf(stderr, "after 5 runs of 50 ms: %d tables of %s\n",
 		log_count(&a, "unwind table of", spin), spin);
 	assert_int_equal(log_count(&a, "unwind table of", spin), 0);
+	n = list_windows(a.dir, w, 64, &pbs, &bytes, &strays);
+	seq = w[n - 1].seq;
 	assert_int_equal(h_run(ARGV(spin, "1.5"), 30, &r), 0);
 	h_run_free(&r);
 	fprintf(stderr, "after a run of 1.5 s: %d tables of %s\n",
 		log_count(&a, "unwind table of", spin), spin);
 	assert_int_equal(log_count(&a, "unwind table of", spin), 1);
+	/*
+	 * The agent takes no sample of an idle CPU (exclude_idle): the window
+	 * the spinner ran in has its samples, and none of the other CPU idle.
+	 */
+	wait_windows(&a, seq + 1, 60);
+	n = list_windows(a.dir, w, 64, &pbs, &bytes, &strays);
+	rep = window_json(a.dir, &w[n - 1]);
+	assert_non_null(rep);
+	fprintf(stderr, "window %lu: %.0f samples, %.0f of an idle CPU, busy %.2f\n",
+		w[n - 1].seq, num(rep, "system.samples"), num(rep, "system.idle_samples"),
+		num(rep, "system.busy"));
+	assert_true(num(rep, "system.samples") > 0);
+	assert_true(num(rep, "system.idle_samples") == 0);
+	bp_json_free(rep);
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
