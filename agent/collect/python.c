@@ -534,15 +534,16 @@ static int find_gil(struct py_proc *p, uint64_t runtime)
 static int publish(struct bp_python *py, struct py_proc *p)
 {
 	uint32_t key = p->pid;
+	int err;
 
 	/* no walker to tell: frames are walked from here (bp_python__walk()) */
 	if (!py->l)
 		return 0;
-	if (bp_loader__open_interp_ring(py->l))
-		return -ENOMEM;
+	err = bp_loader__open_interp_ring(py->l);
+	if (err)
+		return err;
 	if (bpf_map_update_elem(py->procs_fd, &key, &p->bpf, BPF_ANY)) {
-		int err = -errno;
-
+		err = -errno;
 		bp_dbg("pid %u: cannot hand the interpreter to the walker: %s", p->pid,
 		       strerror(-err));
 		return err;

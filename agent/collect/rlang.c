@@ -446,12 +446,12 @@ static int read_globals(struct r_proc *p)
 static int publish(struct bp_rlang *r, struct r_proc *p)
 {
 	uint32_t key = p->pid;
+	int err = bp_loader__open_interp_ring(r->l);
 
-	if (bp_loader__open_interp_ring(r->l))
-		return -ENOMEM;
+	if (err)
+		return err;
 	if (bpf_map_update_elem(r->procs_fd, &key, &p->bpf, BPF_ANY)) {
-		int err = -errno;
-
+		err = -errno;
 		bp_dbg("pid %u: cannot hand R to the walker: %s", p->pid, strerror(-err));
 		return err;
 	}

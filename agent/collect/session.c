@@ -460,6 +460,32 @@ static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns)
 	s->uw_pending[s->nr_uw_pending++] = (struct bp_uw_pending){ .pid = pid, .due_ns = due_ns };
 }
 
+/*
+ * The unwind tables of an image that began at born (0: unknown) and is not
+ * unwind_min_age_ns old yet are left until it is: true when they were. A
+ * curl scraping the agent's metrics maps 35 libraries (250,000 rows, ~100
+ * ms to build) and is gone in 40 ms: its tables came too late anyway.
+ */
+static bool tables_later(struct bp_session *s, pid_t pid, uint64_t born)
+{
+	uint64_t due = born + s->opts.unwind_min_age_ns;
+
+	if (!s->unwind || !s->opts.unwind_min_age_ns || !born || bp_now_ns() >= due)
+		return false;
+	unwind_later(s, pid, due);
+	return true;
+}
+
+/* when the image of pid began, as far as its facts say; 0: unknown */
+static uint64_t image_born(struct bp_session *s, pid_t pid)
+{
+	const struct bp_meta *m = meta_find(s, pid);
+
+	if (!m)
+		return 0;
+	return m->image_ns > m->start_ns ? m->image_ns : m->start_ns;
+}
+
 static void unwind_miss(struct bp_session *s, pid_t pid)
 {
 	if (!s->unwind || snapshot_force(s, pid, false) != 1)
@@ -546,17 +572,6 @@ static void on_interp_event(void *ctx, const void *rec, size_t len)
 		bp_python__on_event(s->python, rec, len);
 }
 
-/*
- * Started less than unwind_min_age_ns ago. A curl scraping the agent's
- * metrics maps 35 libraries (250,000 unwind rows, ~100 ms to build) and
- * is gone in 40 ms: its tables came too late for its samples anyway.
- */
-static bool young(const struct bp_session *s, const struct bp_proc *proc)
-{
-	return s->unwind && s->opts.unwind_min_age_ns && proc->start_ns &&
-	       bp_now_ns() < proc->start_ns + s->opts.unwind_min_age_ns;
-}
-
 static void on_new_proc(void *ctx, struct bp_proc *proc)
 {
 	fill_meta(ctx, proc);
@@ -588,7 +603,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		cg_baseline(s, ev->tgid);
 	if (ev->kind == BP_EV_EXEC && s->unwind) {
 		bp_unwind__forget(s->unwind, ev->tgid);
-		if (s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED))
+		if ((s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED)) &&
+		    !tables_later(s, ev->tgid, ev->ts_ns))
 			unwind_update(s, ev->tgid, true);
 	}
 	/*
@@ -633,6 +649,12 @@ static void on_event(void *ctx, const struct bp_event *ev)
 		if (!strncmp(ev->comm, "python", 6))
 			set_err(s, bp_python__attach(s->python, ev->tgid));
 		fill_meta(s, proc);
+		{
+			struct bp_meta *m = meta_find(s, ev->tgid);
+
+			if (m)
+				m->image_ns = ev->ts_ns;
+		}
 		/* gone before /proc was read: its exec is the start we know */
 		if (!proc->have_meta && !proc->start_ns)
 			proc->start_ns = ev->ts_ns;
@@ -664,14 +686,11 @@ static void on_event(void *ctx, const struct bp_event *ev)
 			set_err(s, bp_python__attach(s->python, ev->tgid));
 			set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
 			fill_meta(s, proc);
-			if (young(s, proc)) {
-				/* its names now, while it lives; its tables if it lives on */
+			/* a young image: its names now, while it lives; its tables if it lives on */
+			if (tables_later(s, ev->tgid, image_born(s, ev->tgid)))
 				bp_syms__snapshot(s->syms, ev->tgid);
-				unwind_later(s, ev->tgid, proc->start_ns + s->opts.unwind_min_age_ns);
-				s->unwind_deferred++;
-			} else {
+			else
 				snapshot(s, ev->tgid);
-			}
 			bp_procmaps__unhold();
 		}
 		break;

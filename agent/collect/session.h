@@ -63,6 +63,7 @@ struct bp_meta {
 	char comm[BP_COMM_LEN];
 	char *cmdline;
 	uint64_t start_ns;	/* CLOCK_MONOTONIC, as /proc/PID/stat says */
+	uint64_t image_ns;	/* its exec, when seen: the current image began */
 	uint64_t end_ns;
 	bool exited;
 	bool retiring;		/* gone: dropped at the next bp_session__retire() */
@@ -105,7 +106,6 @@ struct bp_session {
 	uint64_t live_ns;		/* when sampling became live */
 	uint64_t events;		/* process events received */
 	uint64_t exec_drains_skipped;	/* execs whose old image we no longer held */
-	uint64_t unwind_deferred;	/* processes sampled young: tables left for later */
 	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;

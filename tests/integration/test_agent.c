@@ -792,33 +792,6 @@ static void test_bad_requests(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
-/* CPU time of all of a process's threads, in s (schedstat: exact) */
-static double proc_cpu_s(pid_t pid)
-{
-	char path[64], *text, *line;
-	double sum = 0;
-	DIR *d;
-	struct dirent *de;
-
-	snprintf(path, sizeof(path), "/proc/%d/task", pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((de = readdir(d))) {
-		char p2[128];
-
-		if (de->d_name[0] == '.')
-			continue;
-		snprintf(p2, sizeof(p2), "/proc/%d/task/%s/schedstat", pid, de->d_name);
-		text = h_slurp(p2, NULL);
-		line = text;
-		if (line)
-			sum += strtod(line, NULL) / 1e9;
-		free(text);
-	}
-	closedir(d);
-	return sum;
-}
-
 /*
  * The agent leaves itself out: its cost is in its metrics. Made to spend
  * a quarter of a second of CPU on its own (metrics pages), it must not be
@@ -827,9 +800,10 @@ static double proc_cpu_s(pid_t pid)
 static void test_agent_leaves_itself_out(void **state)
 {
 	struct window w[64];
+	struct h_psample ps0, ps1;
 	struct bp_json *rep;
 	struct agent a;
-	double c0, used, t_end;
+	double used, t_end;
 	int n, pbs, strays, pages = 0;
 	unsigned long seq;
 	struct run r;
@@ -846,13 +820,14 @@ static void test_agent_leaves_itself_out(void **state)
 	spin = h_spawn(ARGV("sh", "-c", "end=$(($(date +%s) + 2)); "
 				       "while [ $(date +%s) -lt $end ]; do :; done"), NULL);
 	assert_true(spin > 0);
-	c0 = proc_cpu_s(a.pid);
+	assert_int_equal(h_sample_proc(a.pid, &ps0), 0);
 	t_end = wall_now() + 2;
 	while (wall_now() < t_end) {
 		free(get(&a, "/metrics", 200));
 		pages++;
 	}
-	used = proc_cpu_s(a.pid) - c0;
+	assert_int_equal(h_sample_proc(a.pid, &ps1), 0);
+	used = ps1.cpu - ps0.cpu;
 	assert_int_equal(h_wait(spin, -1, -1, 30, &r), 0);
 	assert_int_equal(r.exit_code, 0);
 	h_run_free(&r);
@@ -893,7 +868,7 @@ static int log_count(const struct agent *a, const char *x, const char *y)
  */
 static void test_young_processes_tables_later(void **state)
 {
-	const char *spin = h_fixture("spin");
+	char *spin = (char *)h_fixture("spin");
 	struct window w[64];
 	struct bp_json *rep;
 	int i, n, pbs, strays;
