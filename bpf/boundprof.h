@@ -386,6 +386,7 @@ struct bp_uw_map {
 struct bp_uw_proc {
 	__u32 nr;
 	__u32 flags;		/* BP_UWP_* */
+	__u64 exec_vm;		/* BPF's: mm->exec_vm at the last miss reported (0 as written) */
 	struct bp_uw_map maps[BP_UW_MAPS];
 };
 

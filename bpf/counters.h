@@ -68,6 +68,8 @@
 	BPF(NET_MAP_FULL, 21, "net_map_full", LOST, "network waits lost: peer map full")	\
 	BPF(UW_STACKS, 22, "user_stacks_unwound", SEEN,						\
 	    "user stacks walked with unwind tables")						\
+	BPF(UW_REMISS, 35, "unwind_new_code", SEEN,						\
+	    "unwind lists asked for again after a miss: new executable code mapped")	\
 	BPF(UW_NO_TABLE, 23, "unwind_no_table", LOST,						\
 	    "user stacks cut: code without unwind tables whose frame pointers ended")	\
 	BPF(UW_BUDGET, 24, "unwind_over_budget", LOST,						\

@@ -212,6 +212,33 @@ static __always_inline void bp_uw_cut(struct bp_uw_walk *w, __u32 why)
 	w->done = 1;
 }
 
+/*
+ * An address outside the process's list: new code (dlopen, JIT) or garbage
+ * from a frame-pointer walk. The first miss asks for fresh maps; after it
+ * the list stays marked until userspace writes it again, which for
+ * garbage (maps unchanged) is a recheck 0.1 or 1 s later. New code mapped
+ * meanwhile (Python importing _json just after a garbage miss) would be
+ * cut all that time: a miss is reported again when the process's
+ * executable mappings changed since the last report, as mm->exec_vm
+ * (pages mapped executable) tells. The walk is always of current's stack.
+ */
+static __always_inline void bp_uw_missed(struct bp_uw_proc *p, __u32 tgid)
+{
+	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
+	__u64 now = BPF_CORE_READ(t, mm, exec_vm), seen = p->exec_vm;
+
+	if (!(__sync_fetch_and_or(&p->flags, BP_UWP_MISSED) & BP_UWP_MISSED)) {
+		p->exec_vm = now;
+		emit_event(BP_EV_UNWIND_MISS, tgid, 0, 0);
+		return;
+	}
+	/* one report per change, however many CPUs see it */
+	if (now != seen && __sync_val_compare_and_swap(&p->exec_vm, seen, now) == seen) {
+		stat_inc(BP_STAT_UW_REMISS);
+		emit_event(BP_EV_UNWIND_MISS, tgid, 0, 0);
+	}
+}
+
 /* one frame: push pc, then step to the caller */
 static long bp_uw_frame(__u32 i, void *data)
 {
@@ -237,9 +264,7 @@ static long bp_uw_frame(__u32 i, void *data)
 		;
 	} else if (!m) {
 		if (!(w->proc->flags & BP_UWP_PARTIAL)) {
-			/* new code (dlopen, JIT) or garbage: ask for fresh maps, once */
-			if (!(__sync_fetch_and_or(&w->proc->flags, BP_UWP_MISSED) & BP_UWP_MISSED))
-				emit_event(BP_EV_UNWIND_MISS, w->tgid, 0, 0);
+			bp_uw_missed(w->proc, w->tgid);
 			bp_uw_cut(w, BP_UWS_NO_TABLE);
 			return 1;
 		}

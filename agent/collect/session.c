@@ -425,11 +425,12 @@ static void snapshot(struct bp_session *s, pid_t pid)
  * the maps differ: the new list is written at once. Unchanged maps mean
  * garbage from a frame-pointer walk: the list (and the permission to
  * report) is rewritten after a second, so that such a process costs one
- * maps read per second at most. While the report waits, new code is cut
- * silently: a garbage miss just before a dlopen (Python importing _json)
- * can cut a second of stacks. A recording of chosen processes
- * has few to pay for, and rechecks after 100 ms (ten maps reads a second
- * at most, ~2 ms of CPU for a Python process).
+ * maps read per second at most. New code mapped while the list stays
+ * marked (Python importing _json just after a garbage miss) is reported
+ * again at once: BPF compares the process's executable pages with their
+ * count at the last report (bp_uw_missed()). A recording of chosen
+ * processes has few to pay for, and rechecks after 100 ms (ten maps reads
+ * a second at most, ~2 ms of CPU for a Python process).
  */
 #define UW_RECHECK_NS		(1000ULL * 1000 * 1000)
 #define UW_RECHECK_TARGET_NS	(100ULL * 1000 * 1000)

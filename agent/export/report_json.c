@@ -878,6 +878,8 @@ int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s
 		bp_json_w_kv_uint64(&w, "rows", p->unwind.rows);
 		bp_json_w_kv_uint64(&w, "files_over_budget", p->uw_tables_over_budget);
 		bp_json_w_kv_uint64(&w, "stacks_unwound", p->stats.v[BP_STAT_UW_STACKS]);
+		/* misses asked again because new code was mapped after one (unwind.bpf.h) */
+		bp_json_w_kv_uint64(&w, "new_code_misses", p->stats.v[BP_STAT_UW_REMISS]);
 		bp_json_w_end_object(&w);
 	}
 

@@ -944,6 +944,56 @@ static void unwind__sample_in_kernel__user_part_whole(void **state)
 	assert_true(whole >= 0.95 * in_kernel);
 }
 
+/*
+ * Code dlopen'ed just after a garbage miss: the fixture spins 30 ms where
+ * an unwinder reads 0x1000 for the return address (a miss whose maps read
+ * again are unchanged, rechecked only 100 ms later), then 0.2 s in zlib's
+ * crc32(), mapped right then. The miss is asked again because the
+ * process's executable mappings changed: only each round's first samples
+ * in the new library are cut. When the list stayed marked until the
+ * recheck, 58% of them were whole.
+ */
+static void unwind__new_code_after_garbage__whole(void **state)
+{
+	char folded[256], *text, *line, *save = NULL;
+	const char *json = h_path("dlopen.json");
+	uint64_t in_lib = 0, whole = 0;
+	struct bp_json *rep;
+	struct run r;
+	double again;
+
+	snprintf(folded, sizeof(folded), "%s", h_path("dlopen.folded"));
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", HZ, "-o", folded, "-o",
+				    (char *)json, "--", (char *)h_fixture("nofp"), "dlopen", "2.3"),
+			       60, &r), 0);
+	if (r.exit_code)
+		print_run("record -- nofp dlopen", &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	text = h_slurp(folded, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		uint64_t c = sp ? strtoull(sp + 1, NULL, 10) : 0;
+
+		if (strncmp(line, "nofp;", 5) || !strstr(line, ";crc32"))
+			continue;
+		in_lib += c;
+		if (!strncmp(line, "nofp;_start;", 12) && strstr(line, ";in_library;"))
+			whole += c;
+	}
+	free(text);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	again = bp_json_num(bp_json_path(rep, "unwind.new_code_misses"));
+	bp_json_free(rep);
+	fprintf(stderr, "dlopen: %llu samples in crc32, %llu whole; misses asked again for new "
+		"code: %.0f\n", (unsigned long long)in_lib, (unsigned long long)whole, again);
+	assert_true(in_lib > 200);
+	assert_true(again >= 1);
+	assert_true(whole >= 0.9 * in_lib);
+}
+
 /* over the budget: walked by frame pointers, cut, counted and reported */
 static void unwind__budget_exceeded__counted_and_reported(void **state)
 {
@@ -1047,6 +1097,7 @@ int main(void)
 		cmocka_unit_test_teardown(unwind__signal_handler__through_the_signal_frame,
 					  teardown),
 		cmocka_unit_test_teardown(unwind__sample_in_kernel__user_part_whole, teardown),
+		cmocka_unit_test_teardown(unwind__new_code_after_garbage__whole, teardown),
 		cmocka_unit_test_teardown(unwind__budget_exceeded__counted_and_reported, teardown),
 		cmocka_unit_test_teardown(unwind__off__frame_pointers_only, teardown),
 		cmocka_unit_test_teardown(unwind__offcpu_stacks__whole, teardown),
