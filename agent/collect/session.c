@@ -229,41 +229,68 @@ uint32_t bp_session__retire(struct bp_session *s)
  * (sock_alloc_send_pskb, __skb_wait_for_more_packets), so that the scan
  * goes on to the caller that tells them apart.
  */
-static const struct {
-	const char *name;
-	uint32_t site;
-} site_funcs[] = {
-	{ "__mutex_lock", BP_WS_LOCK }, { "__mutex_lock_slowpath", BP_WS_LOCK },
-	{ "__mutex_lock_killable_slowpath", BP_WS_LOCK },
-	{ "__mutex_lock_interruptible_slowpath", BP_WS_LOCK }, { "mutex_lock_io", BP_WS_LOCK },
-	{ "__ww_mutex_lock", BP_WS_LOCK }, { "__ww_mutex_lock_slowpath", BP_WS_LOCK },
-	{ "__ww_mutex_lock_interruptible_slowpath", BP_WS_LOCK },
-	{ "rt_mutex_slowlock", BP_WS_LOCK }, { "__rt_mutex_slowlock_locked", BP_WS_LOCK },
-	{ "rtlock_slowlock_locked", BP_WS_LOCK }, { "rwsem_down_read_slowpath", BP_WS_LOCK },
-	{ "rwsem_down_write_slowpath", BP_WS_LOCK }, { "__down_common", BP_WS_LOCK },
-	{ "__down", BP_WS_LOCK }, { "__down_interruptible", BP_WS_LOCK },
-	{ "__down_killable", BP_WS_LOCK }, { "__down_timeout", BP_WS_LOCK },
-	{ "percpu_rwsem_wait", BP_WS_LOCK }, { "__percpu_down_read", BP_WS_LOCK },
-	{ "percpu_down_write", BP_WS_LOCK },
-	{ "pipe_read", BP_WS_PIPE_IN }, { "anon_pipe_read", BP_WS_PIPE_IN },
-	{ "fifo_pipe_read", BP_WS_PIPE_IN }, { "pipe_wait_readable", BP_WS_PIPE_IN },
-	{ "unix_stream_data_wait", BP_WS_PIPE_IN }, { "unix_stream_read_generic", BP_WS_PIPE_IN },
-	{ "unix_dgram_recvmsg", BP_WS_PIPE_IN }, { "unix_accept", BP_WS_PIPE_IN },
-	{ "pipe_write", BP_WS_PIPE_OUT }, { "anon_pipe_write", BP_WS_PIPE_OUT },
-	{ "fifo_pipe_write", BP_WS_PIPE_OUT }, { "pipe_wait_writable", BP_WS_PIPE_OUT },
-	{ "unix_stream_sendmsg", BP_WS_PIPE_OUT }, { "unix_dgram_sendmsg", BP_WS_PIPE_OUT },
-	{ "unix_wait_for_peer", BP_WS_PIPE_OUT }, { "unix_stream_connect", BP_WS_PIPE_OUT },
-	{ "sk_wait_data", BP_WS_NET_IN }, { "tcp_recvmsg_locked", BP_WS_NET_IN },
-	{ "tcp_recvmsg", BP_WS_NET_IN }, { "__skb_recv_udp", BP_WS_NET_IN },
-	{ "udp_recvmsg", BP_WS_NET_IN }, { "udpv6_recvmsg", BP_WS_NET_IN },
-	{ "sk_stream_wait_memory", BP_WS_NET_OUT }, { "tcp_sendmsg_locked", BP_WS_NET_OUT },
-	{ "tcp_sendmsg", BP_WS_NET_OUT },
-	{ "inet_csk_wait_for_connect", BP_WS_ACCEPT }, { "inet_csk_accept", BP_WS_ACCEPT },
-	{ "inet_wait_for_connect", BP_WS_CONNECT }, { "__inet_stream_connect", BP_WS_CONNECT },
-	{ "do_sys_poll", BP_WS_POLL }, { "do_select", BP_WS_POLL },
-	{ "core_sys_select", BP_WS_POLL }, { "do_epoll_wait", BP_WS_POLL },
-	{ "ep_poll", BP_WS_POLL },
-};
+#define SITE_FUNCS(X)						\
+	X("__mutex_lock", BP_WS_LOCK)				\
+	X("__mutex_lock_slowpath", BP_WS_LOCK)			\
+	X("__mutex_lock_killable_slowpath", BP_WS_LOCK)		\
+	X("__mutex_lock_interruptible_slowpath", BP_WS_LOCK)	\
+	X("mutex_lock_io", BP_WS_LOCK)				\
+	X("__ww_mutex_lock", BP_WS_LOCK)			\
+	X("__ww_mutex_lock_slowpath", BP_WS_LOCK)		\
+	X("__ww_mutex_lock_interruptible_slowpath", BP_WS_LOCK)	\
+	X("rt_mutex_slowlock", BP_WS_LOCK)			\
+	X("__rt_mutex_slowlock_locked", BP_WS_LOCK)		\
+	X("rtlock_slowlock_locked", BP_WS_LOCK)			\
+	X("rwsem_down_read_slowpath", BP_WS_LOCK)		\
+	X("rwsem_down_write_slowpath", BP_WS_LOCK)		\
+	X("__down_common", BP_WS_LOCK)				\
+	X("__down", BP_WS_LOCK)					\
+	X("__down_interruptible", BP_WS_LOCK)			\
+	X("__down_killable", BP_WS_LOCK)			\
+	X("__down_timeout", BP_WS_LOCK)				\
+	X("percpu_rwsem_wait", BP_WS_LOCK)			\
+	X("__percpu_down_read", BP_WS_LOCK)			\
+	X("percpu_down_write", BP_WS_LOCK)			\
+	X("pipe_read", BP_WS_PIPE_IN)				\
+	X("anon_pipe_read", BP_WS_PIPE_IN)			\
+	X("fifo_pipe_read", BP_WS_PIPE_IN)			\
+	X("pipe_wait_readable", BP_WS_PIPE_IN)			\
+	X("unix_stream_data_wait", BP_WS_PIPE_IN)		\
+	X("unix_stream_read_generic", BP_WS_PIPE_IN)		\
+	X("unix_dgram_recvmsg", BP_WS_PIPE_IN)			\
+	X("unix_accept", BP_WS_PIPE_IN)				\
+	X("pipe_write", BP_WS_PIPE_OUT)				\
+	X("anon_pipe_write", BP_WS_PIPE_OUT)			\
+	X("fifo_pipe_write", BP_WS_PIPE_OUT)			\
+	X("pipe_wait_writable", BP_WS_PIPE_OUT)			\
+	X("unix_stream_sendmsg", BP_WS_PIPE_OUT)		\
+	X("unix_dgram_sendmsg", BP_WS_PIPE_OUT)			\
+	X("unix_wait_for_peer", BP_WS_PIPE_OUT)			\
+	X("unix_stream_connect", BP_WS_PIPE_OUT)		\
+	X("sk_wait_data", BP_WS_NET_IN)				\
+	X("tcp_recvmsg_locked", BP_WS_NET_IN)			\
+	X("tcp_recvmsg", BP_WS_NET_IN)				\
+	X("__skb_recv_udp", BP_WS_NET_IN)			\
+	X("udp_recvmsg", BP_WS_NET_IN)				\
+	X("udpv6_recvmsg", BP_WS_NET_IN)			\
+	X("sk_stream_wait_memory", BP_WS_NET_OUT)		\
+	X("tcp_sendmsg_locked", BP_WS_NET_OUT)			\
+	X("tcp_sendmsg", BP_WS_NET_OUT)				\
+	X("inet_csk_wait_for_connect", BP_WS_ACCEPT)		\
+	X("inet_csk_accept", BP_WS_ACCEPT)			\
+	X("inet_wait_for_connect", BP_WS_CONNECT)		\
+	X("__inet_stream_connect", BP_WS_CONNECT)		\
+	X("do_sys_poll", BP_WS_POLL)				\
+	X("do_select", BP_WS_POLL)				\
+	X("core_sys_select", BP_WS_POLL)			\
+	X("do_epoll_wait", BP_WS_POLL)				\
+	X("ep_poll", BP_WS_POLL)				\
+
+#define SITE_NAME(name, site)	name,
+#define SITE_KIND(name, site)	site,
+/* static: the kallsyms thread looks for them while the session starts */
+static const char *const site_names[] = { SITE_FUNCS(SITE_NAME) };
+static const uint32_t site_kinds[] = { SITE_FUNCS(SITE_KIND) };
 
 static int cmp_range(const void *a, const void *b)
 {
@@ -272,7 +299,7 @@ static int cmp_range(const void *a, const void *b)
 	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
-#define NR_SITE_FUNCS	(sizeof(site_funcs) / sizeof(site_funcs[0]))
+#define NR_SITE_FUNCS	(sizeof(site_names) / sizeof(site_names[0]))
 #define SITE_PER_FUNC	8
 
 struct site_found {
@@ -294,16 +321,13 @@ static void site_found(void *ctx, size_t which, uint64_t lo, uint64_t hi)
 uint32_t bp_session_site_ranges(const struct bp_syms *syms, struct bp_site_range *out,
 				uint32_t max, uint32_t *left_out)
 {
-	const char *names[NR_SITE_FUNCS];
 	struct site_found *f = calloc(1, sizeof(*f));
 	uint32_t n = 0, i, j, k;
 
 	*left_out = 0;
 	if (!f)
 		return 0;
-	for (i = 0; i < NR_SITE_FUNCS; i++)
-		names[i] = site_funcs[i].name;
-	bp_syms__kernel_ranges_each(syms, names, NR_SITE_FUNCS, site_found, f);
+	bp_syms__kernel_ranges_each(syms, site_names, NR_SITE_FUNCS, site_found, f);
 	/* in the table's order, so that what does not fit is its end */
 	for (i = 0; i < NR_SITE_FUNCS; i++) {
 		for (j = 0; j < f->n[i]; j++) {
@@ -311,7 +335,7 @@ uint32_t bp_session_site_ranges(const struct bp_syms *syms, struct bp_site_range
 				(*left_out)++;
 				continue;
 			}
-			out[n++] = (struct bp_site_range){ f->lo[i][j], f->hi[i][j], site_funcs[i].site };
+			out[n++] = (struct bp_site_range){ f->lo[i][j], f->hi[i][j], site_kinds[i] };
 		}
 	}
 	free(f);
@@ -737,7 +761,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 		err = -ENOMEM;
 		goto fail;
 	}
-	if (bp_syms__prefetch_kernel(s->syms))
+	if (bp_syms__prefetch_kernel(s->syms, opts->offcpu ? site_names : NULL, NR_SITE_FUNCS))
 		bp_dbg("kallsyms read when sampling starts, not beside the BPF load");
 	lo.hz = opts->hz;
 	lo.filter = opts->filter;

@@ -121,6 +121,12 @@ struct ptr_vec {
 	struct bp_htab h;
 };
 
+/* a range of one of the names a kallsyms prefetch looked for */
+struct ksym_range {
+	size_t which;
+	uint64_t lo, hi;
+};
+
 struct bp_syms {
 	char *proc_root;
 	char *kallsyms_path;
@@ -142,6 +148,12 @@ struct bp_syms {
 	bool kload_started;
 	struct bp_kallsyms *kload_k;
 	int kload_err;
+	/* the ranges of pre_names that thread found in ksyms, while they were hot */
+	const char *const *pre_names;
+	size_t nr_pre_names;
+	struct ksym_range *pre;
+	size_t nr_pre, cap_pre;
+	bool pre_valid;
 
 	struct bp_elf *vdso;
 	int vdso_err;
@@ -1264,8 +1276,16 @@ int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
 void bp_syms__kernel_ranges_each(const struct bp_syms *s, const char *const *names, size_t n,
 				 bp_ksym_range_fn fn, void *ctx)
 {
-	if (s->ksyms)
+	size_t i;
+
+	if (!s->ksyms)
+		return;
+	if (!s->pre_valid || names != s->pre_names || n != s->nr_pre_names) {
 		bp_kallsyms__ranges_each(s->ksyms, names, n, fn, ctx);
+		return;
+	}
+	for (i = 0; i < s->nr_pre; i++)
+		fn(ctx, s->pre[i].which, s->pre[i].lo, s->pre[i].hi);
 }
 
 int bp_syms__resolve_kernel(struct bp_syms *s, uint64_t addr, struct bp_frame_info *out)
@@ -1334,21 +1354,51 @@ static const char *kernel_build_id(struct bp_syms *s)
 	return NULL;
 }
 
+static void pre_found(void *ctx, size_t which, uint64_t lo, uint64_t hi)
+{
+	struct bp_syms *s = ctx;
+	struct ksym_range *v;
+
+	if (!s->pre_valid)
+		return;
+	if (s->nr_pre == s->cap_pre) {
+		size_t cap = s->cap_pre ? 2 * s->cap_pre : 64;
+
+		v = reallocarray(s->pre, cap, sizeof(*v));
+		if (!v) {
+			/* asked again later, by a pass of its own */
+			s->pre_valid = false;
+			return;
+		}
+		s->pre = v;
+		s->cap_pre = cap;
+	}
+	s->pre[s->nr_pre++] = (struct ksym_range){ which, lo, hi };
+}
+
 static void *kload_run(void *arg)
 {
 	struct bp_syms *s = arg;
 
 	s->kload_err = bp_kallsyms__load(s->kallsyms_path, &s->kload_k);
+	if (!s->kload_err && s->pre_names) {
+		s->pre_valid = true;
+		bp_kallsyms__ranges_each(s->kload_k, s->pre_names, s->nr_pre_names, pre_found, s);
+	}
 	return NULL;
 }
 
-int bp_syms__prefetch_kernel(struct bp_syms *s)
+int bp_syms__prefetch_kernel(struct bp_syms *s, const char *const *names, size_t n)
 {
 	sigset_t all, old;
 	int err;
 
 	if (s->kload_started)
 		return 0;
+	s->pre_names = names;
+	s->nr_pre_names = names ? n : 0;
+	s->nr_pre = 0;
+	s->pre_valid = false;
 	/* signals stay with the threads that handle them */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
@@ -1376,7 +1426,13 @@ int bp_syms__load_kernel(struct bp_syms *s)
 	int err;
 
 	/* a failed prefetch is not read again: its error is the answer */
-	err = s->kload_started ? kload_join(s, &k) : bp_kallsyms__load(s->kallsyms_path, &k);
+	if (s->kload_started) {
+		err = kload_join(s, &k);
+	} else {
+		/* read again: what a prefetch found was in the old symbols */
+		s->pre_valid = false;
+		err = bp_kallsyms__load(s->kallsyms_path, &k);
+	}
 	if (err)
 		return err;
 	if (s->ksyms) {
@@ -1451,6 +1507,7 @@ void bp_syms__free(struct bp_syms *s)
 		kload_join(s, &k);
 		bp_kallsyms__free(k);
 	}
+	free(s->pre);
 	while (s->procs.n)
 		proc_destroy(s, s->procs.v[s->procs.n - 1]);
 	while (s->files.n)
