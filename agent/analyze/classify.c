@@ -12,6 +12,7 @@
 #include "analyze/syscalls.h"
 #include "analyze/turns.h"
 #include "model/wait_class.h"
+#include "proc/probecal.h"
 
 /* see docs/classification.md for where each number comes from */
 const struct bp_thresholds bp_default_thresholds = {
@@ -31,6 +32,8 @@ const struct bp_thresholds bp_default_thresholds = {
 	.wss_rss = 0.5,
 	.fits_llc = 1.0,
 	.membw_traffic = 0.2,
+	/* working windows see 0.5-0.7 of a stream, a blind one 0-0.02 */
+	.window_visible = BP_PROBECAL_VISIBLE_MIN,
 	.peer = 0.5,
 	.ipc_cpu = 1.0,
 	.mpki_cpu = 1.0,
@@ -826,10 +829,22 @@ static uint64_t usable_llc(const struct bp_evidence *e)
 	return e->llc_bytes;
 }
 
+/*
+ * Whether the traffic window can see traffic here: a hypervisor can hand
+ * the accessed bits back at a rate of its own (docs/memprobe.md), and a
+ * stream of ours measured it. Uncalibrated (an older state file) counts as
+ * seeing, as before the calibration existed.
+ */
+static bool window_blind(const struct bp_evidence *e, const struct bp_thresholds *t)
+{
+	return e->window_cal && e->window_visible < t->window_visible;
+}
+
 static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,
 			 struct bp_verdict *v)
 {
 	uint64_t llc = usable_llc(e);
+	bool blind = window_blind(e, t);
 
 	v->mem_judgement = BP_MEM_UNMEASURED;
 	/*
@@ -855,7 +870,7 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 		if (!mem && !(e->ipc >= t->ipc_cpu && e->mpki < t->mpki_cpu))
 			mem = e->ipc < t->ipc_mem;
 		v->mem_judgement = mem ? BP_MEM_COUNTERS_MEM : BP_MEM_COUNTERS_CPU;
-	} else if (v->mem_machine_gbs > 0 && !e->traffic_floor &&
+	} else if (!blind && v->mem_machine_gbs > 0 && !e->traffic_floor &&
 		   v->mem_ratio >= t->membw_traffic) {
 		/*
 		 * Traffic measured as a rate (the window saw less than the whole
@@ -867,7 +882,7 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * llc) ||
 		    (!e->wss_probes && e->rss && e->rss < llc))) {
 		v->mem_judgement = BP_MEM_FITS;
-	} else if (v->mem_machine_gbs > 0) {
+	} else if (!blind && v->mem_machine_gbs > 0) {
 		v->mem_judgement = v->mem_ratio >= t->membw_traffic ? BP_MEM_BANDWIDTH : BP_MEM_CPU;
 	}
 }
@@ -889,7 +904,7 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 {
 	char wss[32], llc[32], rss[32], why[320], usable[96] = "";
 	const char *hint;
-	bool mem = false;
+	bool mem = false, undecided = false;
 
 	v->conf = BP_CONF_HIGH;
 	hot_lines(e, v);
@@ -961,13 +976,23 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		v->conf = BP_CONF_MEDIUM;
 		if (*usable)
 			mib(llc, sizeof(llc), usable_llc(e));
-		if (e->mem_valid && e->wss_probes && e->llc_bytes)
+		if (e->mem_valid && e->wss_probes && e->llc_bytes && window_blind(e, t)) {
+			/* as likely streaming from memory as computing: say we cannot tell */
+			v->conf = BP_CONF_LOW;
+			undecided = true;
+			EVIDENCE("it touches %s per second, more than the %s last-level cache%s, but "
+				 "its memory traffic cannot be measured here: this machine's accessed "
+				 "bits showed %.1f%% of a stream's (a %.1f GB/s stream of ours read as "
+				 "%.2f GB/s), so CPU-bound and memory-bandwidth-bound look alike",
+				 wss, llc, *usable ? " it can use" : "", 100 * e->window_visible,
+				 e->window_stream_gbs, e->window_seen_gbs);
+		} else if (e->mem_valid && e->wss_probes && e->llc_bytes) {
 			EVIDENCE("it touches %s per second, more than the %s last-level cache%s, but "
 				 "%s: memory effects unmeasured", wss, llc,
 				 *usable ? " it can use" : "", !e->traffic_valid ?
 				 "its memory traffic was not measured" :
 				 "this machine's memory bandwidth is unknown");
-		else
+		} else
 			EVIDENCE("memory effects unmeasured: no hardware counters and no working-set "
 				 "probe");
 	}
@@ -994,6 +1019,10 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 		return;
 	}
 	v->cls = BP_CLASS_CPU;
+	if (undecided)
+		LEVER("Before tuning it as computation, tell computation from memory bandwidth "
+		      "by its scaling (boundprof scale -j 1,2,4 -- COMMAND): a loop bound by "
+		      "memory stops gaining from workers long before it runs out of CPUs");
 	if (e->python && e->py_hot && e->hot_frac > 0) {
 		python_levers(e, v);
 		return;

@@ -72,6 +72,7 @@ struct bp_thresholds {
 	double wss_rss;
 	double fits_llc;		/* working set below this x LLC: fits, cpu with confidence */
 	double membw_traffic;		/* memory traffic / this machine's bandwidth: memory (no PMU) */
+	double window_visible;		/* less of a stream seen: the traffic window is blind here */
 	double peer;			/* pipe-wait share of wall time: blocked-on-peer */
 	double ipc_cpu;			/* PMU: IPC at or above, with low MPKI: cpu */
 	double mpki_cpu;
@@ -161,6 +162,13 @@ struct bp_evidence {
 	uint32_t membw_threads;
 	const char *membw_source;
 	uint64_t membw_cache_bytes;	/* the cache streamed from here (membw.h), 0 unknown */
+	/*
+	 * The traffic window against a stream that timed itself
+	 * (proc/probecal.h): below BP_PROBECAL_VISIBLE_MIN seen, traffic
+	 * says nothing about the process.
+	 */
+	bool window_cal;
+	double window_stream_gbs, window_seen_gbs, window_visible;
 	/* memory, with counters */
 	bool pmu_valid;
 	double ipc, mpki, dram_gbs, pmu_running;

@@ -135,6 +135,11 @@ void bp_mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 		e->membw_threads = p->membw_threads;
 		e->membw_source = p->membw_source;
 		e->membw_cache_bytes = p->membw_cache_bytes;
+		/* a window that could not be opened measured no traffic either */
+		e->window_cal = p->membw_window && !p->membw_window_err;
+		e->window_stream_gbs = p->membw_window_stream_gbs;
+		e->window_seen_gbs = p->membw_window_seen_gbs;
+		e->window_visible = p->membw_window_visible;
 	}
 	if (proc->pmu_valid) {
 		struct bp_pmu_counts c = {

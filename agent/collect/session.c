@@ -835,12 +835,21 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 			s->prof->membw_n_gbs = bw.gbs_n;
 			s->prof->membw_threads = bw.threads;
 			s->prof->membw_cache_bytes = bw.cache_bytes;
+			s->prof->membw_window = bw.probe_boot[0] != '\0';
+			s->prof->membw_window_err = bw.probe_err;
+			s->prof->membw_window_stream_gbs = bw.probe_stream_gbs;
+			s->prof->membw_window_seen_gbs = bw.probe_seen_gbs;
+			s->prof->membw_window_visible = bw.probe_visible;
 			s->prof->membw_source = bp_profile__intern(s->prof,
 						bp_membw_source(&bw, src, sizeof(src)));
 			bp_dbg("memory bandwidth %.1f GB/s (1 thread), %.1f GB/s (%u), %llu MiB of "
 			       "cache: %s%s", bw.gbs_1, bw.gbs_n, bw.threads,
 			       (unsigned long long)(bw.cache_bytes >> 20), src,
 			       measured ? ", just now" : "");
+			if (bw.probe_boot[0] && !bw.probe_err)
+				bp_dbg("traffic window: a %.1f GB/s stream read as %.2f GB/s (%.0f%% "
+				       "seen)", bw.probe_stream_gbs, bw.probe_seen_gbs,
+				       100 * bw.probe_visible);
 		}
 	}
 	/* counters per target, where the CPU has a PMU (none in most guests) */

@@ -12,6 +12,7 @@
 #include "analyze/rlang.h"
 #include "analyze/syscalls.h"
 #include "model/waits.h"
+#include "proc/probecal.h"
 #include "util/json.h"
 
 /* every loss and note of the counter table (model/counters.h), zero or not */
@@ -382,6 +383,16 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 		bp_json_w_kv_string(w, "source", p->membw_source ? p->membw_source : "");
 		if (p->membw_cache_bytes)
 			bp_json_w_kv_uint64(w, "cache_bytes", p->membw_cache_bytes);
+		if (p->membw_window && !p->membw_window_err) {
+			bp_json_w_key(w, "traffic_window");
+			bp_json_w_begin_object(w);
+			bp_json_w_kv_double(w, "stream_gbs", p->membw_window_stream_gbs);
+			bp_json_w_kv_double(w, "seen_gbs", p->membw_window_seen_gbs);
+			bp_json_w_kv_double(w, "visible", p->membw_window_visible);
+			bp_json_w_kv_bool(w, "blind", p->membw_window_visible <
+					  BP_PROBECAL_VISIBLE_MIN);
+			bp_json_w_end_object(w);
+		}
 		bp_json_w_end_object(w);
 	}
 	if (p->psi_valid) {

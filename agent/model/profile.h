@@ -279,6 +279,14 @@ struct bp_profile {
 	uint32_t membw_threads;
 	const char *membw_source;	/* interned: when and on what CPU it was measured */
 	uint64_t membw_cache_bytes;	/* the cache streamed from here (membw.h), 0 unknown */
+	/*
+	 * What memprobe's traffic window saw of a stream timed by itself
+	 * (proc/probecal.h), when membw_window: err 0, or why it could not
+	 * look (-errno).
+	 */
+	bool membw_window;
+	int membw_window_err;
+	double membw_window_stream_gbs, membw_window_seen_gbs, membw_window_visible;
 	/* COMMAND runs, in order (see struct bp_run); none for -a and -p */
 	struct bp_run *runs;
 	uint32_t nr_runs, cap_runs;

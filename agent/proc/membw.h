@@ -25,6 +25,16 @@ struct bp_membw {
 	uint64_t cache_bytes;
 	int64_t when;		/* measured at, Unix seconds */
 	char cpu[128];		/* the CPU model it was measured on */
+	/*
+	 * What memprobe's traffic window sees of a stream here (probecal.h),
+	 * once per boot: a hypervisor decides it, and a guest can come back
+	 * on another host. probe_boot empty: not calibrated; probe_err
+	 * non-zero: the window could not be opened (-errno).
+	 */
+	char probe_boot[40];
+	int probe_err;
+	double probe_stream_gbs, probe_seen_gbs, probe_visible;
+	bool probe_floor;
 };
 
 /* the state directory: $BOUNDPROF_STATE_DIR, else /var/lib/boundprof */
@@ -52,7 +62,8 @@ int bp_membw_parse(const char *text, size_t len, struct bp_membw *out);
 /*
  * This machine's bandwidth: from <state_dir>/membw.json when it was
  * measured on this CPU model, else measured now (threads: the online CPUs,
- * at most 16) and saved there. *measured says which. 0 or -errno; a state
+ * at most 16) and saved there; the traffic window is calibrated again on
+ * each boot (~0.3 s). *measured says which. 0 or -errno; a state
  * directory we cannot write is not an error (the figure is then measured
  * again next time).
  */

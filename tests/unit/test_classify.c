@@ -317,6 +317,48 @@ static void membw__little_traffic__cpu(void **state)
 	}
 }
 
+/*
+ * A window calibrated blind (this guest: a 38 GB/s stream read as 0.03):
+ * whatever traffic it read is no evidence, so neither "cpu" from a low
+ * reading nor "bandwidth" from a high one; undecided, said, low confidence,
+ * and the lever that can tell. A window that saw a third of its stream
+ * still judges.
+ */
+static void membw__blind_window__undecided_not_cpu(void **state)
+{
+	const double readings[] = { 0.3e9, 9.0e9 };
+	struct bp_evidence e;
+	struct bp_verdict v;
+	size_t i;
+
+	for (i = 0; i < 2; i++) {
+		e = triad(32 * MIB);
+		e.traffic_per_cpu_s = readings[i];
+		e.window_cal = true;
+		e.window_stream_gbs = 38.0;
+		e.window_seen_gbs = 0.03;
+		e.window_visible = 0.03 / 38.0;
+		decide(&e, NULL, &v);
+		dump(&v);
+		assert_int_equal(v.mem_judgement, BP_MEM_UNMEASURED);
+		assert_int_equal(v.cls, BP_CLASS_CPU);
+		assert_int_equal(v.conf, BP_CONF_LOW);
+		assert_true(has_line(&v, false, "cannot be measured here"));
+		assert_true(has_line(&v, false, "0.1% of a stream's"));
+		assert_true(has_line(&v, true, "boundprof scale"));
+	}
+	e.window_visible = 0.34;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+	assert_false(has_line(&v, true, "boundprof scale"));
+	/* a set that fits the cache is judged by its size, blind window or not */
+	e = triad(512 * MIB);
+	e.window_cal = true;
+	e.window_visible = 0.001;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+}
+
 static void membw__starved_process__judged_per_cpu_second(void **state)
 {
 	struct bp_evidence e = triad(32 * MIB);
@@ -1429,6 +1471,7 @@ int main(void)
 		cmocka_unit_test(membw__traffic_against_this_machine__any_llc),
 		cmocka_unit_test(membw__little_traffic__cpu),
 		cmocka_unit_test(membw__starved_process__judged_per_cpu_second),
+		cmocka_unit_test(membw__blind_window__undecided_not_cpu),
 		cmocka_unit_test(membw__missing_evidence__said_not_guessed),
 		cmocka_unit_test(membw__measured_traffic_outranks_reported_cache),
 		cmocka_unit_test(membw__floor_beyond_the_cache_it_can_use__bandwidth),
