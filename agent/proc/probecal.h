@@ -29,10 +29,11 @@ struct bp_probecal {
 };
 
 /*
- * Fork a child that streams a triad over 3 x 64 MiB, open one traffic
- * window on it, and stop it. Costs ~0.3 s of wall time and the child's
- * memory while it lives. 0 or -errno (-EPERM, -ENOENT: the kernel has no
- * clear_refs for us; -EAGAIN: nothing measured).
+ * Fork a child that streams a triad over 3 x 64 MiB, open up to three
+ * traffic windows on it (the best counts: a window the child spent off
+ * its CPU is not a blind one), and stop it. Costs ~0.4 s of wall time and
+ * the child's memory while it lives. 0 or -errno (-EPERM, -ENOENT: the
+ * kernel has no clear_refs for us; -EAGAIN: nothing measured).
  */
 int bp_probecal_measure(struct bp_probecal *out);
 
