@@ -1,6 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <setjmp.h>
 #include <cmocka.h>
 
@@ -96,6 +100,196 @@ static void load__fake__sorted_and_merged(void **state)
 	assert_int_equal(bp_kallsyms__find(k, 0xffffffffc0010000ULL + 0x100000, &ks),
 			 -ENOENT);
 	bp_kallsyms__free(k);
+}
+
+/*
+ * Function padding (CONFIG_CALL_PADDING): "__pfx_f" 16 bytes before every
+ * f, adjacent as the kernel lists them or not, in a module too, and one
+ * whose function is missing. Folded into the function's entry, with every
+ * answer unchanged: the padding is "__pfx_f", f starts at f, and the
+ * function before ends where the padding begins.
+ */
+static const char pfx_kallsyms[] =
+	"ffffffff81000000 T _text\n"
+	"ffffffff810000f0 T __pfx_first\n"
+	"ffffffff81000100 T first\n"
+	"ffffffff810001f0 t __pfx_second\n"
+	"ffffffff81000200 t second\n"
+	"ffffffff810002f0 T __pfx_orphan\n"
+	"ffffffff81000400 T third\n"
+	"ffffffff810003f0 T __pfx_third\n"
+	"ffffffff81000500 T _etext\n"
+	"ffffffffc0000ff0 t __pfx_mod_fn\t[m]\n"
+	"ffffffffc0001000 t mod_fn\t[m]\n";
+
+struct range_seen {
+	uint64_t start[4], end[4];
+	int n;
+};
+
+static void on_range(void *ctx, size_t which, uint64_t start, uint64_t end)
+{
+	struct range_seen *r = ctx;
+
+	(void)which;
+	if (r->n < 4) {
+		r->start[r->n] = start;
+		r->end[r->n] = end;
+	}
+	r->n++;
+}
+
+static void load__function_padding__folded_same_answers(void **state)
+{
+	static const struct {
+		uint64_t addr, start;
+		const char *name;
+	} want[] = {
+		{ 0xffffffff810000f0ULL, 0xffffffff810000f0ULL, "__pfx_first" },
+		{ 0xffffffff810000ffULL, 0xffffffff810000f0ULL, "__pfx_first" },
+		{ 0xffffffff81000100ULL, 0xffffffff81000100ULL, "first" },
+		{ 0xffffffff810001efULL, 0xffffffff81000100ULL, "first" },
+		{ 0xffffffff810001f0ULL, 0xffffffff810001f0ULL, "__pfx_second" },
+		{ 0xffffffff81000208ULL, 0xffffffff81000200ULL, "second" },
+		/* a padding whose function is not listed stays a symbol of its own */
+		{ 0xffffffff81000300ULL, 0xffffffff810002f0ULL, "__pfx_orphan" },
+		{ 0xffffffff810003f4ULL, 0xffffffff810003f0ULL, "__pfx_third" },
+		{ 0xffffffff81000400ULL, 0xffffffff81000400ULL, "third" },
+		{ 0xffffffffc0000ff8ULL, 0xffffffffc0000ff0ULL, "__pfx_mod_fn" },
+		{ 0xffffffffc0001001ULL, 0xffffffffc0001000ULL, "mod_fn" },
+	};
+	const char *const names[] = { "first", "third" };
+	struct range_seen r = {};
+	struct bp_kallsyms *k;
+	struct bp_ksym ks;
+	uint64_t s, e;
+	size_t i;
+
+	assert_int_equal(bp_kallsyms__load(write_kallsyms(pfx_kallsyms), &k), 0);
+	/* _text, first, second, __pfx_orphan, third, _etext, mod_fn */
+	assert_int_equal(bp_kallsyms__count(k), 7);
+	for (i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+		assert_int_equal(bp_kallsyms__find(k, want[i].addr, &ks), 0);
+		assert_string_equal(ks.name, want[i].name);
+		assert_int_equal(ks.addr, want[i].start);
+	}
+	assert_string_equal(ks.module, "m");
+	assert_int_equal(ks.base, 0xffffffffc0000ff0ULL);
+	/* a range ends where the next function's padding begins, as it did */
+	assert_int_equal(bp_kallsyms__ranges(k, "first", &s, &e, 1), 1);
+	assert_int_equal(s, 0xffffffff81000100ULL);
+	assert_int_equal(e, 0xffffffff810001f0ULL);
+	bp_kallsyms__ranges_each(k, names, 2, on_range, &r);
+	assert_int_equal(r.n, 2);
+	assert_int_equal(r.end[0], 0xffffffff810001f0ULL);
+	assert_int_equal(r.end[1], 0xffffffff81000500ULL);
+	/* no "__pfx_" name is a range of its own */
+	assert_int_equal(bp_kallsyms__ranges(k, "__pfx_first", &s, &e, 1), 0);
+	bp_kallsyms__free(k);
+}
+
+static uint64_t real_addr(const char *want);
+
+/*
+ * The real table, against the file itself: every "__pfx_" symbol of the
+ * core kernel is still found at its address and at its last byte, by its
+ * own name or an alias the file lists at that address (a global symbol
+ * there outranks it, as before), and its function at the function's.
+ */
+struct fsym {
+	unsigned long long addr;
+	char *name;
+};
+
+static int fsym_cmp(const void *a, const void *b)
+{
+	const struct fsym *x = a, *y = b;
+
+	return x->addr < y->addr ? -1 : x->addr > y->addr;
+}
+
+static bool listed_at(const struct fsym *v, size_t n, unsigned long long addr, const char *name)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (v[mid].addr < addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (; lo < n && v[lo].addr == addr; lo++)
+		if (!strcmp(v[lo].name, name))
+			return true;
+	return false;
+}
+
+static void load__real_kallsyms__every_padding_found(void **state)
+{
+	char line[512], name[256], prev[256] = "";
+	unsigned long long addr, prev_addr = 0;
+	struct fsym *v = NULL, *t;
+	size_t n = 0, cap = 0, i;
+	struct bp_kallsyms *k;
+	struct bp_ksym ks;
+	int checked = 0;
+	char type;
+	FILE *f;
+
+	if (!real_addr("schedule"))
+		skip();		/* kptr_restrict, or no procfs */
+	f = fopen("/proc/kallsyms", "r");
+	assert_non_null(f);
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%llx %c %255s", &addr, &type, name) != 3 || strchr(line, '[') ||
+		    !strchr("TtWw", type))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 4096;
+			t = realloc(v, cap * sizeof(*v));
+			assert_non_null(t);
+			v = t;
+		}
+		v[n].addr = addr;
+		v[n].name = strdup(name);
+		assert_non_null(v[n++].name);
+	}
+	fclose(f);
+	/* the file's order is kept for the pairs; a sorted copy answers "listed at" */
+	t = malloc(n * sizeof(*t) + 1);
+	assert_non_null(t);
+	memcpy(t, v, n * sizeof(*t));
+	qsort(t, n, sizeof(*t), fsym_cmp);
+	assert_int_equal(bp_kallsyms__load("/proc/kallsyms", &k), 0);
+	for (i = 0; i < n; i++) {
+		addr = v[i].addr;
+		snprintf(name, sizeof(name), "%s", v[i].name);
+		if (!strncmp(prev, "__pfx_", 6) && !strcmp(prev + 6, name) && addr > prev_addr &&
+		    addr - prev_addr <= 255) {
+			assert_int_equal(bp_kallsyms__find(k, addr, &ks), 0);
+			assert_int_equal(ks.addr, addr);
+			if (!listed_at(t, n, addr, ks.name))
+				fail_msg("%llx: %s is not listed there", addr, ks.name);
+			assert_int_equal(bp_kallsyms__find(k, prev_addr, &ks), 0);
+			assert_int_equal(ks.addr, prev_addr);
+			if (!listed_at(t, n, prev_addr, ks.name))
+				fail_msg("%llx: %s is not listed there", prev_addr, ks.name);
+			assert_int_equal(bp_kallsyms__find(k, addr - 1, &ks), 0);
+			assert_int_equal(ks.addr, prev_addr);
+			checked++;
+		}
+		snprintf(prev, sizeof(prev), "%s", name);
+		prev_addr = addr;
+	}
+	fprintf(stderr, "  %d function paddings checked; %zu symbols kept of %zu text lines\n",
+		checked, bp_kallsyms__count(k), n);
+	bp_kallsyms__free(k);
+	for (i = 0; i < n; i++)
+		free(v[i].name);
+	free(v);
+	free(t);
 }
 
 static void load__all_zero__eperm_warns_once(void **state)
@@ -280,6 +474,8 @@ int main(void)
 		cmocka_unit_test_teardown(load__all_zero__eperm_warns_once, sf_cleanup),
 		cmocka_unit_test_teardown(load__no_text__enoent, sf_cleanup),
 		cmocka_unit_test(load__real_kallsyms__schedule),
+		cmocka_unit_test_teardown(load__function_padding__folded_same_answers, sf_cleanup),
+		cmocka_unit_test(load__real_kallsyms__every_padding_found),
 		cmocka_unit_test(resolve_kernel__via_symbolizer),
 		cmocka_unit_test_teardown(resolve_kernel__fake_module, sf_cleanup),
 		cmocka_unit_test_teardown(resolve_kernel__unnamed__no_absolute_address, sf_cleanup),
