@@ -168,6 +168,7 @@ struct bp_evidence {
 	 * says nothing about the process.
 	 */
 	bool window_cal;
+	bool window_floor;		/* it saw the stream's whole set: it sees */
 	double window_stream_gbs, window_seen_gbs, window_visible;
 	/* memory, with counters */
 	bool pmu_valid;

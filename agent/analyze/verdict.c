@@ -140,6 +140,7 @@ void bp_mem_evidence(const struct bp_profile *p, const struct bp_proc *proc,
 		e->window_stream_gbs = p->membw_window_stream_gbs;
 		e->window_seen_gbs = p->membw_window_seen_gbs;
 		e->window_visible = p->membw_window_visible;
+		e->window_floor = p->membw_window_floor;
 	}
 	if (proc->pmu_valid) {
 		struct bp_pmu_counts c = {

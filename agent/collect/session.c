@@ -837,6 +837,7 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 			s->prof->membw_cache_bytes = bw.cache_bytes;
 			s->prof->membw_window = bw.probe_boot[0] != '\0';
 			s->prof->membw_window_err = bw.probe_err;
+			s->prof->membw_window_floor = bw.probe_floor;
 			s->prof->membw_window_stream_gbs = bw.probe_stream_gbs;
 			s->prof->membw_window_seen_gbs = bw.probe_seen_gbs;
 			s->prof->membw_window_visible = bw.probe_visible;

@@ -437,6 +437,7 @@ int bp_pprof_state_write(const struct bp_profile *p, const struct bp_pprof_map *
 	bp_json_w_kv_uint64(&j, "membw_cache_bytes", p->membw_cache_bytes);
 	bp_json_w_kv_bool(&j, "membw_window", p->membw_window);
 	bp_json_w_kv_int64(&j, "membw_window_err", p->membw_window_err);
+	bp_json_w_kv_bool(&j, "membw_window_floor", p->membw_window_floor);
 	kv_double(&j, "membw_window_stream_gbs", p->membw_window_stream_gbs);
 	kv_double(&j, "membw_window_seen_gbs", p->membw_window_seen_gbs);
 	kv_double(&j, "membw_window_visible", p->membw_window_visible);
@@ -1222,6 +1223,7 @@ int bp_pprof_state_apply(const struct bp_pprof_state *ps, struct bp_profile *p,
 	p->membw_cache_bytes = st_u64(&s, o, "membw_cache_bytes");
 	p->membw_window = st_bool(&s, o, "membw_window");
 	p->membw_window_err = st_int(&s, o, "membw_window_err");
+	p->membw_window_floor = st_bool(&s, o, "membw_window_floor");
 	p->membw_window_stream_gbs = st_double(&s, o, "membw_window_stream_gbs", 0);
 	p->membw_window_seen_gbs = st_double(&s, o, "membw_window_seen_gbs", 0);
 	p->membw_window_visible = st_double(&s, o, "membw_window_visible", 0);

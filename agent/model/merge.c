@@ -32,6 +32,7 @@ struct bp_profile *bp_profile__new_like(const struct bp_profile *src, uint64_t s
 	p->membw_cache_bytes = src->membw_cache_bytes;
 	p->membw_window = src->membw_window;
 	p->membw_window_err = src->membw_window_err;
+	p->membw_window_floor = src->membw_window_floor;
 	p->membw_window_stream_gbs = src->membw_window_stream_gbs;
 	p->membw_window_seen_gbs = src->membw_window_seen_gbs;
 	p->membw_window_visible = src->membw_window_visible;

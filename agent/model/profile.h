@@ -285,6 +285,7 @@ struct bp_profile {
 	 * look (-errno).
 	 */
 	bool membw_window;
+	bool membw_window_floor;	/* it saw the whole set: it sees, whatever the ratio */
 	int membw_window_err;
 	double membw_window_stream_gbs, membw_window_seen_gbs, membw_window_visible;
 	/* COMMAND runs, in order (see struct bp_run); none for -a and -p */

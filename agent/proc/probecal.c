@@ -19,11 +19,12 @@
 
 #define MiB		(1024ULL * 1024)
 /*
- * Three arrays of 64 MiB: above memprobe's 32 MiB floor for a candidate,
- * beyond any one core's cache, and more than a working window sees whole
- * at a streaming rate of 20 GB/s and less.
+ * Three arrays of 16 MiB: above memprobe's 32 MiB floor for a candidate
+ * together, and cheap to set up (~0.1 s here). A working window sees the
+ * whole set at any streaming rate (a floor, which says it sees); a blind
+ * one reads ~1 GB/s at most, under a 48 MiB set in its ~15 ms.
  */
-#define CAL_ARRAY	(64 * MiB)
+#define CAL_ARRAY	(16 * MiB)
 #define CAL_N		(CAL_ARRAY / sizeof(double))
 /* streaming before the window opens, and the longest wait for the child */
 #define CAL_WARM_NS	30000000ULL

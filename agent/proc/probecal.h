@@ -25,13 +25,13 @@ struct bp_probecal {
 	double stream_gbs;	/* what the child streamed per second of its CPU (STREAM counting) */
 	double seen_gbs;	/* what the traffic window read per second of its CPU */
 	double visible;		/* seen / streamed */
-	bool floor;		/* the window saw the whole set: seen is a lower bound */
+	bool floor;		/* the window saw the whole set: it sees, seen is a lower bound */
 };
 
 /*
- * Fork a child that streams a triad over 3 x 64 MiB, open up to three
+ * Fork a child that streams a triad over 3 x 16 MiB, open up to three
  * traffic windows on it (the best counts: a window the child spent off
- * its CPU is not a blind one), and stop it. Costs ~0.4 s of wall time and
+ * its CPU is not a blind one), and stop it. Costs ~0.2 s of wall time and
  * the child's memory while it lives. 0 or -errno (-EPERM, -ENOENT: the
  * kernel has no clear_refs for us; -EAGAIN: nothing measured).
  */

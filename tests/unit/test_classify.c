@@ -351,6 +351,11 @@ static void membw__blind_window__undecided_not_cpu(void **state)
 	decide(&e, NULL, &v);
 	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
 	assert_false(has_line(&v, true, "boundprof scale"));
+	/* a window that saw the stream's whole set sees, whatever the ratio of the floor */
+	e.window_visible = 0.1;
+	e.window_floor = true;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
 	/* a set that fits the cache is judged by its size, blind window or not */
 	e = triad(512 * MIB);
 	e.window_cal = true;
