@@ -278,6 +278,14 @@ static void window_calibrated(const struct bp_json *st, const struct bp_json *re
 	boot[strcspn(boot, "\n")] = '\0';
 	assert_non_null(w);
 	assert_string_equal(bp_json_str(bp_json_get(w, "boot_id")), boot);
+	if (bp_json_num(bp_json_get(w, "error"))) {
+		/* a kernel without clear_refs: kept as such, and no window in the report */
+		fprintf(stderr, "  NOTE: the traffic window cannot be opened on this kernel "
+			"(error %.0f): no memory traffic is measured here\n",
+			bp_json_num(bp_json_get(w, "error")));
+		assert_null(bp_json_path(rep, "summary.memory_bandwidth.traffic_window"));
+		return;
+	}
 	assert_true(bp_json_num(bp_json_get(w, "stream_gbs")) > 0);
 	assert_true(bp_json_num(bp_json_path(rep, "summary.memory_bandwidth.traffic_window."
 					     "stream_gbs")) ==
