@@ -83,23 +83,30 @@ err_out:
 	return err;
 }
 
-int bp_afile_commit(struct bp_afile *f, const void *data, size_t len)
+int bp_afile_write(struct bp_afile *f, const void *data, size_t len)
 {
 	const char *p = data;
-	int err = 0;
 
+	if (f->fd < 0)
+		return -EBADF;
 	while (len) {
 		ssize_t n = write(f->fd, p, len);
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			err = -errno;
-			break;
+			return -errno;
 		}
 		p += n;
 		len -= n;
 	}
+	return 0;
+}
+
+int bp_afile_commit(struct bp_afile *f, const void *data, size_t len)
+{
+	int err = bp_afile_write(f, data, len);
+
 	if (close(f->fd) && !err)
 		err = -errno;
 	f->fd = -1;

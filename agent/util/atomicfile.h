@@ -30,6 +30,12 @@ struct bp_afile {
 int bp_afile_open(struct bp_afile *f, int dirfd, const char *path, mode_t mode);
 
 /*
+ * Write all of data to the temporary, for a file written in parts before
+ * bp_afile_commit(). 0 or -errno (the caller aborts).
+ */
+int bp_afile_write(struct bp_afile *f, const void *data, size_t len);
+
+/*
  * Write all of data, close and rename into place. 0 or -errno; on failure
  * the temporary is removed. Either way f is closed afterwards.
  */

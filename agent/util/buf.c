@@ -11,10 +11,7 @@
 
 void bp_buf_init(struct bp_buf *b)
 {
-	b->data = NULL;
-	b->len = 0;
-	b->cap = 0;
-	b->err = 0;
+	memset(b, 0, sizeof(*b));
 }
 
 static int buf_fail(struct bp_buf *b, int err)
@@ -56,6 +53,33 @@ int bp_buf_reserve(struct bp_buf *b, size_t n)
 	return 0;
 }
 
+void bp_buf_sink(struct bp_buf *b, int (*sink)(void *ctx, const char *data, size_t len),
+		 void *ctx, size_t sink_at)
+{
+	b->sink = sink;
+	b->sink_ctx = ctx;
+	b->sink_at = sink_at;
+}
+
+int bp_buf_flush(struct bp_buf *b)
+{
+	int err;
+
+	if (b->err || !b->sink || !b->len)
+		return b->err;
+	err = b->sink(b->sink_ctx, b->data, b->len);
+	if (err)
+		return buf_fail(b, err);
+	b->len = 0;
+	b->data[0] = '\0';
+	return 0;
+}
+
+static int held(struct bp_buf *b)
+{
+	return b->sink && b->len >= b->sink_at ? bp_buf_flush(b) : 0;
+}
+
 int bp_buf_append(struct bp_buf *b, const void *data, size_t n)
 {
 	int err;
@@ -67,7 +91,7 @@ int bp_buf_append(struct bp_buf *b, const void *data, size_t n)
 		memcpy(b->data + b->len, data, n);
 	b->len += n;
 	b->data[b->len] = '\0';
-	return 0;
+	return held(b);
 }
 
 int bp_buf_puts(struct bp_buf *b, const char *s)
@@ -96,7 +120,7 @@ int bp_buf_vprintf(struct bp_buf *b, const char *fmt, va_list ap)
 	va_end(aq);
 	if (n >= 0 && (size_t)n < room) {
 		b->len += n;
-		return 0;
+		return held(b);
 	}
 	/* a truncated attempt must not show up in bp_buf_str() */
 	if (room)
@@ -116,7 +140,7 @@ int bp_buf_vprintf(struct bp_buf *b, const char *fmt, va_list ap)
 		return buf_fail(b, -EINVAL);
 	}
 	b->len += n;
-	return 0;
+	return held(b);
 }
 
 int bp_buf_printf(struct bp_buf *b, const char *fmt, ...)

@@ -17,6 +17,15 @@ struct bp_buf {
 	size_t len;	/* bytes held, not counting the NUL */
 	size_t cap;	/* bytes allocated, including room for the NUL */
 	int err;	/* 0, or the first failure (-ENOMEM, -EINVAL) */
+	/*
+	 * A sink (bp_buf_sink()): once len reaches sink_at, the contents go to
+	 * it and the buffer empties, so that a document of MiBs costs its
+	 * writer sink_at bytes and not the whole. Only for writers that never
+	 * look back at what they appended.
+	 */
+	int (*sink)(void *ctx, const char *data, size_t len);
+	void *sink_ctx;
+	size_t sink_at;
 };
 
 #define BP_BUF_INIT { .data = NULL, .len = 0, .cap = 0, .err = 0 }
@@ -34,6 +43,13 @@ int bp_buf_printf(struct bp_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int bp_buf_vprintf(struct bp_buf *b, const char *fmt, va_list ap)
 	__attribute__((format(printf, 2, 0)));
+
+/* send the contents to sink whenever sink_at bytes are held (see struct bp_buf) */
+void bp_buf_sink(struct bp_buf *b, int (*sink)(void *ctx, const char *data, size_t len),
+		 void *ctx, size_t sink_at);
+
+/* what is held to the sink now; 0 or the sticky error (the sink's -errno) */
+int bp_buf_flush(struct bp_buf *b);
 
 /* the contents as a C string; "" when nothing was appended, never NULL */
 const char *bp_buf_str(const struct bp_buf *b);

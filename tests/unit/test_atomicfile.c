@@ -93,6 +93,32 @@ static void commit__hidden_until_renamed(void **state)
 	assert_int_equal(entries(NULL, 0), 1);
 }
 
+/* written in parts: hidden until the commit, whole after it, nothing after an abort */
+static void write__parts_then_commit_or_abort(void **state)
+{
+	struct bp_afile f = BP_AFILE_INIT;
+	char buf[32] = "";
+	FILE *fp;
+
+	assert_int_equal(bp_afile_write(&f, "x", 1), -EBADF);
+	assert_int_equal(bp_afile_open(&f, AT_FDCWD, in("parts.json"), 0600), 0);
+	assert_int_equal(bp_afile_write(&f, "{\"a\": ", 6), 0);
+	assert_int_equal(bp_afile_write(&f, "12", 2), 0);
+	assert_int_equal(entries(NULL, 0), 1);
+	assert_int_not_equal(access(in("parts.json"), F_OK), 0);
+	assert_int_equal(bp_afile_commit(&f, "}\n", 2), 0);
+	fp = fopen(in("parts.json"), "r");
+	assert_non_null(fp);
+	assert_non_null(fgets(buf, sizeof(buf), fp));
+	fclose(fp);
+	assert_string_equal(buf, "{\"a\": 12}\n");
+
+	assert_int_equal(bp_afile_open(&f, AT_FDCWD, in("gone.json"), 0600), 0);
+	assert_int_equal(bp_afile_write(&f, "half", 4), 0);
+	bp_afile_abort(&f);
+	assert_int_equal(entries(NULL, 0), 1);
+}
+
 static void mode__exact_whatever_the_umask(void **state)
 {
 	static const mode_t masks[] = { 0, 022, 077, 0277, 0777 };
@@ -177,6 +203,7 @@ int main(void)
 		cmocka_unit_test_setup_teardown(open__directory_and_missing_parent__refused, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(dirfd__relative_names, setup, teardown),
+		cmocka_unit_test_setup_teardown(write__parts_then_commit_or_abort, setup, teardown),
 		cmocka_unit_test_setup_teardown(final_symlink__replaced_not_followed, setup,
 						teardown),
 	};

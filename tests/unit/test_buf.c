@@ -179,6 +179,76 @@ static void free__twice_and_reuse__safe(void **state)
 	bp_buf_free(&b);
 }
 
+/* what a sink received, in order */
+struct got {
+	char text[8192];
+	size_t len;
+	int calls;
+	int fail_at;	/* this call fails with -ENOSPC; 0 never */
+};
+
+static int to_got(void *ctx, const char *data, size_t len)
+{
+	struct got *g = ctx;
+
+	g->calls++;
+	if (g->fail_at && g->calls == g->fail_at)
+		return -ENOSPC;
+	assert_true(g->len + len < sizeof(g->text));
+	memcpy(g->text + g->len, data, len);
+	g->len += len;
+	return 0;
+}
+
+static void sink__document_in_pieces__small_buffer(void **state)
+{
+	struct bp_buf b = BP_BUF_INIT;
+	struct got g = {};
+	char want[8192];
+	size_t n = 0;
+	int i;
+
+	bp_buf_sink(&b, to_got, &g, 256);
+	for (i = 0; i < 300; i++) {
+		assert_int_equal(bp_buf_printf(&b, "line %d;", i), 0);
+		n += (size_t)snprintf(want + n, sizeof(want) - n, "line %d;", i);
+		assert_int_equal(bp_buf_puts(&b, "x"), 0);
+		want[n++] = 'x';
+		/* never more than the threshold and one append held */
+		assert_true(b.len < 256);
+	}
+	assert_int_equal(bp_buf_flush(&b), 0);
+	assert_int_equal(b.len, 0);
+	assert_int_equal(g.len, n);
+	assert_memory_equal(g.text, want, n);
+	assert_true(g.calls > 10);
+	assert_true(b.cap <= 512);
+	/* a flush with nothing held calls nobody */
+	i = g.calls;
+	assert_int_equal(bp_buf_flush(&b), 0);
+	assert_int_equal(g.calls, i);
+	bp_buf_free(&b);
+	assert_null(b.sink);
+}
+
+static void sink__error__sticky(void **state)
+{
+	struct bp_buf b = BP_BUF_INIT;
+	struct got g = { .fail_at = 2 };
+	char chunk[100];
+
+	memset(chunk, 'a', sizeof(chunk));
+	bp_buf_sink(&b, to_got, &g, 150);
+	assert_int_equal(bp_buf_append(&b, chunk, 100), 0);
+	assert_int_equal(bp_buf_append(&b, chunk, 100), 0);	/* 200: first call */
+	assert_int_equal(bp_buf_append(&b, chunk, 100), 0);
+	assert_int_equal(bp_buf_append(&b, chunk, 100), -ENOSPC);	/* second call fails */
+	assert_int_equal(bp_buf_puts(&b, "more"), -ENOSPC);
+	assert_int_equal(bp_buf_flush(&b), -ENOSPC);
+	assert_int_equal(g.len, 200);
+	bp_buf_free(&b);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -192,6 +262,8 @@ int main(void)
 		cmocka_unit_test(append__impossible_size__sticky_enomem),
 		cmocka_unit_test(reset__after_error__clears_error_keeps_memory),
 		cmocka_unit_test(free__twice_and_reuse__safe),
+		cmocka_unit_test(sink__document_in_pieces__small_buffer),
+		cmocka_unit_test(sink__error__sticky),
 	};
 
 	return cmocka_run_group_tests_name("buf", tests, NULL, NULL);
