@@ -837,7 +837,8 @@ static uint64_t usable_llc(const struct bp_evidence *e)
  */
 static bool window_blind(const struct bp_evidence *e, const struct bp_thresholds *t)
 {
-	return e->window_cal && !e->window_floor && e->window_visible < t->window_visible;
+	return e->window_cal &&
+	       bp_probecal_blind(e->window_visible, e->window_floor, t->window_visible);
 }
 
 static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,

@@ -390,8 +390,9 @@ static void write_summary(struct bp_json_w *w, const struct bp_profile *p,
 			bp_json_w_kv_double(w, "seen_gbs", p->membw_window_seen_gbs);
 			bp_json_w_kv_double(w, "visible", p->membw_window_visible);
 			bp_json_w_kv_bool(w, "floor", p->membw_window_floor);
-			bp_json_w_kv_bool(w, "blind", !p->membw_window_floor &&
-					  p->membw_window_visible < BP_PROBECAL_VISIBLE_MIN);
+			bp_json_w_kv_bool(w, "blind", bp_probecal_blind(p->membw_window_visible,
+									 p->membw_window_floor,
+									 BP_PROBECAL_VISIBLE_MIN));
 			bp_json_w_end_object(w);
 		}
 		bp_json_w_end_object(w);

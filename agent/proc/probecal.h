@@ -21,6 +21,15 @@
  */
 #define BP_PROBECAL_VISIBLE_MIN	0.2
 
+/*
+ * The window is blind: it saw less than min of a stream, and not the
+ * stream's whole set (a floor, which only a seeing window reads)
+ */
+static inline bool bp_probecal_blind(double visible, bool floor, double min)
+{
+	return !floor && visible < min;
+}
+
 struct bp_probecal {
 	double stream_gbs;	/* what the child streamed per second of its CPU (STREAM counting) */
 	double seen_gbs;	/* what the traffic window read per second of its CPU */

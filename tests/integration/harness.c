@@ -663,6 +663,17 @@ const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm
 	return NULL;
 }
 
+bool h_evidence_has(const struct bp_json *proc, const char *needle)
+{
+	const struct bp_json *ev = bp_json_path(proc, "verdict.evidence");
+	size_t i;
+
+	for (i = 0; i < bp_json_len(ev); i++)
+		if (strstr(bp_json_str(bp_json_at(ev, i)), needle))
+			return true;
+	return false;
+}
+
 void h_show_verdict(const char *what, const struct bp_json *proc)
 {
 	const struct bp_json *v = bp_json_get(proc, "verdict");

@@ -66,6 +66,8 @@ struct bp_json *h_record_json(const char *name, char *const cmd[]);
 const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm);
 /* boundprof's verdict for a process, its evidence, levers and the counts it came from, on stderr */
 void h_show_verdict(const char *what, const struct bp_json *proc);
+/* a line of the process's verdict evidence contains needle */
+bool h_evidence_has(const struct bp_json *proc, const char *needle);
 /* the "self" fraction of a function among a process's hotspots, or -1 */
 double h_hotspot_self(const struct bp_json *proc, const char *function);
 
