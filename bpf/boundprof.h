@@ -107,6 +107,36 @@ struct bp_event {
 	char comm[BP_COMM_LEN];
 };
 
+/* the head of argv an exec event carries: a command line longer is read from /proc */
+#define BP_ARGS_LEN		256
+
+/* bp_exec_event.ids_flags */
+#define BP_EXF_ARGS	1	/* args holds argv, or its head (BP_EXF_ARGS_CUT) */
+#define BP_EXF_ARGS_CUT	2	/* argv is longer than BP_ARGS_LEN */
+
+/* cgroup ids of the trees a process's groups are read from (bp_exec_event.cg) */
+enum bp_exec_cg {
+	BP_EXCG_V2,		/* the v2 (default) tree */
+	BP_EXCG_CPU,		/* the cpu controller's tree: v1 or v2 */
+	BP_EXCG_MEMORY,		/* the memory controller's */
+	BP_EXCG__MAX,
+};
+
+/*
+ * BP_EV_EXEC: what /proc would say of the new image, read in the kernel at
+ * the exec, so that userspace does not read four /proc files per exec and
+ * still knows a process that is gone before its event is handled.
+ */
+struct bp_exec_event {
+	struct bp_event ev;
+	__u64 start_ns;		/* the process's fork (task->start_time), CLOCK_MONOTONIC */
+	__u64 cg[BP_EXCG__MAX];	/* kernfs ids of its cgroups; 0 unknown */
+	__u32 euid;		/* effective, as /proc/PID/status's second Uid: field */
+	__u16 args_len;		/* bytes of args: argv NUL-separated, as /proc/PID/cmdline */
+	__u16 flags;		/* BP_EXF_* */
+	char args[BP_ARGS_LEN];
+};
+
 /* ------------------------------------------------------------ off-CPU */
 
 /*

@@ -53,6 +53,64 @@ int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
+/* the kernfs id of the cgroup t is in on a controller's tree; 0 without the controller */
+static __always_inline __u64 ctrl_cgroup_id(struct task_struct *t, int ssid)
+{
+	struct cgroup_subsys_state *css;
+
+	if (ssid < 0 || ssid >= BP_CG_MAX_SSID)
+		return 0;
+	css = BPF_CORE_READ(t, cgroups, subsys[ssid]);
+	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+}
+
+/*
+ * The exec event with the facts userspace would otherwise read from four
+ * /proc files (stat, cmdline, status, cgroup) per new image: the argv head
+ * was just copied onto the new stack by the exec, so it is resident.
+ */
+static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 flags)
+{
+	struct bp_exec_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	unsigned long as, ae;
+	__u64 len;
+	int cpu_id = -1, mem_id = -1;
+
+	if (!e) {
+		stat_inc(BP_STAT_EVENT_DROP);
+		return;
+	}
+	e->ev.kind = BP_EV_EXEC;
+	e->ev.tgid = tgid;
+	e->ev.ppid = BPF_CORE_READ(p, real_parent, tgid);
+	e->ev.flags = flags;
+	e->ev.ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
+	e->start_ns = BPF_CORE_READ(p, start_time);
+	e->euid = BPF_CORE_READ(p, cred, euid.val);
+	e->cg[BP_EXCG_V2] = bpf_get_current_cgroup_id();
+	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
+		cpu_id = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
+	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+		mem_id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	e->cg[BP_EXCG_CPU] = ctrl_cgroup_id(p, cpu_id);
+	e->cg[BP_EXCG_MEMORY] = ctrl_cgroup_id(p, mem_id);
+	e->flags = 0;
+	e->args_len = 0;
+	as = BPF_CORE_READ(p, mm, arg_start);
+	ae = BPF_CORE_READ(p, mm, arg_end);
+	len = ae > as ? ae - as : 0;
+	if (len > BP_ARGS_LEN) {
+		len = BP_ARGS_LEN;
+		e->flags |= BP_EXF_ARGS_CUT;
+	}
+	if (!len || !bpf_probe_read_user(e->args, len, (void *)as)) {
+		e->args_len = len;
+		e->flags |= BP_EXF_ARGS;
+	}
+	bpf_ringbuf_submit(e, 0);
+}
+
 SEC("tp_btf/sched_process_exec")
 int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm)
 {
@@ -77,7 +135,7 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* the new image is found anew: never walk it with the old one's offsets */
 	bpf_map_delete_elem(&py_procs, &tgid);
 	bpf_map_delete_elem(&r_procs, &tgid);
-	emit_event(BP_EV_EXEC, tgid, BPF_CORE_READ(p, real_parent, tgid), flags);
+	emit_exec(p, tgid, flags);
 	return 0;
 }
 

@@ -20,6 +20,8 @@ _Static_assert(BP_PSI_RES == BP_PSI__MAX, "model and proc count pressure alike")
 
 /* a busy machine runs a few hundred cgroups; past this many new ones are not watched */
 #define MAX_WATCHED		4096
+/* sets of cgroups processes exec in, kept; past this many the cache starts anew */
+#define MAX_IDSETS		1024
 /* a cgroup no recorded process ran in for this long is forgotten */
 #define FORGET_NS		(60ULL * 1000000000ULL)
 
@@ -57,8 +59,15 @@ struct snap {
 	struct counters c;
 };
 
+/* the cgroups of processes that exec'd in one set of cgroups (bp_cgwatch__exec_ids()) */
+struct idset {
+	__u64 cg[BP_EXCG__MAX];
+	struct bp_proc_ids ids;		/* paths only: no user */
+};
+
 struct bp_cgwatch {
 	struct bp_cg_mounts m;
+	bool have_mounts;
 	struct bp_cg_root roots[BP_CGT__MAX];
 	struct bp_users *users;
 	struct entry *e;
@@ -74,7 +83,13 @@ struct bp_cgwatch {
 	bool snap_live;			/* baselines of new entries come from it */
 	bool snap_complete;		/* it holds every cgroup there was: absent ones are new */
 	uint64_t start_ns;
+	struct idset *ids;		/* by the cgroup ids of an exec event */
+	uint32_t nids, cap_ids;
+	struct bp_htab ids_h;
+	uint64_t ids_hits, ids_reads;
 };
+
+static void ids_clear(struct bp_cgwatch *w);
 
 struct key {
 	uint32_t tree;
@@ -143,6 +158,8 @@ struct bp_cgwatch *bp_cgwatch__new(void)
 	}
 	for (t = 0; t < BP_CGT__MAX; t++)
 		bp_cg_root_open(&w->m, t, &w->roots[t]);
+	w->have_mounts = w->m.v2.dir[0] || w->m.v1[0].dir[0] || w->m.v1[1].dir[0] ||
+			 w->m.v1_systemd.dir[0];
 	bp_dbg("cgroups: v2 at '%s' (cpu %s, memory %s), v1 cpu at '%s', memory at '%s'",
 	       w->m.v2.dir, w->m.v2_has[BP_CGC_CPU] ? "yes" : "no",
 	       w->m.v2_has[BP_CGC_MEMORY] ? "yes" : "no", w->m.v1[BP_CGC_CPU].dir,
@@ -163,6 +180,9 @@ void bp_cgwatch__free(struct bp_cgwatch *w)
 	}
 	free(w->e);
 	bp_htab_free(&w->h);
+	ids_clear(w);
+	free(w->ids);
+	bp_htab_free(&w->ids_h);
 	snap_free(w);
 	for (t = 0; t < BP_CGT__MAX; t++)
 		bp_cg_root_close(&w->roots[t]);
@@ -172,9 +192,123 @@ void bp_cgwatch__free(struct bp_cgwatch *w)
 
 int bp_cgwatch__read_ids(struct bp_cgwatch *w, pid_t pid, struct bp_proc_ids *ids)
 {
-	return bp_proc_ids_read(NULL, pid, w->m.v2.dir[0] || w->m.v1[0].dir[0] ||
-				w->m.v1[1].dir[0] || w->m.v1_systemd.dir[0] ? &w->m : NULL,
-				w->users, ids);
+	return bp_proc_ids_read(NULL, pid, w->have_mounts ? &w->m : NULL, w->users, ids);
+}
+
+static uint64_t idset_hash(const __u64 cg[BP_EXCG__MAX])
+{
+	return bp_hash_bytes(cg, BP_EXCG__MAX * sizeof(cg[0]), 7);
+}
+
+static bool idset_eq(const void *ctx, uint32_t idx, const void *key)
+{
+	return !memcmp(((const struct bp_cgwatch *)ctx)->ids[idx].cg, key,
+		       BP_EXCG__MAX * sizeof(__u64));
+}
+
+static void ids_clear(struct bp_cgwatch *w)
+{
+	uint32_t i;
+
+	for (i = 0; i < w->nids; i++)
+		bp_proc_ids_free(&w->ids[i].ids);
+	w->nids = 0;
+	bp_htab_clear(&w->ids_h);
+}
+
+/*
+ * Do the paths /proc gave name the cgroups the exec event saw? The process
+ * may have moved since its exec: its paths must not be kept for the ids.
+ * A v1 controller's tree is checked by its own id; a controller on the v2
+ * tree by the v2 path (its css may be an ancestor's). The name=systemd
+ * tree has no controller to ask the kernel about: on hybrid systems it
+ * mirrors the v2 tree.
+ */
+static bool ids_match(const struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX],
+		      const struct bp_proc_ids *ids)
+{
+	static const int ex[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_EXCG_CPU,
+					     [BP_CGC_MEMORY] = BP_EXCG_MEMORY };
+	uint64_t ino;
+	int c;
+
+	if (ids->cg_v2 && (bp_cg_ino(&w->roots[BP_CGT_V2], ids->cg_v2, &ino) ||
+			   ino != cg[BP_EXCG_V2]))
+		return false;
+	for (c = 0; c < BP_CGC__MAX; c++) {
+		const char *path = ids->cg_ctrl[c];
+
+		if (!path || ids->ctrl_tree[c] == BP_CGT_V2)
+			continue;
+		if (bp_cg_ino(&w->roots[ids->ctrl_tree[c]], path, &ino) || ino != cg[ex[c]])
+			return false;
+	}
+	return true;
+}
+
+int bp_cgwatch__exec_ids(struct bp_cgwatch *w, pid_t pid, const __u64 cg[BP_EXCG__MAX],
+			 uint32_t euid, struct bp_proc_ids *ids)
+{
+	struct idset *d;
+	uint32_t idx;
+	int err;
+
+	memset(ids, 0, sizeof(*ids));
+	if (w->have_mounts && cg[BP_EXCG_V2]) {
+		if (!bp_htab_find(&w->ids_h, idset_hash(cg), idset_eq, w, cg, &idx)) {
+			w->ids_hits++;
+			err = bp_proc_ids_copy(ids, &w->ids[idx].ids);
+			if (err)
+				return err;
+		} else {
+			w->ids_reads++;
+			err = bp_proc_ids_read_groups(NULL, pid, &w->m, ids);
+			if (err == -ENOMEM) {
+				bp_proc_ids_free(ids);
+				return err;
+			}
+			/* gone (-ESRCH): its user is all that is known */
+			if (!err && ids_match(w, cg, ids)) {
+				if (w->nids == MAX_IDSETS)
+					ids_clear(w);
+				if (w->nids == w->cap_ids) {
+					uint32_t ncap = w->cap_ids ? w->cap_ids * 2 : 16;
+
+					d = realloc(w->ids, ncap * sizeof(*d));
+					if (!d)
+						goto user;
+					w->ids = d;
+					w->cap_ids = ncap;
+				}
+				d = &w->ids[w->nids];
+				memcpy(d->cg, cg, sizeof(d->cg));
+				if (bp_proc_ids_copy(&d->ids, ids))
+					goto user;
+				if (bp_htab_insert(&w->ids_h, idset_hash(cg), w->nids)) {
+					bp_proc_ids_free(&d->ids);
+					goto user;
+				}
+				w->nids++;
+			}
+		}
+	}
+user:
+	ids->have_uid = true;
+	ids->uid = euid;
+	free(ids->user);
+	ids->user = NULL;
+	if (w->users) {
+		const char *name = bp_users__name(w->users, euid);
+
+		if (name) {
+			ids->user = strdup(name);
+			if (!ids->user) {
+				bp_proc_ids_free(ids);
+				return -ENOMEM;
+			}
+		}
+	}
+	return 0;
 }
 
 /* which controllers a tree's cgroups have */

@@ -25,6 +25,17 @@ void bp_cgwatch__free(struct bp_cgwatch *w);
 /* a process's user and cgroups from /proc (bp_proc_ids_read() with our mounts and users) */
 int bp_cgwatch__read_ids(struct bp_cgwatch *w, pid_t pid, struct bp_proc_ids *ids);
 
+/*
+ * The user and cgroups of a process from its exec event (bpf/boundprof.h
+ * struct bp_exec_event): the user from the event, the cgroup paths from a
+ * cache keyed by the event's cgroup ids, which reads /proc/PID/cgroup only
+ * for the first process of each set of cgroups (and keeps the paths only
+ * when their directories' inodes are those ids). A process gone before its
+ * cgroups could be read has its user only. 0 or -ENOMEM.
+ */
+int bp_cgwatch__exec_ids(struct bp_cgwatch *w, pid_t pid, const __u64 cg[BP_EXCG__MAX],
+			 uint32_t euid, struct bp_proc_ids *ids);
+
 /* a process of these ids is in the profile now: watch its cgroups (read a baseline when new) */
 void bp_cgwatch__use(struct bp_cgwatch *w, const struct bp_proc_ids *ids, uint64_t now);
 

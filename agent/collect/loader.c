@@ -530,7 +530,7 @@ static int on_ringbuf(void *ctx, void *data, size_t size)
 	struct bp_loader *l = ctx;
 
 	if (size >= sizeof(struct bp_event) && l->ev_fn)
-		l->ev_fn(l->ev_ctx, data);
+		l->ev_fn(l->ev_ctx, data, size);
 	return 0;
 }
 

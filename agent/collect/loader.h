@@ -37,8 +37,8 @@ struct bp_loader_opts {
 	bool no_idle_samples;	/* no samples of idle CPUs (perf's exclude_idle) */
 };
 
-/* called for every process event the BPF side reports */
-typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev);
+/* called for every process event the BPF side reports: a struct bp_exec_event for BP_EV_EXEC */
+typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev, size_t size);
 /* called for every record of the Python ring (bpf/python.h) */
 typedef void (*bp_py_event_fn)(void *ctx, const void *rec, size_t len);
 

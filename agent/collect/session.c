@@ -105,6 +105,61 @@ static void meta_ids(struct bp_session *s, struct bp_meta *m)
 	}
 }
 
+/*
+ * The facts of a new image from its exec event, as /proc would give them
+ * (bp_procinfo_read(), meta_ids()): no /proc file is read but a command
+ * line longer than the event carries, and the cgroups of a set of cgroups
+ * not seen before.
+ */
+static void meta_from_exec(struct bp_session *s, const struct bp_exec_event *x)
+{
+	struct bp_meta *m = meta_add(s, x->ev.tgid);
+	bool whole = (x->flags & BP_EXF_ARGS) && !(x->flags & BP_EXF_ARGS_CUT);
+	struct bp_procinfo pi;
+	uint32_t i, n;
+
+	if (!m)
+		return;
+	memcpy(m->comm, x->ev.comm, sizeof(m->comm));
+	m->comm[sizeof(m->comm) - 1] = '\0';
+	m->ppid = x->ev.ppid;
+	m->start_ns = x->start_ns;
+	/* a pid used again: the facts of the one before are gone with meta_add's answer */
+	m->exited = false;
+	m->retiring = false;
+	m->end_ns = 0;
+	free(m->cmdline);
+	m->cmdline = NULL;
+	n = x->args_len < BP_ARGS_LEN ? x->args_len : BP_ARGS_LEN;
+	if (whole) {
+		/* as /proc/PID/cmdline reads: arguments joined by spaces */
+		while (n > 0 && !x->args[n - 1])
+			n--;
+		if (n) {
+			m->cmdline = malloc(n + 1);
+			if (m->cmdline) {
+				for (i = 0; i < n; i++)
+					m->cmdline[i] = x->args[i] ? x->args[i] : ' ';
+				m->cmdline[n] = '\0';
+			}
+		}
+	} else {
+		s->meta_proc_reads++;
+		if (!bp_procinfo_read(NULL, x->ev.tgid, &pi))
+			m->cmdline = pi.cmdline;
+	}
+	ids_free(m);
+	if (s->cgw) {
+		m->ids = calloc(1, sizeof(*m->ids));
+		if (m->ids && bp_cgwatch__exec_ids(s->cgw, x->ev.tgid, x->cg, x->euid, m->ids)) {
+			free(m->ids);
+			m->ids = NULL;
+		}
+	}
+	if (whole)
+		s->meta_from_exec++;
+}
+
 /* the facts about a process, read from /proc once and then kept */
 static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 {
@@ -115,6 +170,7 @@ static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 		return m;
 	if (m && m->exited)
 		return NULL;
+	s->meta_proc_reads++;
 	if (bp_procinfo_read(NULL, pid, &pi))
 		return NULL;
 	m = meta_add(s, pid);
@@ -148,11 +204,22 @@ static void fill_meta(struct bp_session *s, struct bp_proc *proc)
 {
 	const struct bp_meta *m;
 
-	if (proc->have_meta || proc->exited)
+	if (proc->have_meta)
 		return;
-	m = meta_get(s, proc->pid);
-	if (!m)
-		return;
+	if (proc->exited) {
+		/*
+		 * Gone (its exit handled in this window, its exec in one
+		 * before): the facts kept of it, never /proc's, which shows
+		 * another process under its pid or none.
+		 */
+		m = meta_find(s, proc->pid);
+		if (!m || !m->comm[0] || (proc->end_ns && m->start_ns > proc->end_ns))
+			return;
+	} else {
+		m = meta_get(s, proc->pid);
+		if (!m)
+			return;
+	}
 	memcpy(proc->comm, m->comm, sizeof(proc->comm));
 	proc->ppid = m->ppid;
 	/*
@@ -608,7 +675,7 @@ static void set_err(struct bp_session *s, int err)
 		s->err = err;
 }
 
-static void on_event(void *ctx, const struct bp_event *ev)
+static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 {
 	struct bp_session *s = ctx;
 	struct bp_proc *proc;
@@ -657,6 +724,8 @@ static void on_event(void *ctx, const struct bp_event *ev)
 	switch (ev->kind) {
 	case BP_EV_EXEC:
 		meta_invalidate(s, ev->tgid);
+		if (size >= sizeof(struct bp_exec_event))
+			meta_from_exec(s, (const struct bp_exec_event *)ev);
 		bp_python__exec(s->python, ev->tgid);
 		bp_rlang__exec(s->rlang, ev->tgid);
 		proc->have_meta = false;
@@ -1010,6 +1079,12 @@ uint64_t bp_session__exits_noticed(const struct bp_session *s)
 	return s->exits_noticed;
 }
 
+void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc)
+{
+	*from_exec = s->meta_from_exec;
+	*from_proc = s->meta_proc_reads;
+}
+
 uint32_t bp_session__known_exited(const struct bp_session *s)
 {
 	uint32_t i, n = 0;
@@ -1147,6 +1222,22 @@ static void sweep_io(struct bp_session *s)
 		bp_dbg("block IO sweep failed: %s", strerror(-err));
 }
 
+/*
+ * After the last drain of a profile: the events of processes whose samples
+ * that drain found, and their facts. A process that exec'd after the events
+ * were last read and was sampled before the drain has its exec event in the
+ * ring still; without it, a short-lived one is gone before /proc is read,
+ * and would close the window without a command line, user or cgroup.
+ */
+static void settle_facts(struct bp_session *s)
+{
+	uint32_t i;
+
+	bp_loader__poll(s->loader, 0);
+	for (i = 0; i < s->prof->nr_procs; i++)
+		fill_meta(s, s->prof->procs[i]);
+}
+
 int bp_session__stop(struct bp_session *s)
 {
 	int err;
@@ -1158,8 +1249,10 @@ int bp_session__stop(struct bp_session *s)
 	bp_loader__poll(s->loader, 0);
 	sweep_io(s);
 	err = drain(s, true);
-	if (!err)
+	if (!err) {
+		settle_facts(s);
 		err = finish_profile(s, s->prof);
+	}
 	bp_session__evidence(s, s->prof);
 	bp_loader__log_run_stats(s->loader);
 	return err;
@@ -1195,8 +1288,10 @@ int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
 	bp_loader__poll(s->loader, 0);
 	sweep_io(s);
 	err = drain(s, true);
-	if (!err)
+	if (!err) {
+		settle_facts(s);
 		err = finish_profile(s, s->prof);
+	}
 	if (err)
 		return err;
 	next = bp_profile__new_like(s->prof, s->prof->end_ns);

@@ -107,6 +107,8 @@ struct bp_session {
 	uint64_t events;		/* process events received */
 	uint64_t exec_drains_skipped;	/* execs whose old image we no longer held */
 	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
+	uint64_t meta_from_exec;	/* processes whose facts came with their exec event */
+	uint64_t meta_proc_reads;	/* ... and whose facts or command line /proc gave */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;
 	bool ksyms_tried;
@@ -191,6 +193,9 @@ uint32_t bp_session__known(const struct bp_session *s);
 uint32_t bp_session__known_exited(const struct bp_session *s);
 /* exits of processes whose facts were kept, noticed since the start (events or /proc) */
 uint64_t bp_session__exits_noticed(const struct bp_session *s);
+
+/* processes whose facts came whole with their exec event, and those /proc was read for */
+void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc);
 
 /* samples so far (cheap: reads the per-CPU counters) */
 uint64_t bp_session__samples(struct bp_session *s);

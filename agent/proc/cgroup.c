@@ -652,6 +652,25 @@ static int rel_path(const struct bp_cg_root *r, const char *path, char *out, siz
 	return 0;
 }
 
+int bp_cg_ino(const struct bp_cg_root *r, const char *path, uint64_t *ino)
+{
+	char rel[BP_CG_PATH_LEN + 64];
+	struct stat st;
+	int err;
+
+	if (r->fd < 0)
+		return -ENOENT;
+	err = rel_path(r, path, rel, sizeof(rel));
+	if (err)
+		return err;
+	if (fstatat(r->fd, rel, &st, AT_SYMLINK_NOFOLLOW))
+		return -errno;
+	if (!S_ISDIR(st.st_mode))
+		return -ENOTDIR;
+	*ino = st.st_ino;
+	return 0;
+}
+
 ssize_t bp_cg_read(const struct bp_cg_root *r, const char *path, const char *file, char *buf,
 		   size_t len)
 {
@@ -874,17 +893,73 @@ void bp_proc_ids_free(struct bp_proc_ids *ids)
 	memset(ids, 0, sizeof(*ids));
 }
 
-int bp_proc_ids_read(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
-		     struct bp_users *users, struct bp_proc_ids *ids)
+int bp_proc_ids_copy(struct bp_proc_ids *dst, const struct bp_proc_ids *src)
+{
+	int c;
+
+	memset(dst, 0, sizeof(*dst));
+	dst->have_uid = src->have_uid;
+	dst->uid = src->uid;
+	if (dup_to(&dst->user, src->user) || dup_to(&dst->cgroup, src->cgroup) ||
+	    dup_to(&dst->cg_v2, src->cg_v2) || dup_to(&dst->unit, src->unit))
+		goto nomem;
+	for (c = 0; c < BP_CGC__MAX; c++) {
+		if (dup_to(&dst->cg_ctrl[c], src->cg_ctrl[c]))
+			goto nomem;
+		dst->ctrl_tree[c] = src->ctrl_tree[c];
+	}
+	return 0;
+nomem:
+	bp_proc_ids_free(dst);
+	return -ENOMEM;
+}
+
+int bp_proc_ids_read_groups(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
+			    struct bp_proc_ids *ids)
 {
 	char path[128], unit[BP_CG_PATH_LEN];
 	struct bp_cg_paths cp;
 	const char *g;
-	pid_t nspid;
-	uid_t uid;
 	ssize_t n;
 	char *buf;
-	int c, err = 0;
+	int c;
+
+	/* a dozen hierarchies of paths up to BP_CG_PATH_LEN */
+	buf = malloc(16384);
+	if (!buf)
+		return -ENOMEM;
+	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root ? proc_root : "/proc", pid);
+	n = bp_read_small(path, buf, 16384);
+	if (n < 0 || bp_cg_parse_proc(buf, &cp)) {
+		free(buf);
+		return n == -ENOENT ? -ESRCH : 0;
+	}
+	g = bp_cg_group_path(m, &cp);
+	if (dup_to(&ids->cgroup, g) || dup_to(&ids->cg_v2, cp.v2))
+		goto nomem;
+	for (c = 0; c < BP_CGC__MAX; c++) {
+		enum bp_cg_tree t = BP_CGT_V2;
+		const char *cpath = bp_cg_ctrl_path(m, &cp, c, &t);
+
+		if (dup_to(&ids->cg_ctrl[c], cpath))
+			goto nomem;
+		ids->ctrl_tree[c] = t;
+	}
+	if (g && !bp_cg_unit(g, unit, sizeof(unit)) && dup_to(&ids->unit, unit))
+		goto nomem;
+	free(buf);
+	return 0;
+nomem:
+	free(buf);
+	return -ENOMEM;
+}
+
+int bp_proc_ids_read(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
+		     struct bp_users *users, struct bp_proc_ids *ids)
+{
+	pid_t nspid;
+	uid_t uid;
+	int err;
 
 	memset(ids, 0, sizeof(*ids));
 	err = bp_procinfo_read_ids(proc_root, pid, &uid, &nspid);
@@ -898,33 +973,10 @@ int bp_proc_ids_read(const char *proc_root, pid_t pid, const struct bp_cg_mounts
 	}
 	if (!m)
 		return 0;
-	/* a dozen hierarchies of paths up to BP_CG_PATH_LEN */
-	buf = malloc(16384);
-	if (!buf)
+	err = bp_proc_ids_read_groups(proc_root, pid, m, ids);
+	if (err == -ENOMEM)
 		goto nomem;
-	snprintf(path, sizeof(path), "%s/%d/cgroup", proc_root ? proc_root : "/proc", pid);
-	n = bp_read_small(path, buf, 16384);
-	if (n < 0 || bp_cg_parse_proc(buf, &cp)) {
-		free(buf);
-		return n == -ENOENT ? -ESRCH : 0;
-	}
-	g = bp_cg_group_path(m, &cp);
-	if (dup_to(&ids->cgroup, g) || dup_to(&ids->cg_v2, cp.v2))
-		goto nomem_buf;
-	for (c = 0; c < BP_CGC__MAX; c++) {
-		enum bp_cg_tree t = BP_CGT_V2;
-		const char *cpath = bp_cg_ctrl_path(m, &cp, c, &t);
-
-		if (dup_to(&ids->cg_ctrl[c], cpath))
-			goto nomem_buf;
-		ids->ctrl_tree[c] = t;
-	}
-	if (g && !bp_cg_unit(g, unit, sizeof(unit)) && dup_to(&ids->unit, unit))
-		goto nomem_buf;
-	free(buf);
-	return 0;
-nomem_buf:
-	free(buf);
+	return err;
 nomem:
 	bp_proc_ids_free(ids);
 	return -ENOMEM;

@@ -181,6 +181,12 @@ int bp_cg_root_open(const struct bp_cg_mounts *m, enum bp_cg_tree tree, struct b
 void bp_cg_root_close(struct bp_cg_root *r);
 
 /* read FILE of cgroup PATH into buf (NUL-terminated); bytes or -errno */
+/*
+ * The inode of a cgroup's directory: the kernel's id of the cgroup (what
+ * bpf_get_current_cgroup_id() and kernfs_node::id give). 0 or -errno.
+ */
+int bp_cg_ino(const struct bp_cg_root *r, const char *path, uint64_t *ino);
+
 ssize_t bp_cg_read(const struct bp_cg_root *r, const char *path, const char *file, char *buf,
 		   size_t len);
 
@@ -234,6 +240,13 @@ struct bp_users;
 int bp_proc_ids_read(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
 		     struct bp_users *users, struct bp_proc_ids *ids);
 void bp_proc_ids_free(struct bp_proc_ids *ids);
+
+/* the cgroup half of bp_proc_ids_read(), into ids as it is; 0, -ESRCH, -ENOMEM */
+int bp_proc_ids_read_groups(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
+			    struct bp_proc_ids *ids);
+
+/* a deep copy; 0 or -ENOMEM (dst is then empty) */
+int bp_proc_ids_copy(struct bp_proc_ids *dst, const struct bp_proc_ids *src);
 
 /*
  * A cgroup named on the command line (-G): a directory under a cgroup mount

@@ -474,6 +474,11 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "Processes whose facts the agent dropped after they exited", a->processes_forgotten);
 	scalar_u64(m, "boundprof_agent_process_exits_total", BP_PROM_COUNTER,
 	       "Exits the agent noticed of processes whose facts it kept", a->process_exits);
+	bp_prom_family(m, "boundprof_agent_process_facts_total", BP_PROM_COUNTER,
+		       "Processes whose facts (name, start, command line, user, cgroups) the agent "
+		       "took, by source: the exec event, or /proc files");
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "exec" } }, 1, a->facts_exec);
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "proc" } }, 1, a->facts_proc);
 	scalar_u64(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
 	       "Processes whose memory maps the symbolizer holds", a->sym_processes);
 	scalar_u64(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,

@@ -69,6 +69,8 @@ struct bp_agent_self {
 	uint64_t processes_exited;	/* ... of them, processes that exited (kept for their last window) */
 	uint64_t processes_forgotten;	/* facts dropped after an exit, since the start */
 	uint64_t process_exits;		/* exits noticed of processes with facts kept */
+	uint64_t facts_exec;		/* processes whose facts came whole with the exec event */
+	uint64_t facts_proc;		/* ... and those read from /proc */
 	uint64_t http_requests;
 	uint64_t http_errors;		/* answered 4xx / 5xx */
 	uint64_t http_connections;	/* open now */

@@ -478,6 +478,57 @@ static void proc_ids__ourselves(void **state)
 	assert_int_equal(bp_proc_ids_read("/nonexistent-proc", 1, &m, NULL, &ids), -ESRCH);
 }
 
+/*
+ * The inode of our cgroup's directory is the kernel's id of the cgroup: the
+ * oracle is the file handle cgroupfs gives (its 64-bit kernfs id), which is
+ * what the exec event's ids are compared with. A copy of the ids is deep.
+ */
+static void cg_ino__kernel_id_and_copy(void **state)
+{
+	struct { struct file_handle fh; unsigned char b[64]; } h;
+	struct bp_proc_ids ids, cp;
+	struct bp_cg_mounts m;
+	struct bp_cg_root r;
+	uint64_t ino = 0, id;
+	int mnt, c;
+
+	if (bp_cg_mounts_read(NULL, &m) || !m.v2.dir[0])
+		skip();
+	assert_int_equal(bp_proc_ids_read(NULL, getpid(), &m, NULL, &ids), 0);
+	assert_non_null(ids.cg_v2);
+	assert_int_equal(bp_cg_root_open(&m, BP_CGT_V2, &r), 0);
+	assert_int_equal(bp_cg_ino(&r, ids.cg_v2, &ino), 0);
+	h.fh.handle_bytes = sizeof(h.b);
+	{
+		char dir[BP_CG_MOUNT_LEN + BP_CG_PATH_LEN];
+
+		snprintf(dir, sizeof(dir), "%s%s", m.v2.dir, ids.cg_v2);
+		assert_int_equal(name_to_handle_at(AT_FDCWD, dir, &h.fh, &mnt, 0), 0);
+	}
+	assert_int_equal(h.fh.handle_bytes, 8);
+	memcpy(&id, h.fh.f_handle, sizeof(id));
+	assert_true(ino == id);
+	/* a path out of the tree is refused, a missing one is not found */
+	assert_int_equal(bp_cg_ino(&r, "/../etc", &ino), -EINVAL);
+	assert_int_equal(bp_cg_ino(&r, "/no-such-cgroup-here", &ino), -ENOENT);
+	bp_cg_root_close(&r);
+
+	assert_int_equal(bp_proc_ids_copy(&cp, &ids), 0);
+	assert_string_equal(cp.cg_v2, ids.cg_v2);
+	assert_ptr_not_equal(cp.cg_v2, ids.cg_v2);
+	assert_string_equal(cp.cgroup, ids.cgroup);
+	assert_int_equal(cp.uid, ids.uid);
+	for (c = 0; c < BP_CGC__MAX; c++) {
+		assert_true(!cp.cg_ctrl[c] == !ids.cg_ctrl[c]);
+		if (ids.cg_ctrl[c])
+			assert_string_equal(cp.cg_ctrl[c], ids.cg_ctrl[c]);
+		assert_int_equal(cp.ctrl_tree[c], ids.ctrl_tree[c]);
+	}
+	bp_proc_ids_free(&ids);
+	assert_non_null(cp.cgroup);	/* the copy outlives the original */
+	bp_proc_ids_free(&cp);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -494,6 +545,7 @@ int main(void)
 		cmocka_unit_test(resolve__path_under_mount_and_shown_path),
 		cmocka_unit_test(users__passwd_lines),
 		cmocka_unit_test(proc_ids__ourselves),
+		cmocka_unit_test(cg_ino__kernel_id_and_copy),
 	};
 
 	return cmocka_run_group_tests_name("cgroup", tests, setup_tree, teardown_tree);
