@@ -505,7 +505,7 @@ static int write_samples(struct writer *w)
 		if (w->err || w->msg.err || w->sub.err || w->samples.err)
 			return -ENOMEM;
 	}
-	return bp_buf_append(&w->body, w->samples.data, w->samples.len);
+	return 0;
 }
 
 /* ------------------------------------------------------------- assembling */
@@ -518,58 +518,93 @@ static void put_value_type(struct writer *w, uint32_t field, const char *type, c
 	bp_pb_put_bytes(&w->body, field, w->msg.data, w->msg.len);
 }
 
-/* gzip, fed in pieces: avail_in is 32 bits wide */
-static int gzip_append(const void *data, size_t len, struct bp_buf *out)
-{
-	const unsigned char *in = data;
-	unsigned char chunk[16384];
+/*
+ * gzip, fed in pieces as the parts of the Profile are done: deflate's
+ * output does not depend on how its input is cut, and no part is copied
+ * into a whole first (that copy was the largest block of a window's close).
+ */
+struct gz {
 	z_stream z;
-	int ret, flush, err = 0;
+	struct bp_buf *out;
+	int err;
+};
 
-	memset(&z, 0, sizeof(z));
-	ret = deflateInit2(&z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
+static int gz_init(struct gz *g, struct bp_buf *out)
+{
+	int ret;
+
+	memset(g, 0, sizeof(*g));
+	g->out = out;
+	ret = deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			   Z_DEFAULT_STRATEGY);
 	if (ret != Z_OK) {
 		bp_err("pprof: deflateInit2 failed: %d", ret);
 		return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
 	}
+	return 0;
+}
+
+/* avail_in is 32 bits wide: a piece goes in at most 1 GiB at a time */
+static int gz_deflate(struct gz *g, const void *data, size_t len, int flush)
+{
+	const unsigned char *in = data;
+	unsigned char chunk[16384];
+	int ret = Z_OK, f;
+
+	if (g->err)
+		return g->err;
 	do {
 		size_t n = len < (1u << 30) ? len : (1u << 30);
 
-		z.next_in = (unsigned char *)in;
-		z.avail_in = n;
+		g->z.next_in = (unsigned char *)in;
+		g->z.avail_in = n;
 		in += n;
 		len -= n;
-		flush = len ? Z_NO_FLUSH : Z_FINISH;
+		f = len ? Z_NO_FLUSH : flush;
 		do {
-			z.next_out = chunk;
-			z.avail_out = sizeof(chunk);
-			ret = deflate(&z, flush);
+			g->z.next_out = chunk;
+			g->z.avail_out = sizeof(chunk);
+			ret = deflate(&g->z, f);
 			if (ret == Z_STREAM_ERROR) {
 				bp_err("pprof: deflate failed");
-				err = -EINVAL;
-				goto out;
+				return g->err = -EINVAL;
 			}
-			err = bp_buf_append(out, chunk, sizeof(chunk) - z.avail_out);
-			if (err)
-				goto out;
-		} while (z.avail_out == 0);
-	} while (flush != Z_FINISH);
-	if (ret != Z_STREAM_END) {
+			g->err = bp_buf_append(g->out, chunk, sizeof(chunk) - g->z.avail_out);
+			if (g->err)
+				return g->err;
+		} while (g->z.avail_out == 0);
+	} while (len);
+	if (flush == Z_FINISH && ret != Z_STREAM_END) {
 		bp_err("pprof: deflate did not finish: %d", ret);
-		err = -EINVAL;
+		g->err = -EINVAL;
 	}
-out:
-	deflateEnd(&z);
+	return g->err;
+}
+
+/* a struct bp_buf sink (bp_buf_sink()): the part so far goes to gzip */
+static int gz_sink(void *ctx, const char *data, size_t len)
+{
+	return gz_deflate(ctx, data, len, Z_NO_FLUSH);
+}
+
+/* the part in b goes to gzip and b is freed: one part held at a time */
+static int gz_part(struct gz *g, struct bp_buf *b)
+{
+	int err = b->err ? b->err : gz_deflate(g, b->data, b->len, Z_NO_FLUSH);
+
+	bp_buf_free(b);
 	return err;
 }
 
 int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out)
 {
 	struct writer w = { .p = p };
-	struct bp_buf state = BP_BUF_INIT, all = BP_BUF_INIT;
+	struct bp_buf state = BP_BUF_INIT, tail = BP_BUF_INIT;
+	struct gz g;
+	bool gz_on = false;
 	uint64_t cpu, ns;
 	uint32_t i;
-	int err, c, body_err;
+	int err, c;
 
 	wstr(&w, "");	/* string_table[0] must be "" */
 	for (c = 0; c < COL__MAX; c++)
@@ -584,38 +619,53 @@ int bp_pprof_write(const struct bp_profile *p, struct bp_buf *out)
 	/* every string before the table is written out */
 	cpu = wstr(&w, col_type[COL_CPU]);
 	ns = wstr(&w, "nanoseconds");
+	err = w.err ? w.err : w.msg.err;
+	if (!err)
+		err = gz_init(&g, out);
+	if (err)
+		goto out;
+	gz_on = true;
 
-	bp_buf_append(&all, w.body.data, w.body.len);
-	/* each part goes once copied: a window's encoding holds one copy at a time */
-	body_err = w.body.err;
-	bp_buf_free(&w.body);
+	/* the fields in the order they always had: the body, its Samples, the rest */
+	err = gz_part(&g, &w.body);
+	if (!err)
+		err = gz_part(&g, &w.samples);
+	if (err)
+		goto out;
+	bp_buf_sink(&tail, gz_sink, &g, 65536);
 	for (i = 0; i < w.st.nr; i++)
-		bp_pb_put_bytes(&all, PROF_STRING_TABLE, w.st.bytes.data + w.st.off[i],
+		bp_pb_put_bytes(&tail, PROF_STRING_TABLE, w.st.bytes.data + w.st.off[i],
 				w.st.len[i]);
 	if (p->start_unix_ns)
-		bp_pb_put_int64(&all, PROF_TIME_NANOS, p->start_unix_ns);
+		bp_pb_put_int64(&tail, PROF_TIME_NANOS, p->start_unix_ns);
 	if (p->end_ns > p->start_ns)
-		bp_pb_put_int64(&all, PROF_DURATION_NANOS, p->end_ns - p->start_ns);
+		bp_pb_put_int64(&tail, PROF_DURATION_NANOS, p->end_ns - p->start_ns);
 	bp_buf_reset(&w.msg);
 	bp_pb_put_uint64(&w.msg, VT_TYPE, cpu);
 	bp_pb_put_uint64(&w.msg, VT_UNIT, ns);
-	bp_pb_put_bytes(&all, PROF_PERIOD_TYPE, w.msg.data, w.msg.len);
+	bp_pb_put_bytes(&tail, PROF_PERIOD_TYPE, w.msg.data, w.msg.len);
 	if (p->hz > 0)
-		bp_pb_put_int64(&all, PROF_PERIOD, 1000000000 / p->hz);
-	bp_pb_put_bytes(&all, PROF_BOUNDPROF_STATE, state.data, state.len);
-	bp_buf_free(&state);
-	bp_pb_put_uint64(&all, PROF_DEFAULT_SAMPLE_TYPE, cpu);
-	err = w.err ? w.err : body_err ? body_err : w.msg.err ? w.msg.err : all.err;
+		bp_pb_put_int64(&tail, PROF_PERIOD, 1000000000 / p->hz);
+	/* the state document goes to gzip from where it is, not copied after its tag */
+	bp_pb_put_tag(&tail, PROF_BOUNDPROF_STATE, BP_PB_LEN);
+	bp_pb_put_varint(&tail, state.len);
+	bp_buf_flush(&tail);
+	if (!tail.err)
+		tail.err = gz_part(&g, &state);
+	bp_pb_put_uint64(&tail, PROF_DEFAULT_SAMPLE_TYPE, cpu);
+	err = w.msg.err ? w.msg.err : tail.err;
 	if (!err)
-		err = gzip_append(all.data, all.len, out);
+		err = gz_deflate(&g, tail.data, tail.len, Z_FINISH);
 out:
+	if (gz_on)
+		deflateEnd(&g.z);
 	strtab_free(&w.st);
 	bp_buf_free(&w.body);
 	bp_buf_free(&w.msg);
 	bp_buf_free(&w.sub);
 	bp_buf_free(&w.tmp);
 	bp_buf_free(&state);
-	bp_buf_free(&all);
+	bp_buf_free(&tail);
 	bp_htab_free(&w.map_h);
 	free(w.maps);
 	free(w.frame_map);
