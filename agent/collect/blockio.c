@@ -61,6 +61,7 @@ struct bp_blockio {
 	int rows_fd[2];
 	int devs_fd;
 	int sweep_fd;		/* bp_io_sweep, -1 without it */
+	struct bp_drain_buf dbuf;	/* the drain's batch buffers */
 	volatile __u64 *unseen;	/* in the skeleton's .bss */
 	volatile __u64 *swept;
 	struct dev_base *base;
@@ -282,6 +283,7 @@ void bp_blockio__free(struct bp_blockio *b)
 		return;
 	free(b->sysfs_root);
 	free(b->base);
+	bp_drain_buf_free(&b->dbuf);
 	free(b);
 }
 
@@ -383,7 +385,7 @@ int bp_blockio__drain(struct bp_blockio *b, int idx, struct bp_profile *p)
 		return 0;
 	p->io_enabled = true;
 	return bp_drain_map(b->rows_fd[idx & 1], sizeof(struct bp_io_key), sizeof(struct bp_io_val),
-			    drain_row, &d);
+			    &b->dbuf, drain_row, &d);
 }
 
 static uint64_t base_busy(const struct bp_blockio *b, uint32_t dev)

@@ -95,6 +95,7 @@ struct bases {
 
 struct bp_collect {
 	struct bp_loader *l;
+	struct bp_drain_buf dbuf;	/* the drains' batch buffers */
 	struct bp_syms *syms;
 	struct bp_profile *prof;
 	bp_new_proc_fn new_proc;
@@ -193,6 +194,7 @@ void bp_collect__free(struct bp_collect *c)
 	stack_table_free(&c->kst);
 	stack_table_free(&c->ust);
 	stack_table_free(&c->pst);
+	bp_drain_buf_free(&c->dbuf);
 	free(c->frames);
 	free(c->merged);
 	free(c);
@@ -503,12 +505,12 @@ static int stack_row(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
-static int load_stacks(int fd, struct stack_table *t)
+static int load_stacks(struct bp_collect *c, int fd, struct stack_table *t)
 {
 	bp_htab_clear(&t->h);
 	t->len = 0;
 	t->ips_len = 0;
-	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), stack_row, t);
+	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), &c->dbuf, stack_row, t);
 }
 
 /* the process of a row, with its metadata filled in on first sight */
@@ -1006,27 +1008,27 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 	off_rows = c->st.off_rows;
 	if (c->ucache.len > UCACHE_MAX || c->ucache.pool_len > 4 * UCACHE_MAX)
 		cache_clear(&c->ucache);
-	err = load_stacks(bp_loader__stacks_fd(c->l, idx, false), &c->kst);
+	err = load_stacks(c, bp_loader__stacks_fd(c->l, idx, false), &c->kst);
 	if (!err)
-		err = load_stacks(bp_loader__stacks_fd(c->l, idx, true), &c->ust);
+		err = load_stacks(c, bp_loader__stacks_fd(c->l, idx, true), &c->ust);
 	if (!err)
-		err = load_stacks(bp_loader__pystacks_fd(c->l, idx), &c->pst);
+		err = load_stacks(c, bp_loader__pystacks_fd(c->l, idx), &c->pst);
 	if (!err)
 		err = bp_drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
-				sizeof(struct bp_oncpu_val), oncpu_row, c);
+				sizeof(struct bp_oncpu_val), &c->dbuf, oncpu_row, c);
 	if (err) {
 		bp_err("failed to drain the on-CPU maps: %s", strerror(-err));
 		return err;
 	}
 	if (c->l->offcpu) {
 		err = bp_drain_map(bp_loader__off_fd(c->l, idx), sizeof(struct bp_off_key),
-				sizeof(struct bp_off_val), off_row, c);
+				sizeof(struct bp_off_val), &c->dbuf, off_row, c);
 		if (!err)
 			err = bp_drain_map(bp_loader__wake_fd(c->l, idx), sizeof(struct bp_wake_key),
-					   sizeof(struct bp_wake_val), wake_row, c);
+					   sizeof(struct bp_wake_val), &c->dbuf, wake_row, c);
 		if (!err)
 			err = bp_drain_map(bp_loader__net_fd(c->l, idx), sizeof(struct bp_net_key),
-					   sizeof(struct bp_net_val), net_row, c);
+					   sizeof(struct bp_net_val), &c->dbuf, net_row, c);
 		if (err) {
 			bp_err("failed to drain the off-CPU maps: %s", strerror(-err));
 			return err;

@@ -9,25 +9,63 @@
 
 #include "collect/mapdrain.h"
 
-#define BATCH 256
+/*
+ * Entries per batch: at most 256, and at most 64 KiB of values (a stack is
+ * 1 KiB). Smaller than malloc's mmap threshold, and kept by the caller from
+ * one drain to the next: a buffer mapped and unmapped at every drain cost
+ * a TLB shootdown on every CPU and its pages faulted in again, a tenth of
+ * the agent's CPU under process churn (an exec of a sampled process drains).
+ */
+#define BATCH_MAX	256
+#define BATCH_BYTES	(64 * 1024)
 
-int bp_drain_map(int fd, size_t ksz, size_t vsz, bp_row_fn fn, void *ctx)
+static int buf_grow(void **p, size_t *have, size_t want)
 {
+	void *n;
+
+	if (*have >= want)
+		return 0;
+	n = realloc(*p, want);
+	if (!n)
+		return -ENOMEM;
+	*p = n;
+	*have = want;
+	return 0;
+}
+
+void bp_drain_buf_free(struct bp_drain_buf *b)
+{
+	free(b->keys);
+	free(b->vals);
+	memset(b, 0, sizeof(*b));
+}
+
+int bp_drain_map(int fd, size_t ksz, size_t vsz, struct bp_drain_buf *buf, bp_row_fn fn,
+		 void *ctx)
+{
+	struct bp_drain_buf local = {};
+	struct bp_drain_buf *b = buf ? buf : &local;
+	size_t big = ksz > vsz ? ksz : vsz, batch = BATCH_BYTES / (big ? big : 1);
 	char *keys, *vals, *prev = NULL, in[16], out[16];
 	bool first = true, batch_ok = true;
 	uint32_t count, i;
 	int err = 0, ferr = 0, r;
 
-	keys = malloc(BATCH * ksz);
-	vals = malloc(BATCH * vsz);
-	if (!keys || !vals) {
+	if (batch > BATCH_MAX)
+		batch = BATCH_MAX;
+	if (batch < 1)
+		batch = 1;
+	if (buf_grow(&b->keys, &b->kbytes, batch * ksz) ||
+	    buf_grow(&b->vals, &b->vbytes, batch * vsz)) {
 		err = -ENOMEM;
 		goto out;
 	}
+	keys = b->keys;
+	vals = b->vals;
 	while (batch_ok) {
 		LIBBPF_OPTS(bpf_map_batch_opts, opts);
 
-		count = BATCH;
+		count = (uint32_t)batch;
 		err = bpf_map_lookup_and_delete_batch(fd, first ? NULL : in, out, keys, vals,
 						      &count, &opts);
 		if (err && err != -ENOENT) {
@@ -69,8 +107,8 @@ int bp_drain_map(int fd, size_t ksz, size_t vsz, bp_row_fn fn, void *ctx)
 		prev = NULL;
 	}
 out:
-	free(keys);
-	free(vals);
+	if (!buf)
+		bp_drain_buf_free(&local);
 	/* a row we could not store is reported, but the map is emptied anyway */
 	return err ? err : ferr;
 }
