@@ -56,6 +56,13 @@ int bp_cfi__build(Elf *elf, uint64_t fsize, struct bp_cfi_table *out);
 void bp_cfi__free(struct bp_cfi_table *t);
 
 /*
+ * The same rows, every one evaluated by libdw (dwarf_cfi_addrframe), which
+ * bp_cfi__build() must match exactly: the reference for the tests. Much
+ * slower: libdw replays the FDE's program for each row.
+ */
+int bp_cfi__build_ref(Elf *elf, uint64_t fsize, struct bp_cfi_table *out);
+
+/*
  * Whether libdw may be handed this file's DWARF: every .debug_* / .zdebug_*
  * section inside the file, each at most max bytes (uncompressed, from its
  * compression header) and all of them at most total bytes. 0 or -EFBIG /
