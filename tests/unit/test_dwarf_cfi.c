@@ -25,8 +25,12 @@
 
 #include "symbolize/dwarf_cfi.h"
 
-/* files compared when the machine has more: evenly spread over the sorted list */
-#define ORACLE_FILES	4000
+/*
+ * Files compared when the machine has more: evenly spread over the sorted
+ * list (all 2,802 of the development machine compared equal; 800 keep the
+ * sanitized case near 9 s in `make test`). BP_CFI_ORACLE_FILES=0 takes all.
+ */
+#define ORACLE_FILES	800
 #define FILE_MAX	(512ULL * 1024 * 1024)
 
 struct paths {
@@ -170,8 +174,8 @@ static void build__system_files__same_as_libdw(void **state)
 	elf_version(EV_CURRENT);
 	for (i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++)
 		nftw(dirs[i], walk_one, 16, FTW_PHYS);
-	if (!found.n)
-		skip();
+	/* every Debian system has ELF files there */
+	assert_true(found.n > 0);
 	qsort(found.v, found.n, sizeof(*found.v), cmp_str);
 	step = want && found.n > want ? (found.n + want - 1) / want : 1;
 	for (i = 0; i < found.n; i += step)
