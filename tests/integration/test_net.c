@@ -80,17 +80,6 @@ static struct bp_json *record(const char *name, char *const cmd[], double *waite
 	return h_json_file(h_path(name));
 }
 
-static bool evidence_has(const struct bp_json *proc, const char *needle)
-{
-	const struct bp_json *ev = bp_json_path(proc, "verdict.evidence");
-	size_t i;
-
-	for (i = 0; i < bp_json_len(ev); i++)
-		if (strstr(bp_json_str(bp_json_at(ev, i)), needle))
-			return true;
-	return false;
-}
-
 /*
  * A client of the delaying server: every round trip waits at least the
  * delay, and boundprof's network wait is at least that and at most what
@@ -112,14 +101,14 @@ static const struct bp_json *check_client(const struct bp_json *rep, const char 
 	if (waited > 0)
 		assert_true(net <= 1.05 * waited);
 	assert_string_equal(bp_json_str(bp_json_path(p, "verdict.class")), "io-bound");
-	assert_true(evidence_has(p, "waiting on the network"));
+	assert_true(h_evidence_has(p, "waiting on the network"));
 	if (port) {
-		assert_true(evidence_has(p, "p50"));
+		assert_true(h_evidence_has(p, "p50"));
 		peer = bp_json_at(bp_json_path(p, "network.peers"), 0);
 		snprintf(want, sizeof(want), "127.0.0.1:%d", port);
 		assert_string_equal(bp_json_str(bp_json_get(peer, "peer")), want);
 		assert_string_equal(bp_json_str(bp_json_get(peer, "side")), "client");
-		assert_true(evidence_has(p, want));
+		assert_true(h_evidence_has(p, want));
 	}
 	assert_string_equal(bp_json_str(bp_json_path(p, "verdict.amdahl.wait_on")), "network");
 	return p;
@@ -170,7 +159,7 @@ static void client__one_request_at_a_time__waits_delay_times_requests(void **sta
 	assert_int_equal((uint64_t)bp_json_num(bp_json_path(p, "network.rx_bytes")),
 			 REQUESTS * (BODY + strlen(hdr_close)));
 	check_sent(p, REQUESTS * strlen(req_close), REQUESTS);
-	assert_true(evidence_has(p, "100 round trips"));
+	assert_true(h_evidence_has(p, "100 round trips"));
 	check_woken_by_server(p);
 	bp_json_free(rep);
 }
@@ -211,7 +200,7 @@ static void client__python_urllib__latency_bound_on_the_network(void **state)
 	assert_non_null(rep);
 	p = check_client(rep, "python3", REQUESTS * DELAY_MS / 1e3, -1, port);
 	assert_true(bp_json_num(bp_json_path(p, "network.round_trips")) >= REQUESTS);
-	assert_true(evidence_has(p, "100 round trips"));
+	assert_true(h_evidence_has(p, "100 round trips"));
 	assert_int_equal((uint64_t)bp_json_num(bp_json_path(p, "network.rx_bytes")),
 			 REQUESTS * (BODY + strlen(hdr_close)));
 	cap = bp_json_num(bp_json_path(p, "verdict.amdahl.wait_overlapped_speedup"));
