@@ -89,6 +89,48 @@ static void test_sleeper(void **state)
 }
 
 /*
+ * Thousands of threads exit while the task walk runs, then the process
+ * sleeps alone: the timeline shows that sleep as sleep (the fixture's own
+ * clock), not a dead thread still running through it.
+ */
+static void thread_churn__dead_threads_leave_the_timeline(void **state)
+{
+	const char *path = h_path("churn.json");
+	struct bp_json *rep;
+	const struct bp_json *p;
+	double slept = 0, tl = 0;
+	const char *l;
+	struct run r;
+	long n = 0;
+	size_t i;
+	const char *const states[] = { "running", "runqueue", "io", "lock", "other", "sleep",
+				       "net", "pipe", "idle" };
+
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)path, "--",
+				    (char *)h_fixture("threadchurn"), "2", "2"), 60, &r), 0);
+	if (r.exit_code)
+		fail_msg("boundprof record exited %d:\n%s\n%s", r.exit_code, r.out, r.err);
+	l = strstr(r.out, "threadchurn: ");
+	if (!l || sscanf(l, "threadchurn: %ld threads, slept %lf s", &n, &slept) != 2)
+		fail_msg("no line from the fixture in:\n%s", r.out);
+	h_run_free(&r);
+	rep = h_json_file(path);
+	assert_non_null(rep);
+	p = h_find_proc(rep, "threadchurn");
+	assert_non_null(p);
+	for (i = 0; i < sizeof(states) / sizeof(states[0]); i++)
+		tl += bp_json_num(bp_json_get(bp_json_get(p, "timeline_s"), states[i]));
+	fprintf(stderr, "  %ld threads, then slept %.3f s; timeline: running %.3f s, sleep %.3f s "
+		"of %.3f s (wall %.3f s)\n", n, slept, num(p, "timeline_s.running"),
+		num(p, "timeline_s.sleep"), tl, num(p, "wall_s"));
+	assert_true(n >= 100);
+	assert_true(num(p, "timeline_s.sleep") >= 0.9 * slept);
+	assert_true(num(p, "timeline_s.running") <= num(p, "wall_s") - 0.9 * slept);
+	assert_true(tl >= num(p, "wall_s") * 0.95 && tl <= num(p, "wall_s") * 1.05);
+	bp_json_free(rep);
+}
+
+/*
  * Two spinners pinned to one CPU: each waits for it while the other runs
  * (about half its wall time on an idle machine, more when other work shares
  * the CPU). Its run-queue time is the kernel's count; and the two cannot
@@ -249,6 +291,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_sleeper, teardown),
 		cmocka_unit_test_teardown(test_runqueue, teardown),
+		cmocka_unit_test_teardown(thread_churn__dead_threads_leave_the_timeline, teardown),
 		cmocka_unit_test_teardown(test_lock, teardown),
 		cmocka_unit_test_teardown(test_io_wait, teardown),
 	};
