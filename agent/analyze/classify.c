@@ -841,10 +841,30 @@ static bool window_blind(const struct bp_evidence *e, const struct bp_thresholds
 	       bp_probecal_blind(e->window_visible, e->window_floor, t->window_visible);
 }
 
+/*
+ * Whether its working set fits the cache it can use. A blind window sees
+ * fewer of the pages touched than were (its working set is then only a
+ * floor), and a guest is told of a whole host socket's cache: blind, only
+ * the resident set (a ceiling) against the cache this machine was measured
+ * to stream from can say "fits".
+ */
+static bool fits_cache(const struct bp_evidence *e, const struct bp_thresholds *t, bool blind)
+{
+	uint64_t llc = usable_llc(e);
+
+	if (!e->mem_valid || !llc)
+		return false;
+	if (blind)
+		return e->membw_valid && e->membw_cache_bytes && e->rss &&
+		       e->rss < e->membw_cache_bytes && e->rss < e->llc_bytes;
+	if (e->wss_probes)
+		return (double)e->wss_max < t->fits_llc * llc;
+	return e->rss && e->rss < llc;
+}
+
 static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,
 			 struct bp_verdict *v)
 {
-	uint64_t llc = usable_llc(e);
 	bool blind = window_blind(e, t);
 
 	v->mem_judgement = BP_MEM_UNMEASURED;
@@ -879,9 +899,7 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 		 * host socket's, shared with other tenants.
 		 */
 		v->mem_judgement = BP_MEM_BANDWIDTH;
-	} else if (e->mem_valid && llc &&
-		   ((e->wss_probes && (double)e->wss_max < t->fits_llc * llc) ||
-		    (!e->wss_probes && e->rss && e->rss < llc))) {
+	} else if (fits_cache(e, t, blind)) {
 		v->mem_judgement = BP_MEM_FITS;
 	} else if (!blind && v->mem_machine_gbs > 0) {
 		v->mem_judgement = v->mem_ratio >= t->membw_traffic ? BP_MEM_BANDWIDTH : BP_MEM_CPU;
@@ -942,7 +960,7 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 	case BP_MEM_FITS:
 		if (*usable)
 			mib(llc, sizeof(llc), usable_llc(e));
-		if (e->wss_probes)
+		if (e->wss_probes && !window_blind(e, t))
 			EVIDENCE("its working set (%s per second) fits in the %s last-level cache%s",
 				 wss, llc, *usable ? " it can use" : "");
 		else
@@ -981,12 +999,29 @@ static void classify_compute(const struct bp_evidence *e, const struct bp_thresh
 			/* as likely streaming from memory as computing: say we cannot tell */
 			v->conf = BP_CONF_LOW;
 			undecided = true;
-			EVIDENCE("it touches %s per second, more than the %s last-level cache%s, but "
-				 "its memory traffic cannot be measured here: this machine's accessed "
-				 "bits showed %.1f%% of a stream's (a %.1f GB/s stream of ours read as "
-				 "%.2f GB/s), so CPU-bound and memory-bandwidth-bound look alike",
-				 wss, llc, *usable ? " it can use" : "", 100 * e->window_visible,
-				 e->window_stream_gbs, e->window_seen_gbs);
+			/*
+			 * What the blind window saw is a floor: only past the
+			 * cache does it say anything; else the resident set
+			 * is the size there is, against a cache never measured
+			 * here when no set streamed faster than memory.
+			 */
+			if (e->wss_max >= usable_llc(e))
+				snprintf(why, sizeof(why), "it touches %s per second, more than the "
+					 "%s last-level cache%s", wss, llc,
+					 *usable ? " it can use" : "");
+			else if (e->membw_valid && e->membw_cache_bytes)
+				snprintf(why, sizeof(why), "its resident memory (%s) is more than "
+					 "the %s last-level cache%s", rss, llc,
+					 *usable ? " it can use" : "");
+			else
+				snprintf(why, sizeof(why), "whether its resident memory (%s) fits "
+					 "the %s last-level cache it reports is unknown (no cache here "
+					 "was measured streaming faster than memory)", rss, llc);
+			EVIDENCE("%s, but its memory traffic cannot be measured here: this machine's "
+				 "accessed bits showed %.1f%% of a stream's (a %.1f GB/s stream of "
+				 "ours read as %.2f GB/s), so CPU-bound and memory-bandwidth-bound "
+				 "look alike", why, 100 * e->window_visible, e->window_stream_gbs,
+				 e->window_seen_gbs);
 		} else if (e->mem_valid && e->wss_probes && e->llc_bytes) {
 			EVIDENCE("it touches %s per second, more than the %s last-level cache%s, but "
 				 "%s: memory effects unmeasured", wss, llc,

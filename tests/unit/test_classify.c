@@ -356,10 +356,45 @@ static void membw__blind_window__undecided_not_cpu(void **state)
 	e.window_floor = true;
 	decide(&e, NULL, &v);
 	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
-	/* a set that fits the cache is judged by its size, blind window or not */
+	/*
+	 * Blind, a resident set below the cache this machine was measured to
+	 * stream from fits; below only the cache it reports (a guest's is the
+	 * host socket's), nothing is known.
+	 */
 	e = triad(512 * MIB);
 	e.window_cal = true;
 	e.window_visible = 0.001;
+	e.membw_cache_bytes = 512 * MIB;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	assert_true(has_line(&v, false, "its whole resident memory (386 MiB) fits in"));
+	e.membw_cache_bytes = 0;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.mem_judgement, BP_MEM_UNMEASURED);
+	assert_false(has_line(&v, false, "fits in"));
+	assert_true(has_line(&v, false, "resident memory (386 MiB) fits the 512 MiB "
+			     "last-level cache it reports is unknown"));
+	/*
+	 * The working set a blind window saw is a floor, never a fit: 120 MiB
+	 * resident, 6 MiB seen, 24 of a reported 256 MiB measured usable.
+	 */
+	e = triad(256 * MIB);
+	e.window_cal = true;
+	e.window_visible = 0.028;
+	e.rss = 120 * MIB;
+	e.wss_max = 6 * MIB;
+	e.membw_cache_bytes = 24 * MIB;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.mem_judgement, BP_MEM_UNMEASURED);
+	assert_false(has_line(&v, false, "fits in"));
+	assert_true(has_line(&v, false, "its resident memory (120 MiB) is more than the 24 MiB "
+			     "last-level cache it can use, but its memory traffic cannot be measured"));
+	/* seen (and moving little), the same working set fits */
+	e.window_cal = false;
+	e.traffic_per_cpu_s = 0.3e9;
 	decide(&e, NULL, &v);
 	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
 }
