@@ -55,8 +55,29 @@ need_exec "$BP"
 cpu_ns() {
 	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
 }
-rss_kb() { awk '/^VmRSS:/ {print $2}' /proc/"$1"/status 2>/dev/null; }
-hwm_kb() { awk '/^VmHWM:/ {print $2}' /proc/"$1"/status 2>/dev/null; }
+# The per-second loop below starts no process, not even a subshell: the
+# agent profiles every process on the machine, and a sleep, an awk and a
+# $(...) a second plus a curl every 5 s made the "idle" phase a machine
+# starting three processes a second.
+status_kb() { # pid field: sets KB from /proc/pid/status, builtins only
+	local k v rest
+	KB=
+	while read -r k v rest; do
+		[ "$k" = "$2:" ] && { KB=$v; return; }
+	done < /proc/"$1"/status 2>/dev/null
+}
+# a scrape as a long-running Prometheus makes it: a connection, no process
+scrape() { # port
+	local fd line
+	exec {fd}<>/dev/tcp/127.0.0.1/"$1" || return 1
+	printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&$fd
+	while IFS= read -r -t 5 line <&$fd; do :; done
+	exec {fd}>&-
+}
+# a second without a sleep process: a read that times out on a fifo no one writes
+mkfifo "$T/tick" || die "mkfifo $T/tick failed"
+exec {TICK}<>"$T/tick"
+tick() { read -r -t 1 -u "$TICK" _ || true; }
 metric() { # port name
 	curl -s "http://127.0.0.1:$1/metrics" | awk -v n="$2" '$1 == n {print $2}'
 }
@@ -107,15 +128,15 @@ measure() { # tool
 	sleep 5	# past startup (kernel symbols, first window)
 	c0=$(cpu_ns $pid)
 	[ "$1" = bp ] && b0=$(metric "$port" boundprof_agent_bpf_seconds_total)
-	for i in $(seq 1 "$DUR"); do
-		sleep 1
-		r=$(rss_kb $pid)
+	for ((i = 1; i <= DUR; i++)); do
+		tick
+		status_kb $pid VmRSS
+		r=$KB
 		[ -n "$r" ] || die "$1 exited early: $(cat "$T"/*.log)"
 		sum=$((sum + r)); n=$((n + 1))
 		[ "$r" -gt "$max" ] && max=$r
 		# the agent is scraped like Prometheus would, every 5 s
-		[ "$1" = bp ] && [ $((i % 5)) = 0 ] && curl -s -o /dev/null \
-			"http://127.0.0.1:$port/metrics"
+		[ "$1" = bp ] && [ $((i % 5)) = 0 ] && scrape "$port"
 	done
 	c1=$(cpu_ns $pid)
 	need_pos "$1's CPU time (schedstat of pid $pid)" "$c1"
@@ -126,7 +147,8 @@ measure() { # tool
 		metric "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes"
 		metric "$port" boundprof_agent_drains_total > /dev/null
 	fi
-	hwm=$(hwm_kb $pid)
+	status_kb $pid VmHWM
+	hwm=$KB
 	need_pos "$1's peak RSS" "$hwm"
 	kill -INT $pid
 	wait $pid 2>/dev/null
