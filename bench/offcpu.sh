@@ -36,8 +36,8 @@ command -v bpftrace >/dev/null || have_bpftrace=0
 pipe_us() { perf bench sched pipe -l "$LOOPS" 2>/dev/null | awk '/usecs\/op/ {print $1}'; }
 
 # The peer: off-CPU time by kernel+user stack, stacks taken at every switch.
-# Classic tracepoints need tracefs: mount it in a private mount namespace so
-# the machine's mounts stay as they are.
+# Classic tracepoints need tracefs: mount it, when it is not, in a private
+# mount namespace so the machine's mounts stay as they are.
 cat > "$T/offcpu.bt" <<'EOF'
 tracepoint:sched:sched_switch
 {
@@ -71,8 +71,9 @@ for r in $(seq 1 "$ROUNDS"); do
 		case $what in
 		base) pipe_us >> "$T/base.times" ;;
 		bp) under bp "$BP" record -a -o "$T/bp.json" ;;
+		# tracefs may be mounted already (perf mounts it for its tracepoints)
 		bt) [ $have_bpftrace = 1 ] && under bt unshare -m --propagation private sh -c \
-			"mount -t tracefs nodev /sys/kernel/tracing && exec bpftrace $T/offcpu.bt" ;;
+			"{ mountpoint -q /sys/kernel/tracing || mount -t tracefs nodev /sys/kernel/tracing; } && exec bpftrace $T/offcpu.bt" ;;
 		esac
 	done
 	printf '  round %d: base %s  boundprof %s  bpftrace %s usecs/op\n' "$r" \
