@@ -120,15 +120,6 @@ struct bp_tls {
 	char wk_comm[BP_COMM_LEN];
 	__u32 gil;		/* the current off-CPU interval waits for a Python GIL */
 	__u32 lockwoken;	/* runnable after a lock wait, counted in bp_pls.qlock */
-	/*
-	 * Past sched_process_exit: its record is written and it left the
-	 * timeline. It still runs (closing files, task work) and can be
-	 * preempted or block before its last switch-out, which TASK_DEAD
-	 * makes us skip: counted again then, it would stay in the timeline
-	 * for the rest of the process's life (a server's dead worker held it
-	 * "running" while it waited 3 s for clients).
-	 */
-	__u32 gone;
 	struct bp_stslot sl[BP_STSLOTS];
 };
 
@@ -967,9 +958,20 @@ static __always_inline struct bp_tls *tls_get(struct task_struct *t, __u64 now)
 {
 	struct bp_tls *st;
 
-	/* a thread on its way out is never first seen: see bp_tls.gone */
-	if (t->flags & PF_EXITING)
-		return bpf_task_storage_get(&tls, t, 0, 0);
+	/*
+	 * A thread on its way out (PF_EXITING) is followed only while it is
+	 * still counted: past sched_process_exit (bp_thread_exit() uncounted
+	 * it) it runs on a moment, closing files and running task work, and
+	 * a walk, a preemption or a wakeup then would count it again. Its
+	 * last switch (TASK_DEAD) is not followed, so it would stay counted,
+	 * running, for the rest of the process's life (a server's dead
+	 * worker held it "running" while it waited 3 s for clients). Nor is
+	 * such a thread first seen then.
+	 */
+	if (t->flags & PF_EXITING) {
+		st = bpf_task_storage_get(&tls, t, 0, 0);
+		return st && st->known ? st : NULL;
+	}
 	st = bpf_task_storage_get(&tls, t, 0, BPF_LOCAL_STORAGE_GET_F_CREATE);
 
 	if (!st) {
@@ -1000,7 +1002,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	if (prev->pid && is_target_task(prev) && !(prev_state & BP_TASK_DEAD)) {
 		st = tls_get(prev, now);
-		if (st && !st->gone) {
+		if (st) {
 			struct pt_regs *regs = NULL;
 			bool user = offcpu_ustacks == 2 ||
 				    (offcpu_ustacks == 1 && filter_targets);
@@ -1039,7 +1041,7 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 
 	if (next->pid && is_target_task(next)) {
 		st = tls_get(next, now);
-		if (st && !st->gone) {
+		if (st) {
 			old = __sync_lock_test_and_set(&st->off_ts, 0);
 			if (old)
 				account_off(st, next->pid, old, now);
@@ -1224,9 +1226,12 @@ static __always_inline void woken(struct task_struct *p)
 	leader = p->group_leader;
 	barrier_var(leader);
 	st = bpf_task_storage_get(&tls, p, 0, 0);
-	/* a wakeup of a thread that never went to sleep changes nothing */
-	if (!st || st->gone || !st->off_ts || st->state == BP_TS_RUNNING ||
-	    st->state == BP_TS_RUNQUEUE)
+	/*
+	 * A wakeup of a thread that never went to sleep changes nothing, nor
+	 * one of a thread no longer counted (past its exit: see tls_get())
+	 */
+	if (!st || ((p->flags & PF_EXITING) && !st->known) || !st->off_ts ||
+	    st->state == BP_TS_RUNNING || st->state == BP_TS_RUNQUEUE)
 		return;
 	cur = bpf_get_current_task_btf();
 	ctx = waker_ctx(cur);
@@ -1433,7 +1438,6 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		if (st->known)
 			ptl_move(leader, st->state, -1, now, lockwoken_leaves(st, -1));
 		st->known = 0;
-		st->gone = 1;
 		flush_waker(st);
 		fill_thr_rec(rec, p, st);
 		rec->end_ns = now;
@@ -1515,7 +1519,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 	leader = t->group_leader;
 	barrier_var(leader);
 	st = tls_get(t, now);
-	if (!st || st->gone)
+	if (!st)
 		return 0;
 	if (!st->known) {
 		struct bp_stslot *sl = cur_slot(st);
