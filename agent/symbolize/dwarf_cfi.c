@@ -181,25 +181,8 @@ static void fde_list_free(struct fde_list *l)
 	memset(l, 0, sizeof(*l));
 }
 
-static int read_uleb(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-	const uint8_t *p = *pp;
-	uint64_t v = 0;
-	int shift = 0;
-
-	while (p < end && shift < 64) {
-		v |= (uint64_t)(*p & 0x7f) << shift;
-		shift += 7;
-		if (!(*p++ & 0x80)) {
-			*pp = p;
-			*out = v;
-			return 0;
-		}
-	}
-	return -EINVAL;
-}
-
-static int read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *out)
+/* LEB128, strictly: one that runs past end or 64 bits is malformed */
+static int read_leb(const uint8_t **pp, const uint8_t *end, bool sign, uint64_t *out)
 {
 	const uint8_t *p = *pp;
 	uint64_t v = 0;
@@ -213,10 +196,10 @@ static int read_sleb(const uint8_t **pp, const uint8_t *end, int64_t *out)
 		v |= (uint64_t)(b & 0x7f) << shift;
 		shift += 7;
 	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
+	if (sign && shift < 64 && (b & 0x40))
 		v |= ~0ULL << shift;
 	*pp = p;
-	*out = (int64_t)v;
+	*out = v;
 	return 0;
 }
 
@@ -241,14 +224,11 @@ static int read_fixed(const uint8_t **pp, const uint8_t *end, size_t n, bool sig
 static int read_format(uint8_t enc, const uint8_t **pp, const uint8_t *end, size_t addr_size,
 		       uint64_t *out)
 {
-	int64_t s = 0;
-	int err;
-
 	switch (enc & 0x0f) {
 	case DW_EH_PE_absptr:
 		return read_fixed(pp, end, addr_size, false, out);
 	case DW_EH_PE_uleb128:
-		return read_uleb(pp, end, out);
+		return read_leb(pp, end, false, out);
 	case DW_EH_PE_udata2:
 		return read_fixed(pp, end, 2, false, out);
 	case DW_EH_PE_udata4:
@@ -256,9 +236,7 @@ static int read_format(uint8_t enc, const uint8_t **pp, const uint8_t *end, size
 	case DW_EH_PE_udata8:
 		return read_fixed(pp, end, 8, false, out);
 	case DW_EH_PE_sleb128:
-		err = read_sleb(pp, end, &s);
-		*out = (uint64_t)s;
-		return err;
+		return read_leb(pp, end, true, out);
 	case DW_EH_PE_sdata2:
 		return read_fixed(pp, end, 2, true, out);
 	case DW_EH_PE_sdata4:
@@ -395,7 +373,7 @@ static const uint8_t *fde_program(const struct cie_info *c, const uint8_t *p, co
 	if (!c->sized)
 		return p;
 	/* libdw reads the length even at the end; leave such FDEs to it */
-	if (p >= end || read_uleb(&p, end, &len) || len > (uint64_t)(end - p))
+	if (p >= end || read_leb(&p, end, false, &len) || len > (uint64_t)(end - p))
 		return NULL;
 	return p + len;
 }
@@ -897,11 +875,15 @@ struct interp {
 	int err;		/* row_add's */
 };
 
-/* LEB128 as libdw reads it when it starts inside [*pp, end): false if not */
-static bool leb_u(const uint8_t **pp, const uint8_t *end, uint64_t *out)
+/*
+ * LEB128 as libdw reads it when it starts inside [*pp, end): false if not.
+ * At most 10 bytes unsigned, 9 signed plus a tenth that gives only the
+ * sign; past them, or past end, the largest value.
+ */
+static bool leb(const uint8_t **pp, const uint8_t *end, bool sign, uint64_t *out)
 {
 	const uint8_t *p = *pp;
-	size_t max = (size_t)(end - p) < 10 ? (size_t)(end - p) : 10, i;
+	size_t lim = sign ? 9 : 10, max = (size_t)(end - p) < lim ? (size_t)(end - p) : lim, i;
 	uint64_t v = 0;
 
 	if (p >= end)
@@ -909,28 +891,7 @@ static bool leb_u(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 	for (i = 0; i < max; i++) {
 		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
 		if (!(p[i] & 0x80)) {
-			*pp = p + i + 1;
-			*out = v;
-			return true;
-		}
-	}
-	*pp = p + max;
-	*out = UINT64_MAX;
-	return true;
-}
-
-static bool leb_s(const uint8_t **pp, const uint8_t *end, uint64_t *out)
-{
-	const uint8_t *p = *pp;
-	size_t max = (size_t)(end - p) < 9 ? (size_t)(end - p) : 9, i;
-	uint64_t v = 0;
-
-	if (p >= end)
-		return false;
-	for (i = 0; i < max; i++) {
-		v |= (uint64_t)(p[i] & 0x7f) << (7 * i);
-		if (!(p[i] & 0x80)) {
-			if (p[i] & 0x40)
+			if (sign && (p[i] & 0x40))
 				v |= -((uint64_t)1 << (7 * (i + 1)));
 			*pp = p + i + 1;
 			*out = v;
@@ -938,9 +899,8 @@ static bool leb_s(const uint8_t **pp, const uint8_t *end, uint64_t *out)
 		}
 	}
 	p += max;
-	*out = INT64_MAX;
-	if (p < end) {
-		/* a tenth byte: only its low bit, the sign */
+	*out = sign ? INT64_MAX : UINT64_MAX;
+	if (sign && p < end) {
 		if (!(*p & 0x80))
 			*out = v | (uint64_t)*p << 63;
 		p++;
@@ -980,17 +940,17 @@ static int decode_ops(const uint8_t *p, uint64_t len, Dwarf_Op *ops, size_t max,
 		case DW_OP_stack_value:
 			break;
 		case DW_OP_plus_uconst:
-			if (!leb_u(&p, end, &o->number))
+			if (!leb(&p, end, false, &o->number))
 				return OPS_UNSURE;
 			break;
 		case DW_OP_breg0 ... DW_OP_breg31:
-			if (!leb_s(&p, end, &o->number))
+			if (!leb(&p, end, true, &o->number))
 				return OPS_UNSURE;
 			break;
 		case DW_OP_bregx:
-			if (!leb_u(&p, end, &o->number))
+			if (!leb(&p, end, false, &o->number))
 				return OPS_UNSURE;
-			if (p >= end || !leb_s(&p, end, &o->number2))
+			if (p >= end || !leb(&p, end, true, &o->number2))
 				return OPS_OTHER;
 			break;
 		default:
@@ -1237,15 +1197,15 @@ advance:
 
 		case DW_CFA_def_cfa:
 		case DW_CFA_def_cfa_sf:
-			if (!leb_u(&p, end, &reg))
+			if (!leb(&p, end, false, &reg))
 				return RUN_UNSURE;
 			if (p >= end)
 				return RUN_INVALID;
 			if (opcode == DW_CFA_def_cfa) {
-				if (!leb_u(&p, end, &off))
+				if (!leb(&p, end, false, &off))
 					return RUN_UNSURE;
 			} else {
-				if (!leb_s(&p, end, &off))
+				if (!leb(&p, end, true, &off))
 					return RUN_UNSURE;
 				off *= (uint64_t)cie->daf;
 			}
@@ -1254,7 +1214,7 @@ advance:
 			ip->fs.cfa_off = off;
 			continue;
 		case DW_CFA_def_cfa_register:
-			if (!leb_u(&p, end, &reg))
+			if (!leb(&p, end, false, &reg))
 				return RUN_UNSURE;
 			if (ip->fs.cfa != CFA_OFFSET)
 				ip->fs.cfa = CFA_INVALID;
@@ -1263,10 +1223,10 @@ advance:
 		case DW_CFA_def_cfa_offset:
 		case DW_CFA_def_cfa_offset_sf:
 			if (opcode == DW_CFA_def_cfa_offset) {
-				if (!leb_u(&p, end, &off))
+				if (!leb(&p, end, false, &off))
 					return RUN_UNSURE;
 			} else {
-				if (!leb_s(&p, end, &off))
+				if (!leb(&p, end, true, &off))
 					return RUN_UNSURE;
 				off *= (uint64_t)cie->daf;
 			}
@@ -1275,7 +1235,7 @@ advance:
 			ip->fs.cfa_off = off;
 			continue;
 		case DW_CFA_def_cfa_expression:
-			if (!leb_u(&p, end, &len))
+			if (!leb(&p, end, false, &len))
 				return RUN_UNSURE;
 			if (len > (uint64_t)(end - p))
 				return RUN_INVALID;
@@ -1287,20 +1247,20 @@ advance:
 
 		case DW_CFA_undefined:
 		case DW_CFA_same_value:
-			if (!leb_u(&p, end, &reg))
+			if (!leb(&p, end, false, &reg))
 				return RUN_UNSURE;
 			ret = set_rule(ip, reg, opcode == DW_CFA_undefined ? RULE_UNDEF : RULE_SAME,
 				       0, NULL, 0);
 			break;
 		case DW_CFA_offset_extended:
 		case DW_CFA_val_offset:
-			if (!leb_u(&p, end, &delta))
+			if (!leb(&p, end, false, &delta))
 				return RUN_UNSURE;
 			if (p >= end)
 				return RUN_INVALID;
 			/* fall through */
 		case DW_CFA_offset ... DW_CFA_offset + 0x3f:
-			if (!leb_u(&p, end, &off))
+			if (!leb(&p, end, false, &off))
 				return RUN_UNSURE;
 			ret = set_rule(ip, delta,
 				       opcode == DW_CFA_val_offset ? RULE_VAL_OFFSET : RULE_OFFSET,
@@ -1309,15 +1269,15 @@ advance:
 		case DW_CFA_offset_extended_sf:
 		case DW_CFA_val_offset_sf:
 		case DW_CFA_GNU_negative_offset_extended:
-			if (!leb_u(&p, end, &reg))
+			if (!leb(&p, end, false, &reg))
 				return RUN_UNSURE;
 			if (opcode != DW_CFA_offset_extended_sf && p >= end)
 				return RUN_INVALID;
 			if (opcode == DW_CFA_GNU_negative_offset_extended) {
-				if (!leb_u(&p, end, &off))
+				if (!leb(&p, end, false, &off))
 					return RUN_UNSURE;
 				off = -off;
-			} else if (!leb_s(&p, end, &off)) {
+			} else if (!leb(&p, end, true, &off)) {
 				return RUN_UNSURE;
 			}
 			ret = set_rule(ip, reg,
@@ -1325,21 +1285,21 @@ advance:
 				       off * (uint64_t)cie->daf, NULL, 0);
 			break;
 		case DW_CFA_register:
-			if (!leb_u(&p, end, &reg))
+			if (!leb(&p, end, false, &reg))
 				return RUN_UNSURE;
 			if (p >= end)
 				return RUN_INVALID;
-			if (!leb_u(&p, end, &off))
+			if (!leb(&p, end, false, &off))
 				return RUN_UNSURE;
 			ret = set_rule(ip, reg, RULE_REGISTER, off, NULL, 0);
 			break;
 		case DW_CFA_expression:
 		case DW_CFA_val_expression:
-			if (!leb_u(&p, end, &reg))
+			if (!leb(&p, end, false, &reg))
 				return RUN_UNSURE;
 			if (opcode == DW_CFA_expression && p >= end)
 				return RUN_INVALID;
-			if (!leb_u(&p, end, &len))
+			if (!leb(&p, end, false, &len))
 				return RUN_UNSURE;
 			if (len > (uint64_t)(end - p))
 				return RUN_INVALID;
@@ -1351,7 +1311,7 @@ advance:
 			break;
 
 		case DW_CFA_restore_extended:
-			if (!leb_u(&p, end, &delta))
+			if (!leb(&p, end, false, &delta))
 				return RUN_UNSURE;
 			/* fall through */
 		case DW_CFA_restore ... DW_CFA_restore + 0x3f:
@@ -1380,7 +1340,7 @@ advance:
 			ret = set_rule(ip, REG_RA, RULE_OFFSET, 0, NULL, 0);
 			break;
 		case DW_CFA_GNU_args_size:
-			if (!leb_u(&p, end, &off))
+			if (!leb(&p, end, false, &off))
 				return RUN_UNSURE;
 			continue;
 		default:
