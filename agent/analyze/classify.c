@@ -855,8 +855,7 @@ static bool fits_cache(const struct bp_evidence *e, const struct bp_thresholds *
 	if (!e->mem_valid || !llc)
 		return false;
 	if (blind)
-		return e->membw_valid && e->membw_cache_bytes && e->rss &&
-		       e->rss < e->membw_cache_bytes && e->rss < e->llc_bytes;
+		return e->membw_valid && e->membw_cache_bytes && e->rss && e->rss < llc;
 	if (e->wss_probes)
 		return (double)e->wss_max < t->fits_llc * llc;
 	return e->rss && e->rss < llc;
