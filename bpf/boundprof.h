@@ -405,6 +405,24 @@ struct bp_uw_map {
 };
 
 /*
+ * A file as the kernel names it: the super block's s_dev (MAJOR << 20 |
+ * MINOR, not stat()'s encoding) and the inode number. The key of
+ * unwind_files, which finds a file's table from a mapping BPF looks up
+ * itself.
+ */
+struct bp_uw_file_key {
+	__u64 dev, ino;
+};
+
+/* a loaded table by its file, for a mapping no list has yet (unwind.bpf.h) */
+struct bp_uw_file {
+	__u64 size;		/* the inode's, as when the table was built */
+	__s64 mtime_sec;
+	__s64 delta;		/* bias = vm_start - vm_pgoff * 4096 + delta */
+	__u32 first, count;	/* as in struct bp_uw_map (count > 0) */
+};
+
+/*
  * 248 mappings keep a value within 8 KiB with the hash element around it;
  * a process with more executable mappings is marked partial.
  */

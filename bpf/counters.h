@@ -70,6 +70,8 @@
 	    "user stacks walked with unwind tables")						\
 	BPF(UW_REMISS, 35, "unwind_new_code", SEEN,						\
 	    "unwind lists asked for again after a miss: new executable code mapped")	\
+	BPF(UW_BY_FILE, 36, "unwind_by_file", SEEN,						\
+	    "frames unwound by their file's table before the process's unwind list had them") \
 	BPF(UW_NO_TABLE, 23, "unwind_no_table", LOST,						\
 	    "user stacks cut: code without unwind tables whose frame pointers ended")	\
 	BPF(UW_BUDGET, 24, "unwind_over_budget", LOST,						\

@@ -421,6 +421,8 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.unwind_rows, l->uw_rows);
 	bpf_map__set_max_entries(l->skel->maps.unwind_procs,
 				 o->unwind_rows ? BP_UNWIND_PROCS : 1);
+	bpf_map__set_max_entries(l->skel->maps.unwind_files,
+				 o->unwind_rows ? BP_UNWIND_FILES : 1);
 	bpf_map__set_max_entries(l->skel->maps.pystacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.pystacks1, l->stack_entries);
 	/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067), which the floor has */
@@ -877,6 +879,11 @@ int bp_loader__unwind_rows_fd(struct bp_loader *l)
 int bp_loader__unwind_procs_fd(struct bp_loader *l)
 {
 	return bpf_map__fd(l->skel->maps.unwind_procs);
+}
+
+int bp_loader__unwind_files_fd(struct bp_loader *l)
+{
+	return bpf_map__fd(l->skel->maps.unwind_files);
 }
 
 int bp_loader__pystacks_fd(struct bp_loader *l, int idx)

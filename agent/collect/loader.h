@@ -145,6 +145,7 @@ int bp_loader__r_procs_fd(struct bp_loader *l);
 /* the unwind maps: rows (an array) and per-process mappings (a hash) */
 int bp_loader__unwind_rows_fd(struct bp_loader *l);
 int bp_loader__unwind_procs_fd(struct bp_loader *l);
+int bp_loader__unwind_files_fd(struct bp_loader *l);
 
 /* kernel memory charged for our maps, in bytes */
 uint64_t bp_loader__map_bytes(struct bp_loader *l);

@@ -19,6 +19,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,7 +96,7 @@ struct vec {
 
 struct bp_unwind {
 	struct bp_syms *syms;
-	int rows_fd, procs_fd;
+	int rows_fd, procs_fd, files_fd;
 	bool no_mmap;		/* the rows map could not be mapped: upload() batches */
 	uint32_t capacity;	/* rows */
 	struct extent *free;	/* sorted by start, coalesced */
@@ -225,6 +226,79 @@ static struct uw_file *ident_find(struct bp_unwind *u, const struct ident *k)
 	return u->idents[idx].f;
 }
 
+/*
+ * The term of a file's mapping bias that comes from the file, for BPF:
+ * bias = start - pgoff + delta (map_bias() with the executable segment).
+ * false when its executable segments disagree: BPF could not tell which.
+ */
+static bool file_delta(const struct uw_file *f, int64_t *delta)
+{
+	bool have = false;
+	int64_t d;
+	int i;
+
+	for (i = 0; i < f->nr_segs; i++) {
+		const struct bp_elf_segment *g = &f->segs[i];
+
+		if (!g->exec || !g->filesz)
+			continue;
+		d = (int64_t)(g->off - g->vaddr + f->base);
+		if (have && d != *delta)
+			return false;
+		*delta = d;
+		have = true;
+	}
+	return have;
+}
+
+/*
+ * Tell BPF (unwind_files) that identity k has f's table, or no longer has
+ * it: the walker's bridge for a mapping the process's list lacks
+ * (bp_uw_by_file()). The key is the kernel's view of the inode: s_dev is
+ * MAJOR << 20 | MINOR, not stat()'s encoding. A file system whose stat()
+ * device is not its super block's (btrfs subvolumes) finds nothing, and
+ * its processes wait for their lists as before.
+ */
+static void ident_publish(struct bp_unwind *u, const struct ident *k, const struct uw_file *f)
+{
+	struct bp_uw_file_key key = {
+		.dev = ((uint64_t)major(k->dev) << 20) | minor(k->dev),
+		.ino = k->ino,
+	};
+	/* BPF compares the inode's seconds: floored, as the kernel keeps them */
+	struct bp_uw_file v = {
+		.size = k->size,
+		.mtime_sec = k->mtime_ns / 1000000000 - (k->mtime_ns % 1000000000 < 0),
+	};
+	int64_t delta = 0;
+
+	if (u->files_fd < 0)
+		return;
+	if (!f || f->state != UWF_LOADED || !file_delta(f, &delta)) {
+		bpf_map_delete_elem(u->files_fd, &key);
+		return;
+	}
+	v.delta = delta;
+	v.first = f->first;
+	v.count = f->count;
+	/* full (4096 files): that file's new mappings wait for their lists, as before */
+	if (bpf_map_update_elem(u->files_fd, &key, &v, BPF_ANY))
+		bp_dbg("unwind: no bridge for inode %llu: %s", (unsigned long long)k->ino,
+		       strerror(errno));
+}
+
+/* f's table came or went: every identity of it tells BPF */
+static void file_publish(struct bp_unwind *u, const struct uw_file *f)
+{
+	uint32_t i;
+
+	if (!f->idents)
+		return;
+	for (i = 0; i < u->nr_idents; i++)
+		if (u->idents[i].f == f)
+			ident_publish(u, &u->idents[i], f);
+}
+
 static int ident_add(struct bp_unwind *u, const struct ident *k, struct uw_file *f)
 {
 	if (ident_find(u, k))
@@ -245,6 +319,8 @@ static int ident_add(struct bp_unwind *u, const struct ident *k, struct uw_file 
 	u->idents[u->nr_idents].f = f;
 	u->nr_idents++;
 	f->idents++;
+	if (f->state == UWF_LOADED)
+		ident_publish(u, k, f);
 	return 0;
 }
 
@@ -304,11 +380,13 @@ static void file_unload(struct bp_unwind *u, struct uw_file *f)
 {
 	if (f->state != UWF_LOADED)
 		return;
+	/* BPF lets go of the rows before they are handed to another file */
+	f->state = UWF_NONE;
+	file_publish(u, f);
 	free_add(u, f->first, f->count);
 	u->st.rows -= f->rows;
 	u->st.slots -= f->count;
 	u->st.files--;
-	f->state = UWF_NONE;
 	f->first = f->count = f->rows = 0;
 }
 
@@ -531,6 +609,7 @@ static void file_load(struct bp_unwind *u, struct uw_file *f, struct bp_elf *e, 
 	u->st.rows += t.nr_rows;
 	u->st.slots += len;
 	u->st.files++;
+	file_publish(u, f);
 	if (u->st.slots * sizeof(struct bp_uw_row) > u->st.used_peak_bytes)
 		u->st.used_peak_bytes = u->st.slots * sizeof(struct bp_uw_row);
 	bp_dbg("unwind table of %s: %u rows from %u FDEs (%s), %u not applicable, %u index slots",
@@ -1137,6 +1216,7 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 	u->syms = syms;
 	u->rows_fd = bp_loader__unwind_rows_fd(l);
 	u->procs_fd = bp_loader__unwind_procs_fd(l);
+	u->files_fd = bp_loader__unwind_files_fd(l);
 	u->capacity = l->uw_rows;
 	u->st.budget_bytes = (uint64_t)u->capacity * sizeof(struct bp_uw_row);
 	if (!stat("/proc/self/ns/mnt", &st))

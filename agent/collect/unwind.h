@@ -29,6 +29,8 @@ struct bp_unwind;
 #define BP_UNWIND_MEM_MAX	(2ULL * 1024 * 1024 * 1024)
 /* processes with tables in the kernel at once */
 #define BP_UNWIND_PROCS		4096
+/* files BPF finds a table for by their inode (a list's bridge), at once */
+#define BP_UNWIND_FILES		4096
 
 struct bp_unwind_stats {
 	uint64_t budget_bytes;		/* the rows array */

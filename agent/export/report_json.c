@@ -893,6 +893,8 @@ int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s
 		bp_json_w_kv_uint64(&w, "stacks_unwound", p->stats.v[BP_STAT_UW_STACKS]);
 		/* misses asked again because new code was mapped after one (unwind.bpf.h) */
 		bp_json_w_kv_uint64(&w, "new_code_misses", p->stats.v[BP_STAT_UW_REMISS]);
+		/* frames walked by their file's table before the list had them */
+		bp_json_w_kv_uint64(&w, "frames_by_file", p->stats.v[BP_STAT_UW_BY_FILE]);
 		bp_json_w_end_object(&w);
 	}
 
