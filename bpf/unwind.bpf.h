@@ -211,17 +211,38 @@ static long bp_uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 /*
  * The executable file mapping holding pc, as m, when its file's table is
  * loaded (for any process): 1, the bridge while the process's list lacks
- * it, else 0. The walk is always of current's stack. bpf_find_vma() only
- * tries the mmap lock: a writer holding it (an mmap under way) makes it
- * fail, and the frame is cut as before. A global function, verified once:
- * inlined into the frame callback, it added 115,000 instructions to
- * bp_oncpu's verification (0.75 s of every start).
+ * it, else 0. m holds the mapping found for the walk's last such frame.
+ * The walk is always of current's stack. bpf_find_vma() only tries the
+ * mmap lock: a writer holding it (an mmap under way) makes it fail, and
+ * the frame is cut as before. A global function, verified once: inlined
+ * into the frame callback, it added 115,000 instructions to bp_oncpu's
+ * verification (0.75 s of every start).
  */
+/* an empty mapping in m, as the verifier sees it written by a call (below) */
+__noinline int bp_uw_found_reset(struct bp_uw_map *m)
+{
+	if (m)
+		__builtin_memset(m, 0, sizeof(*m));
+	return 0;
+}
+
 __noinline int bp_uw_by_file(__u64 pc, struct bp_uw_map *m)
 {
 	struct bp_uw_map c = {};
 
-	if (!m || bpf_find_vma(bpf_get_current_task_btf(), pc, bp_uw_vma_cb, &c, 0) ||
+	if (!m)
+		return 0;
+	/*
+	 * The mapping found for an earlier frame of this walk first: in a
+	 * sample's interrupt, bpf_find_vma() leaves the mmap lock to an
+	 * irq_work, and a second call before it ran fails (-EBUSY). A
+	 * library's frames share its mapping.
+	 */
+	if (m->count && pc >= m->start && pc < m->end) {
+		stat_inc(BP_STAT_UW_BY_FILE);
+		return 1;
+	}
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, bp_uw_vma_cb, &c, 0) ||
 	    !c.count)
 		return 0;
 	*m = c;
@@ -323,21 +344,33 @@ static __always_inline void bp_uw_cut(struct bp_uw_walk *w, __u32 why)
  * executable mappings changed since the last report, as mm->exec_vm
  * (pages mapped executable) tells. The walk is always of current's stack.
  */
-static __always_inline void bp_uw_missed(struct bp_uw_proc *p, __u32 tgid)
+/*
+ * A global function of its own (the list found again by tgid): inline, the
+ * frame callback's paths through it and on to the bridge made the verifier
+ * walk the rest of the frame once more (5,700 instructions for bp_switch).
+ */
+__noinline int bp_uw_missed(__u32 tgid)
 {
 	struct task_struct *t = (struct task_struct *)bpf_get_current_task();
-	__u64 now = BPF_CORE_READ(t, mm, exec_vm), seen = p->exec_vm;
+	struct bp_uw_proc *p = bpf_map_lookup_elem(&unwind_procs, &tgid);
+	__u64 now, seen;
 
+	if (!p)
+		return 0;
+	now = BPF_CORE_READ(t, mm, exec_vm);
+	seen = p->exec_vm;
 	if (!(__sync_fetch_and_or(&p->flags, BP_UWP_MISSED) & BP_UWP_MISSED)) {
 		p->exec_vm = now;
 		emit_event(BP_EV_UNWIND_MISS, tgid, 0, 0);
-		return;
+		return 1;
 	}
 	/* one report per change, however many CPUs see it */
 	if (now != seen && __sync_val_compare_and_swap(&p->exec_vm, seen, now) == seen) {
 		stat_inc(BP_STAT_UW_REMISS);
 		emit_event(BP_EV_UNWIND_MISS, tgid, 0, 0);
+		return 1;
 	}
+	return 0;
 }
 
 /* one frame: push pc, then step to the caller */
@@ -347,8 +380,8 @@ static long bp_uw_frame(__u32 i, void *data)
 	struct bp_stack *st = w->st;
 	struct bp_uw_row *row = NULL;
 	struct bp_uw_map *m;
-	__u32 n = st->nr, none = BP_UW_NONE_NOCFI;
-	__u64 pc = bp_uw_lookup_pc(&w->r), rel;
+	__u32 n = st->nr, none = BP_UW_NONE_NOCFI, first = BP_UW_NONE_NOCFI, count = 0;
+	__u64 pc = bp_uw_lookup_pc(&w->r), rel, bias = 0;
 	int res;
 
 	if (n >= BP_MAX_STACK_DEPTH) {
@@ -366,30 +399,32 @@ static long bp_uw_frame(__u32 i, void *data)
 	} else if (!m) {
 		if (!(w->proc->flags & BP_UWP_PARTIAL)) {
 			/* the list is asked for anyway: the bridge costs a VMA lookup a frame */
-			bp_uw_missed(w->proc, w->tgid);
-			/*
-			 * The mapping found for an earlier frame first: in a
-			 * sample's interrupt, bpf_find_vma() leaves the mmap
-			 * lock to an irq_work, and a second call before it ran
-			 * fails (-EBUSY). A library's frames share its mapping.
-			 */
+			bp_uw_missed(w->tgid);
 			m = &w->found;
-			if ((pc < m->start || pc >= m->end) && !bp_uw_by_file(pc, m)) {
+			if (!bp_uw_by_file(pc, m)) {
 				bp_uw_cut(w, BP_UWS_NO_TABLE);
 				return 1;
 			}
 		}
 	}
-	if (!m) {
-		;
-	} else if (m->count) {
-		rel = pc - m->bias;
+	/*
+	 * Scalars from here on: a pointer into the list or into the walk's
+	 * stack made the verifier walk the rest of the frame twice (7,800
+	 * instructions more for bp_switch).
+	 */
+	if (m) {
+		bias = m->bias;
+		first = m->first;
+		count = m->count;
+	}
+	if (count) {
+		rel = pc - bias;
 		if (rel <= 0xffffffffULL)
-			row = bp_uw_find_row(m->first, m->count, (__u32)rel);
+			row = bp_uw_find_row(first, count, (__u32)rel);
 		if (row && row->kind == BP_UW_FP)
 			row = NULL;
 	} else {
-		none = m->first;
+		none = first;
 	}
 
 	res = bp_uw_step(NULL, row, &w->r);
@@ -434,6 +469,13 @@ __noinline int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 s
 		return 0;
 	if (w.proc)
 		stat_inc(BP_STAT_UW_STACKS);
+	/*
+	 * Zeroed by a call, not by the initializer: the verifier then knows
+	 * the slots as written, like after a bridge, rather than as zeros,
+	 * and prunes the frames after a bridge against the others (7,000
+	 * instructions of bp_switch's verification).
+	 */
+	bp_uw_found_reset(&w.found);
 	bpf_loop(BP_MAX_STACK_DEPTH, bp_uw_frame, &w, 0);
 	if (!w.done)
 		w.stop = BP_UWS_DEPTH;
