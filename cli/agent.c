@@ -283,6 +283,8 @@ int cmd_agent(int argc, char **argv)
 	 */
 	mallopt(M_ARENA_MAX, 1);
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+	/* glibc's default, which main() raised for the one-shot commands */
+	mallopt(M_TRIM_THRESHOLD, 128 * 1024);
 	if (bp_daemon__new(&d, &o))
 		return EXIT_USAGE;
 	err = bp_privs_raise_nofile(NOFILE_BASE + NOFILE_PER_CPU * sysconf(_SC_NPROCESSORS_CONF));

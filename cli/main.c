@@ -4,6 +4,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <malloc.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -113,6 +114,16 @@ int main(int argc, char **argv)
 {
 	unsigned int i;
 
+	/*
+	 * Large blocks from the heap, and the heap not trimmed on each free:
+	 * a start parses the kernel's BTF twice (ours in the loader, then
+	 * libbpf's), some 10 MB each, and blocks mapped on their own made the
+	 * second parse fault every page in afresh (30-60 ms of each start, as
+	 * `record -- /bin/true` measured). A one-shot command gives it all
+	 * back at exit; the agent sets its own policy (cli/agent.c).
+	 */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
 	cli_setup_logging();
 	if (argc < 2) {
 		usage(stderr);
