@@ -15,10 +15,10 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
-#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include "collect/blockio.h"
+#include "collect/kbtf.h"
 #include "boundprof.skel.h"
 #include "model/hist.h"
 #include "util/log.h"
@@ -28,7 +28,6 @@
 
 #define RQ_ENTRIES	16384	/* requests in flight at once, all devices */
 #define MIN_ROWS	1024
-#define BTF_PATH	"/sys/kernel/btf/vmlinux"
 
 /* the tracepoints we use, as BTF names their typedefs */
 enum io_tp {
@@ -68,87 +67,20 @@ struct bp_blockio {
 	uint32_t nr_base;
 };
 
-/*
- * Which of the names exist as strings in the kernel's BTF. A tracepoint's
- * typedef name is in the string table exactly when the tracepoint exists,
- * and reading the strings alone takes a fifth of the 50 ms that parsing the
- * whole BTF does. Anything unexpected falls back to libbpf's parser.
- */
-static int btf_strings_have(const char *const *names, bool *found, int n)
-{
-	struct btf_header h;
-	char *strs = NULL, key[128];
-	int fd, i, err = 0;
-	ssize_t got = 0;
-	size_t off;
-
-	fd = open(BTF_PATH, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	got = pread(fd, &h, sizeof(h), 0);
-	if (got != sizeof(h) || h.magic != BTF_MAGIC || h.hdr_len < sizeof(h) || !h.str_len) {
-		err = -EINVAL;
-		goto out;
-	}
-	strs = malloc(h.str_len + 1);
-	if (!strs) {
-		err = -ENOMEM;
-		goto out;
-	}
-	strs[0] = '\0';
-	/* sysfs gives a page per read: a short read is the rest to come */
-	for (off = 0; off < h.str_len; off += got) {
-		got = pread(fd, strs + 1 + off, h.str_len - off,
-			    (off_t)h.hdr_len + h.str_off + off);
-		if (got <= 0)
-			break;
-	}
-	if (off != h.str_len) {
-		err = got < 0 ? -errno : -EIO;
-		goto out;
-	}
-	for (i = 0; i < n; i++) {
-		size_t len = strlen(names[i]);
-
-		/* "\0name\0": a whole string, not the tail of a longer one */
-		key[0] = '\0';
-		memcpy(key + 1, names[i], len + 1);
-		found[i] = memmem(strs, h.str_len + 1, key, len + 2) != NULL;
-	}
-out:
-	free(strs);
-	close(fd);
-	return err;
-}
-
-static int btf_types_have(const char *const *names, bool *found, int n)
-{
-	struct btf *btf = btf__load_vmlinux_btf();
-	int i;
-
-	if (!btf)
-		return -errno;
-	for (i = 0; i < n; i++)
-		found[i] = btf__find_by_name_kind(btf, names[i], BTF_KIND_TYPEDEF) > 0;
-	btf__free(btf);
-	return 0;
-}
-
-int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries)
+int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries,
+			const struct bp_kbtf *kb)
 {
 	bool has[TP__MAX] = {};
 	bool at_issue;
-	int err;
+	int i, err;
 
-	err = btf_strings_have(tp_btf_names, has, TP__MAX);
-	if (err) {
-		bp_dbg("kernel BTF strings unreadable (%s), parsing the BTF", strerror(-err));
-		err = btf_types_have(tp_btf_names, has, TP__MAX);
+	if (!kb) {
+		bp_err("failed to read the kernel BTF: no block tracepoints to choose from");
+		return -ENOENT;
 	}
-	if (err) {
-		bp_err("failed to read the kernel BTF: %s", strerror(-err));
-		return err;
-	}
+	/* a tracepoint exists exactly when its typedef does */
+	for (i = 0; i < TP__MAX; i++)
+		has[i] = bp_kbtf__find(kb, tp_btf_names[i], BTF_KIND_TYPEDEF) > 0;
 
 	if (has[TP_IO_START] && has[TP_IO_DONE]) {
 		at_issue = false;

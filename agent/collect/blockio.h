@@ -14,12 +14,15 @@
 struct boundprof_bpf;
 struct bp_profile;
 struct bp_blockio;
+struct bp_kbtf;
 
 /*
  * Before load: enable the programs this kernel supports (block_io_start/done,
- * else block_rq_issue/complete) and size the maps. 0 or -errno.
+ * else block_rq_issue/complete), as its BTF kb tells, and size the maps.
+ * 0 or -errno.
  */
-int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries);
+int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries,
+			const struct bp_kbtf *kb);
 
 /* after attach: remember where the devices' counters start; NULL and errno */
 struct bp_blockio *bp_blockio__new(struct boundprof_bpf *skel, const char *sysfs_root);

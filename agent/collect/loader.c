@@ -18,6 +18,7 @@
 #include "collect/blockio.h"
 #include "boundprof.skel.h"
 #include "collect/cpus.h"
+#include "collect/kbtf.h"
 #include "collect/loader.h"
 #include "collect/twinload.h"
 #include "proc/cgroup.h"
@@ -59,30 +60,30 @@ int bp_kernel_at_least(const char *release, int major, int minor)
 /*
  * Whether sched_switch passes prev_state (5.18+, bpf/compat.bpf.h): then its
  * prototype in the kernel's BTF, btf_trace_sched_switch, is (void *ctx, bool
- * preempt, prev, next, prev_state). Reading the whole BTF takes ~9 ms here.
- * Anything unexpected: assume a current kernel, whose verifier will say so.
+ * preempt, prev, next, prev_state). Anything unexpected (no BTF read): assume
+ * a current kernel, whose verifier will say so.
  */
-static bool switch_has_prev_state(const struct btf *btf)
+static bool switch_has_prev_state(const struct bp_kbtf *kb)
 {
 	const struct btf_type *t = NULL;
 	int id;
 
-	if (!btf)
+	if (!kb)
 		return true;
-	id = btf__find_by_name_kind(btf, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
+	id = bp_kbtf__find(kb, "btf_trace_sched_switch", BTF_KIND_TYPEDEF);
 	if (id > 0)
-		t = btf__type_by_id(btf, btf__type_by_id(btf, id)->type);
+		t = bp_kbtf__type(kb, bp_kbtf__type(kb, id)->type);
 	if (t && btf_is_ptr(t))
-		t = btf__type_by_id(btf, t->type);
+		t = bp_kbtf__type(kb, t->type);
 	if (t && btf_is_func_proto(t))
 		return btf_vlen(t) >= 5;
 	return true;
 }
 
 /* the byte offset of member name in the struct type id; -1 when absent */
-static long member_offset(const struct btf *btf, int id, const char *name)
+static long member_offset(const struct bp_kbtf *kb, int id, const char *name)
 {
-	const struct btf_type *t = btf__type_by_id(btf, id);
+	const struct btf_type *t = bp_kbtf__type(kb, id);
 	const struct btf_member *m;
 	int i;
 
@@ -90,7 +91,7 @@ static long member_offset(const struct btf *btf, int id, const char *name)
 		return -1;
 	m = btf_members(t);
 	for (i = 0; i < btf_vlen(t); i++, m++)
-		if (!strcmp(btf__name_by_offset(btf, m->name_off), name))
+		if (!strcmp(bp_kbtf__name(kb, m->name_off), name))
 			return btf_member_bit_offset(t, i) / 8;
 	return -1;
 }
@@ -102,35 +103,30 @@ static long member_offset(const struct btf *btf, int id, const char *name)
  * the run queue through the current task. The count is __preempt_count
  * (and from 6.2 to 6.14 a member of pcpu_hot). 0: not found.
  */
-static int64_t preempt_from_rq(const struct btf *btf)
+static int64_t preempt_from_rq(const struct bp_kbtf *kb)
 {
 	long rq = -1, pc = -1, hot = -1;
-	int id, n, i, j;
+	int id, i, j;
 
-	if (!btf)
+	if (!kb)
 		return 0;
-	n = btf__type_cnt(btf);
-	for (id = 1; id < n; id++) {
-		const struct btf_type *t = btf__type_by_id(btf, id);
-		const struct btf_var_secinfo *v;
+	id = bp_kbtf__find(kb, ".data..percpu", BTF_KIND_DATASEC);
+	if (id > 0) {
+		const struct btf_type *t = bp_kbtf__type(kb, id);
+		const struct btf_var_secinfo *v = btf_var_secinfos(t);
 
-		if (!btf_is_datasec(t) || strcmp(btf__name_by_offset(btf, t->name_off),
-						 ".data..percpu"))
-			continue;
-		v = btf_var_secinfos(t);
 		for (i = 0; i < btf_vlen(t); i++, v++) {
-			const struct btf_type *var = btf__type_by_id(btf, v->type);
-			const char *name = btf__name_by_offset(btf, var->name_off);
+			const struct btf_type *var = bp_kbtf__type(kb, v->type);
+			const char *name = var ? bp_kbtf__name(kb, var->name_off) : "";
 
 			if (!strcmp(name, "runqueues"))
 				rq = v->offset;
 			else if (!strcmp(name, "__preempt_count"))
 				pc = v->offset;
 			else if (!strcmp(name, "pcpu_hot") &&
-				 (j = member_offset(btf, var->type, "preempt_count")) >= 0)
+				 (j = member_offset(kb, var->type, "preempt_count")) >= 0)
 				hot = v->offset + j;
 		}
-		break;
 	}
 	if (pc < 0)
 		pc = hot;
@@ -138,21 +134,19 @@ static int64_t preempt_from_rq(const struct btf *btf)
 }
 
 /* a value of the kernel's enum cgroup_subsys_id (the v1 filter's css_set::subsys[] index) */
-static int cgroup_ssid(const char *name)
+static int cgroup_ssid(const struct bp_kbtf *kb, const char *name)
 {
-	struct btf *btf = btf__load_vmlinux_btf();
 	const struct btf_type *t;
 	const struct btf_enum *e;
 	int id, i, ssid = -ENOENT;
 
-	if (!btf)
+	if (!kb)
 		return -ENOENT;
-	id = btf__find_by_name_kind(btf, "cgroup_subsys_id", BTF_KIND_ENUM);
-	t = id > 0 ? btf__type_by_id(btf, id) : NULL;
+	id = bp_kbtf__find(kb, "cgroup_subsys_id", BTF_KIND_ENUM);
+	t = id > 0 ? bp_kbtf__type(kb, id) : NULL;
 	for (i = 0, e = t ? btf_enum(t) : NULL; t && i < btf_vlen(t); i++, e++)
-		if (!strcmp(btf__name_by_offset(btf, e->name_off), name))
+		if (!strcmp(bp_kbtf__name(kb, e->name_off), name))
 			ssid = e->val;
-	btf__free(btf);
 	return ssid;
 }
 
@@ -370,6 +364,7 @@ out:
 
 int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 {
+	struct bp_kbtf *kb = NULL;
 	struct bp_loader *l;
 	struct timespec t0, t1;
 	uint64_t per_interval;
@@ -444,8 +439,11 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.wake1, l->counts_entries * 4);
 	bpf_map__set_max_entries(l->skel->maps.net0, l->counts_entries);
 	bpf_map__set_max_entries(l->skel->maps.net1, l->counts_entries);
+	/* the kernel's BTF, for the facts decided before load; NULL: defaults */
+	err = bp_kbtf__open(BP_KBTF_PATH, &kb);
+	if (err)
+		bp_dbg("kernel BTF unreadable (%s): current-kernel defaults", strerror(-err));
 	if (o->offcpu) {
-		struct btf *btf = btf__load_vmlinux_btf();
 
 		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup, true);
@@ -458,15 +456,14 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
 		l->skel->rodata->follow_peers = o->filter && o->follow_peers;
 		l->skel->rodata->follow_skip_tgid = getpid();
-		l->skel->rodata->switch_has_prev_state = switch_has_prev_state(btf);
+		l->skel->rodata->switch_has_prev_state = switch_has_prev_state(kb);
 		if (!l->skel->rodata->switch_has_prev_state)
 			bp_info("sched_switch has no prev_state argument (kernel before 5.18): "
 				"switch states are read from the task");
-		l->skel->rodata->preempt_from_rq = preempt_from_rq(btf);
+		l->skel->rodata->preempt_from_rq = preempt_from_rq(kb);
 		if (!l->skel->rodata->preempt_from_rq)
 			bp_info("the kernel's BTF does not place __preempt_count: wakers in "
 				"interrupts are taken for the task they interrupted");
-		btf__free(btf);
 	}
 
 	first_cpu = bp_online_cpu_first();
@@ -480,8 +477,8 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		l->skel->rodata->filter_cgroup_level = o->cgroup->level;
 		l->skel->rodata->filter_cgroup_tree = o->cgroup->tree;
 		if (o->cgroup->tree != BP_CGT_V2) {
-			int ssid = cgroup_ssid(o->cgroup->tree == BP_CGT_V1_CPU ? "cpu_cgrp_id" :
-					       "memory_cgrp_id");
+			int ssid = cgroup_ssid(kb, o->cgroup->tree == BP_CGT_V1_CPU ?
+						       "cpu_cgrp_id" : "memory_cgrp_id");
 
 			if (ssid < 0) {
 				err = ssid;
@@ -494,10 +491,12 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	}
 
 	if (!o->no_blockio) {
-		err = bp_blockio__prepare(l->skel, l->counts_entries);
+		err = bp_blockio__prepare(l->skel, l->counts_entries, kb);
 		if (err)
 			goto fail;
 	}
+	bp_kbtf__free(kb);
+	kb = NULL;
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = load_programs(l);
@@ -511,6 +510,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	*out = l;
 	return 0;
 fail:
+	bp_kbtf__free(kb);
 	bp_loader__free(l);
 	return err;
 }
