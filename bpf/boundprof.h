@@ -422,6 +422,19 @@ struct bp_uw_file {
 	__u32 first, count;	/* as in struct bp_uw_map (count > 0) */
 };
 
+/* a mapping the walker found itself, kept for the process's next walks */
+#define BP_UW_BRIDGES	4
+struct bp_uw_bridge_key {
+	__u32 tgid;
+	__u32 slot;		/* below BP_UW_BRIDGES */
+};
+
+struct bp_uw_bridge {
+	struct bp_uw_map m;
+	__u64 mm;		/* the image it was found in (mm_struct address) */
+	__u64 exec_vm;		/* its executable pages then */
+};
+
 /*
  * 248 mappings keep a value within 8 KiB with the hash element around it;
  * a process with more executable mappings is marked partial.

@@ -132,6 +132,7 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	}
 	/* the old image's unwind mappings would walk the new one into garbage */
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bp_uw_bridges_drop(tgid);
 	/* the new image is found anew: never walk it with the old one's offsets */
 	bpf_map_delete_elem(&py_procs, &tgid);
 	bpf_map_delete_elem(&r_procs, &tgid);
@@ -149,6 +150,7 @@ int BPF_PROG(bp_exit, struct task_struct *p)
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
 	bpf_map_delete_elem(&unwind_procs, &tgid);
+	bp_uw_bridges_drop(tgid);
 	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
 	bpf_map_delete_elem(&py_procs, &tgid);
 	bpf_map_delete_elem(&r_procs, &tgid);

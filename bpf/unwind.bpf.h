@@ -62,6 +62,35 @@ struct bp_uw_files_map {
 };
 BP_EXTERN struct bp_uw_files_map unwind_files SEC(".maps");
 
+/*
+ * (tgid, slot) -> a mapping bp_uw_by_file() found, for the process's next
+ * walks. Not preallocated: an update allocates a new element and frees the
+ * old one after a grace period, so a walk on another CPU never reads one
+ * half rewritten. Dropped at exec and exit (proc.bpf.c); an entry of an
+ * older image or older mappings is known by its mm and exec_vm.
+ */
+struct bp_uw_bridges_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 16384);	/* sized from userspace before load */
+	__type(key, struct bp_uw_bridge_key);
+	__type(value, struct bp_uw_bridge);
+};
+BP_EXTERN struct bp_uw_bridges_map unwind_bridges SEC(".maps");
+
+/* a new image, or none: the mappings its walks found go */
+static __always_inline void bp_uw_bridges_drop(__u32 tgid)
+{
+	struct bp_uw_bridge_key k = { .tgid = tgid };
+	__u32 i;
+
+#pragma unroll
+	for (i = 0; i < BP_UW_BRIDGES; i++) {
+		k.slot = i;
+		bpf_map_delete_elem(&unwind_bridges, &k);
+	}
+}
+
 /* set by userspace when it loads unwind tables (--unwind-mem is not 0) */
 BP_EXTERN const volatile __u8 unwind_on;
 
@@ -208,16 +237,6 @@ static long bp_uw_vma_cb(struct task_struct *task, struct vm_area_struct *vma, v
 	return 0;
 }
 
-/*
- * The executable file mapping holding pc, as m, when its file's table is
- * loaded (for any process): 1, the bridge while the process's list lacks
- * it, else 0. m holds the mapping found for the walk's last such frame.
- * The walk is always of current's stack. bpf_find_vma() only tries the
- * mmap lock: a writer holding it (an mmap under way) makes it fail, and
- * the frame is cut as before. A global function, verified once: inlined
- * into the frame callback, it added 115,000 instructions to bp_oncpu's
- * verification (0.75 s of every start).
- */
 /* an empty mapping in m, as the verifier sees it written by a call (below) */
 __noinline int bp_uw_found_reset(struct bp_uw_map *m)
 {
@@ -226,26 +245,96 @@ __noinline int bp_uw_found_reset(struct bp_uw_map *m)
 	return 0;
 }
 
-__noinline int bp_uw_by_file(__u64 pc, struct bp_uw_map *m)
+/*
+ * The executable file mapping holding pc, as m, when its file's table is
+ * loaded (for any process): 1, the bridge while the process's list lacks
+ * it, else 0. m holds the mapping found for the walk's last such frame.
+ * The walk is always of current's stack.
+ *
+ * bpf_find_vma() only tries the mmap lock (a writer holding it, an mmap
+ * under way, makes it fail and the frame is cut as before), and in a
+ * sample's interrupt it leaves the unlock to an irq_work: a second call
+ * before that ran fails (-EBUSY). So one lookup a walk, and what it found
+ * is kept for the process's next walks in unwind_bridges, until its image
+ * or its executable mappings change (mm, mm->exec_vm): a program that
+ * just started and calls from libm through its own code into libc is
+ * whole from its third sample, not once userspace has caught up.
+ *
+ * A global function, verified once: inlined into the frame callback, it
+ * added 115,000 instructions to bp_oncpu's verification (0.75 s of every
+ * start).
+ */
+/*
+ * The kept mapping of tgid's image (mm, exec_vm) that holds pc, into m:
+ * BP_UW_BRIDGES + 1. Else the slot a new one may take (a free or stale
+ * one), or BP_UW_BRIDGES when all are taken. Global functions, the three
+ * of them: with one frame for it all, bp_switch's five nested frames took
+ * 544 bytes of stack, past the 512 BPF allows.
+ */
+__noinline __u32 bp_uw_bridge_find(__u32 tgid, __u64 pc, struct bp_uw_map *m)
 {
-	struct bp_uw_map c = {};
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct bp_uw_bridge_key k = { .tgid = tgid };
+	__u64 mm = (__u64)BPF_CORE_READ(t, mm), exec_vm = BPF_CORE_READ(t, mm, exec_vm);
+	struct bp_uw_bridge *b;
+	__u32 i, free = BP_UW_BRIDGES;
+
+	if (!m)
+		return BP_UW_BRIDGES;
+	/* unrolled: the slot lives in the key, on the stack, where no loop bound is seen */
+#pragma unroll
+	for (i = 0; i < BP_UW_BRIDGES; i++) {
+		k.slot = i;
+		b = bpf_map_lookup_elem(&unwind_bridges, &k);
+		if (!b || b->mm != mm || b->exec_vm != exec_vm) {
+			free = i;
+			continue;
+		}
+		if (b->m.count && pc >= b->m.start && pc < b->m.end) {
+			*m = b->m;
+			return BP_UW_BRIDGES + 1;
+		}
+	}
+	return free;
+}
+
+/* keep m for tgid's next walks, in slot (BP_UW_BRIDGES: the one its address picks) */
+__noinline int bp_uw_bridge_keep(__u32 tgid, __u32 slot, const struct bp_uw_map *m)
+{
+	struct task_struct *t = bpf_get_current_task_btf();
+	struct bp_uw_bridge_key k = { .tgid = tgid, .slot = slot };
+	struct bp_uw_bridge v = {
+		.mm = (__u64)BPF_CORE_READ(t, mm),
+		.exec_vm = BPF_CORE_READ(t, mm, exec_vm),
+	};
 
 	if (!m)
 		return 0;
-	/*
-	 * The mapping found for an earlier frame of this walk first: in a
-	 * sample's interrupt, bpf_find_vma() leaves the mmap lock to an
-	 * irq_work, and a second call before it ran fails (-EBUSY). A
-	 * library's frames share its mapping.
-	 */
-	if (m->count && pc >= m->start && pc < m->end) {
-		stat_inc(BP_STAT_UW_BY_FILE);
-		return 1;
-	}
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, bp_uw_vma_cb, &c, 0) ||
-	    !c.count)
+	v.m = *m;
+	if (slot >= BP_UW_BRIDGES)
+		k.slot = (__u32)(m->start >> 12) % BP_UW_BRIDGES;
+	/* a new element, never one rewritten in place: a reader sees it whole or not */
+	return bpf_map_update_elem(&unwind_bridges, &k, &v, BPF_ANY);
+}
+
+__noinline int bp_uw_by_file(__u32 tgid, __u64 pc, struct bp_uw_map *m)
+{
+	struct bp_uw_map c = {};
+	__u32 slot;
+
+	if (!m)
+		return 0;
+	/* the mapping found for an earlier frame of this walk: a library's frames share it */
+	if (m->count && pc >= m->start && pc < m->end)
+		goto found;
+	slot = bp_uw_bridge_find(tgid, pc, m);
+	if (slot > BP_UW_BRIDGES)
+		goto found;
+	if (bpf_find_vma(bpf_get_current_task_btf(), pc, bp_uw_vma_cb, &c, 0) || !c.count)
 		return 0;
 	*m = c;
+	bp_uw_bridge_keep(tgid, slot, m);
+found:
 	stat_inc(BP_STAT_UW_BY_FILE);
 	return 1;
 }
@@ -401,7 +490,7 @@ static long bp_uw_frame(__u32 i, void *data)
 			/* the list is asked for anyway: the bridge costs a VMA lookup a frame */
 			bp_uw_missed(w->tgid);
 			m = &w->found;
-			if (!bp_uw_by_file(pc, m)) {
+			if (!bp_uw_by_file(w->tgid, pc, m)) {
 				bp_uw_cut(w, BP_UWS_NO_TABLE);
 				return 1;
 			}
