@@ -47,7 +47,7 @@ BP_EXTERN struct bp_uw_procs_map unwind_procs SEC(".maps");
 /*
  * (device, inode) -> the table of every file whose rows are loaded: for an
  * address in a mapping the process's list does not have yet, the walker
- * finds the mapping itself (bp_uw_by_file()). ld.so maps a program's
+ * finds the mapping itself (the bridge, bp_uw_frame()). ld.so maps a program's
  * libraries a moment after the exec whose list userspace wrote, and a miss
  * took a round trip through a busy event loop (40 ms alone, 100 ms and more
  * under perf): libc and libm are loaded for some other process already.
@@ -63,7 +63,7 @@ struct bp_uw_files_map {
 BP_EXTERN struct bp_uw_files_map unwind_files SEC(".maps");
 
 /*
- * (tgid, slot) -> a mapping bp_uw_by_file() found, for the process's next
+ * (tgid, slot) -> a mapping the bridge found, for the process's next
  * walks. Not preallocated: an update allocates a new element and frees the
  * old one after a grace period, so a walk on another CPU never reads one
  * half rewritten. Dropped at exec and exit (proc.bpf.c); an entry of an
@@ -126,7 +126,7 @@ enum bp_uw_stop {
 struct bp_uw_walk {
 	struct bp_stack *st;
 	struct bp_uw_proc *proc;
-	struct bp_uw_map found;	/* a mapping bp_uw_by_file() found */
+	struct bp_uw_map found;	/* the mapping the bridge found last */
 	struct bp_uw_regs r;
 	__u32 tgid;		/* also the key of unwind_procs */
 	__u16 stop;		/* enum bp_uw_stop */
@@ -246,10 +246,9 @@ __noinline int bp_uw_found_reset(struct bp_uw_map *m)
 }
 
 /*
- * The executable file mapping holding pc, as m, when its file's table is
- * loaded (for any process): 1, the bridge while the process's list lacks
- * it, else 0. m holds the mapping found for the walk's last such frame.
- * The walk is always of current's stack.
+ * The bridge: the executable file mapping holding pc, when the process's
+ * list lacks it and its file's table is loaded (for any process). The walk
+ * is always of current's stack.
  *
  * bpf_find_vma() only tries the mmap lock (a writer holding it, an mmap
  * under way, makes it fail and the frame is cut as before), and in a
@@ -260,16 +259,11 @@ __noinline int bp_uw_found_reset(struct bp_uw_map *m)
  * just started and calls from libm through its own code into libc is
  * whole from its third sample, not once userspace has caught up.
  *
- * A global function, verified once: inlined into the frame callback, it
- * added 115,000 instructions to bp_oncpu's verification (0.75 s of every
- * start).
- */
-/*
- * The kept mapping of tgid's image (mm, exec_vm) that holds pc, into m:
- * BP_UW_BRIDGES + 1. Else the slot a new one may take (a free or stale
- * one), or BP_UW_BRIDGES when all are taken. Global functions, the three
- * of them: with one frame for it all, bp_switch's five nested frames took
- * 544 bytes of stack, past the 512 BPF allows.
+ * bp_uw_bridge_find(): the kept mapping of tgid's image that holds pc
+ * (the walk's last one in m first), into m: BP_UW_BRIDGES + 1. Else the
+ * slot a new one may take (a free or stale one), or BP_UW_BRIDGES when
+ * all are taken. It and bp_uw_bridge_keep() are global functions, verified
+ * once; the lookup itself is in the frame callback (bp_uw_frame()).
  */
 __noinline __u32 bp_uw_bridge_find(__u32 tgid, __u64 pc, struct bp_uw_map *m)
 {
@@ -281,6 +275,9 @@ __noinline __u32 bp_uw_bridge_find(__u32 tgid, __u64 pc, struct bp_uw_map *m)
 
 	if (!m)
 		return BP_UW_BRIDGES;
+	/* the mapping found for an earlier frame of this walk: a library's frames share it */
+	if (m->count && pc >= m->start && pc < m->end)
+		return BP_UW_BRIDGES + 1;
 	/* unrolled: the slot lives in the key, on the stack, where no loop bound is seen */
 #pragma unroll
 	for (i = 0; i < BP_UW_BRIDGES; i++) {
@@ -315,28 +312,6 @@ __noinline int bp_uw_bridge_keep(__u32 tgid, __u32 slot, const struct bp_uw_map 
 		k.slot = (__u32)(m->start >> 12) % BP_UW_BRIDGES;
 	/* a new element, never one rewritten in place: a reader sees it whole or not */
 	return bpf_map_update_elem(&unwind_bridges, &k, &v, BPF_ANY);
-}
-
-__noinline int bp_uw_by_file(__u32 tgid, __u64 pc, struct bp_uw_map *m)
-{
-	struct bp_uw_map c = {};
-	__u32 slot;
-
-	if (!m)
-		return 0;
-	/* the mapping found for an earlier frame of this walk: a library's frames share it */
-	if (m->count && pc >= m->start && pc < m->end)
-		goto found;
-	slot = bp_uw_bridge_find(tgid, pc, m);
-	if (slot > BP_UW_BRIDGES)
-		goto found;
-	if (bpf_find_vma(bpf_get_current_task_btf(), pc, bp_uw_vma_cb, &c, 0) || !c.count)
-		return 0;
-	*m = c;
-	bp_uw_bridge_keep(tgid, slot, m);
-found:
-	stat_inc(BP_STAT_UW_BY_FILE);
-	return 1;
 }
 
 #define BP_UW_NO_ROW	0xffffffffU
@@ -469,7 +444,7 @@ static long bp_uw_frame(__u32 i, void *data)
 	struct bp_stack *st = w->st;
 	struct bp_uw_row *row = NULL;
 	struct bp_uw_map *m;
-	__u32 n = st->nr, none = BP_UW_NONE_NOCFI, first = BP_UW_NONE_NOCFI, count = 0;
+	__u32 n = st->nr, none = BP_UW_NONE_NOCFI, first = BP_UW_NONE_NOCFI, count = 0, slot;
 	__u64 pc = bp_uw_lookup_pc(&w->r), rel, bias = 0;
 	int res;
 
@@ -490,10 +465,23 @@ static long bp_uw_frame(__u32 i, void *data)
 			/* the list is asked for anyway: the bridge costs a VMA lookup a frame */
 			bp_uw_missed(w->tgid);
 			m = &w->found;
-			if (!bp_uw_by_file(w->tgid, pc, m)) {
-				bp_uw_cut(w, BP_UWS_NO_TABLE);
-				return 1;
+			slot = bp_uw_bridge_find(w->tgid, pc, m);
+			if (slot <= BP_UW_BRIDGES) {
+				/*
+				 * Here, not in a function of its own: the lookup's
+				 * context is the walk's, and bp_switch's nested
+				 * frames stay within 512 bytes of stack as 6.1
+				 * counts them (each frame rounded up to 32).
+				 */
+				m->count = 0;
+				if (bpf_find_vma(bpf_get_current_task_btf(), pc, bp_uw_vma_cb, m,
+						 0) || !m->count) {
+					bp_uw_cut(w, BP_UWS_NO_TABLE);
+					return 1;
+				}
+				bp_uw_bridge_keep(w->tgid, slot, m);
 			}
+			stat_inc(BP_STAT_UW_BY_FILE);
 		}
 	}
 	/*
