@@ -56,7 +56,7 @@ BP_EXTERN struct bp_uw_procs_map unwind_procs SEC(".maps");
 struct bp_uw_files_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 4096);	/* sized from userspace before load */
+	__uint(max_entries, 1024);	/* sized from userspace before load */
 	__type(key, struct bp_uw_file_key);
 	__type(value, struct bp_uw_file);
 };
@@ -72,7 +72,7 @@ BP_EXTERN struct bp_uw_files_map unwind_files SEC(".maps");
 struct bp_uw_bridges_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
-	__uint(max_entries, 16384);	/* sized from userspace before load */
+	__uint(max_entries, 4096);	/* sized from userspace before load */
 	__type(key, struct bp_uw_bridge_key);
 	__type(value, struct bp_uw_bridge);
 };

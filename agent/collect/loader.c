@@ -418,8 +418,9 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 				 o->unwind_rows ? BP_UNWIND_PROCS : 1);
 	bpf_map__set_max_entries(l->skel->maps.unwind_files,
 				 o->unwind_rows ? BP_UNWIND_FILES : 1);
+	/* a hash map's buckets are allocated whole: 16 bytes an entry, used or not */
 	bpf_map__set_max_entries(l->skel->maps.unwind_bridges,
-				 o->unwind_rows ? BP_UNWIND_PROCS * BP_UW_BRIDGES : 1);
+				 o->unwind_rows ? BP_UNWIND_BRIDGES : 1);
 	bpf_map__set_max_entries(l->skel->maps.pystacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.pystacks1, l->stack_entries);
 	/* the Python walk is a bpf_loop() (5.17, e6f2dd0f8067), which the floor has */

@@ -281,7 +281,7 @@ static void ident_publish(struct bp_unwind *u, const struct ident *k, const stru
 	v.delta = delta;
 	v.first = f->first;
 	v.count = f->count;
-	/* full (4096 files): that file's new mappings wait for their lists, as before */
+	/* full (BP_UNWIND_FILES): that file's new mappings wait for their lists, as before */
 	if (bpf_map_update_elem(u->files_fd, &key, &v, BPF_ANY))
 		bp_dbg("unwind: no bridge for inode %llu: %s", (unsigned long long)k->ino,
 		       strerror(errno));

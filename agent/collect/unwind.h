@@ -30,7 +30,9 @@ struct bp_unwind;
 /* processes with tables in the kernel at once */
 #define BP_UNWIND_PROCS		4096
 /* files BPF finds a table for by their inode (a list's bridge), at once */
-#define BP_UNWIND_FILES		4096
+#define BP_UNWIND_FILES		1024
+/* mappings the bridge keeps, all processes (4 each at most); full: found again each walk */
+#define BP_UNWIND_BRIDGES	4096
 
 struct bp_unwind_stats {
 	uint64_t budget_bytes;		/* the rows array */
