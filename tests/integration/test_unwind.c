@@ -945,6 +945,53 @@ static void unwind__sample_in_kernel__user_part_whole(void **state)
 }
 
 /*
+ * record -- nofp MODE SECS: nofp's samples in zlib's crc32 (*in_lib) and
+ * those of them whole from _start through via (*whole); a whole sample
+ * through others but not via is another process's (nofp bridge's child)
+ * and not counted. Returns the JSON report's number at key.
+ */
+static double nofp_in_zlib(const char *mode, const char *secs, const char *via,
+			   const char *others, const char *key, uint64_t *in_lib, uint64_t *whole)
+{
+	char folded[256], json[256], *text, *line, *save = NULL;
+	struct bp_json *rep;
+	struct run r;
+	double v;
+
+	snprintf(folded, sizeof(folded), "%s.folded", h_path(mode));
+	snprintf(json, sizeof(json), "%s.json", h_path(mode));
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", HZ, "-o", folded, "-o", json,
+				    "--", (char *)h_fixture("nofp"), (char *)mode, (char *)secs),
+			       60, &r), 0);
+	if (r.exit_code)
+		print_run(mode, &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	text = h_slurp(folded, NULL);
+	assert_non_null(text);
+	*in_lib = *whole = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		uint64_t c = sp ? strtoull(sp + 1, NULL, 10) : 0;
+
+		if (strncmp(line, "nofp;", 5) || !strstr(line, ";crc32"))
+			continue;
+		if (others && strstr(line, others) && !strstr(line, via) &&
+		    !strstr(line, "[truncated]"))
+			continue;
+		*in_lib += c;
+		if (!strncmp(line, "nofp;_start;", 12) && strstr(line, via))
+			*whole += c;
+	}
+	free(text);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	v = bp_json_num(bp_json_path(rep, key));
+	bp_json_free(rep);
+	return v;
+}
+
+/*
  * Code dlopen'ed just after a garbage miss: the fixture spins 30 ms where
  * an unwinder reads 0x1000 for the return address (a miss whose maps read
  * again are unchanged, rechecked only 100 ms later), then 0.2 s in zlib's
@@ -955,38 +1002,10 @@ static void unwind__sample_in_kernel__user_part_whole(void **state)
  */
 static void unwind__new_code_after_garbage__whole(void **state)
 {
-	char folded[256], *text, *line, *save = NULL;
-	const char *json = h_path("dlopen.json");
-	uint64_t in_lib = 0, whole = 0;
-	struct bp_json *rep;
-	struct run r;
-	double again;
+	uint64_t in_lib, whole;
+	double again = nofp_in_zlib("dlopen", "2.3", ";in_library;", NULL,
+				    "unwind.new_code_misses", &in_lib, &whole);
 
-	snprintf(folded, sizeof(folded), "%s", h_path("dlopen.folded"));
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", HZ, "-o", folded, "-o",
-				    (char *)json, "--", (char *)h_fixture("nofp"), "dlopen", "2.3"),
-			       60, &r), 0);
-	if (r.exit_code)
-		print_run("record -- nofp dlopen", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
-	text = h_slurp(folded, NULL);
-	assert_non_null(text);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strrchr(line, ' ');
-		uint64_t c = sp ? strtoull(sp + 1, NULL, 10) : 0;
-
-		if (strncmp(line, "nofp;", 5) || !strstr(line, ";crc32"))
-			continue;
-		in_lib += c;
-		if (!strncmp(line, "nofp;_start;", 12) && strstr(line, ";in_library;"))
-			whole += c;
-	}
-	free(text);
-	rep = h_json_file(json);
-	assert_non_null(rep);
-	again = bp_json_num(bp_json_path(rep, "unwind.new_code_misses"));
-	bp_json_free(rep);
 	fprintf(stderr, "dlopen: %llu samples in crc32, %llu whole; misses asked again for new "
 		"code: %.0f\n", (unsigned long long)in_lib, (unsigned long long)whole, again);
 	assert_true(in_lib > 200);
@@ -1004,42 +1023,10 @@ static void unwind__new_code_after_garbage__whole(void **state)
  */
 static void unwind__library_before_its_list__whole(void **state)
 {
-	char folded[256], *text, *line, *save = NULL;
-	const char *json = h_path("bridge.json");
-	uint64_t in_lib = 0, whole = 0;
-	struct bp_json *rep;
-	struct run r;
-	double bridged;
+	uint64_t in_lib, whole;
+	double bridged = nofp_in_zlib("bridge", "1", ";before_list;in_library;", ";in_library;",
+				      "unwind.frames_by_file", &in_lib, &whole);
 
-	snprintf(folded, sizeof(folded), "%s", h_path("bridge.folded"));
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", HZ, "-o", folded, "-o",
-				    (char *)json, "--", (char *)h_fixture("nofp"), "bridge", "1"),
-			       60, &r), 0);
-	if (r.exit_code)
-		print_run("record -- nofp bridge", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
-	text = h_slurp(folded, NULL);
-	assert_non_null(text);
-	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-		char *sp = strrchr(line, ' ');
-		uint64_t c = sp ? strtoull(sp + 1, NULL, 10) : 0;
-
-		if (strncmp(line, "nofp;", 5) || !strstr(line, ";crc32"))
-			continue;
-		/* the child's samples, and the cut ones, have no before_list */
-		if (strstr(line, ";in_library;") && !strstr(line, ";before_list;") &&
-		    !strstr(line, "[truncated]"))
-			continue;
-		in_lib += c;
-		if (!strncmp(line, "nofp;_start;", 12) && strstr(line, ";before_list;in_library;"))
-			whole += c;
-	}
-	free(text);
-	rep = h_json_file(json);
-	assert_non_null(rep);
-	bridged = bp_json_num(bp_json_path(rep, "unwind.frames_by_file"));
-	bp_json_free(rep);
 	fprintf(stderr, "bridge: %llu samples in crc32 before the list had zlib, %llu whole; "
 		"%.0f frames unwound by their file's table\n", (unsigned long long)in_lib,
 		(unsigned long long)whole, bridged);
