@@ -462,7 +462,7 @@ static long bp_uw_frame(__u32 i, void *data)
 		;
 	} else if (!m) {
 		if (!(w->proc->flags & BP_UWP_PARTIAL)) {
-			/* the list is asked for anyway: the bridge costs a VMA lookup a frame */
+			/* the list is asked for anyway: the bridge holds until it is written */
 			bp_uw_missed(w->tgid);
 			m = &w->found;
 			slot = bp_uw_bridge_find(w->tgid, pc, m);

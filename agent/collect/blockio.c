@@ -6,13 +6,11 @@
  * method is in docs/blockio.md.
  */
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <linux/btf.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>

@@ -25,7 +25,6 @@
 #include "collect/unwind.h"
 #include "util/log.h"
 
-#define BTF_PATH	"/sys/kernel/btf/vmlinux"
 
 static bool libbpf_verbose;
 
@@ -152,7 +151,7 @@ static int cgroup_ssid(const struct bp_kbtf *kb, const char *name)
 
 bool bp_kernel_has_btf(void)
 {
-	return access(BTF_PATH, R_OK) == 0;
+	return access(BP_KBTF_PATH, R_OK) == 0;
 }
 
 int bp_check_privileges(void)
