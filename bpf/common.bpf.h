@@ -57,9 +57,10 @@ struct bp_stats_map {
 };
 BP_EXTERN struct bp_stats_map stats SEC(".maps");
 
+#define BP_EVENTS_RING	(256 * 1024)
 struct bp_events_map {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
-	__uint(max_entries, 256 * 1024);
+	__uint(max_entries, BP_EVENTS_RING);
 };
 BP_EXTERN struct bp_events_map events SEC(".maps");
 
@@ -164,6 +165,29 @@ static __always_inline bool is_target_task(struct task_struct *t)
 	return is_target(t->tgid);
 }
 
+/*
+ * Whether an event of @size bytes (just reserved) wakes the reader. A
+ * system-wide reader polls every second anyway, and under process churn
+ * it woke for every exec: a context switch each, for facts the event
+ * carries whole. It is woken at once only for what it must do while the
+ * process lives (its maps at its first sample or an unwind miss, the old
+ * image's samples drained at a sampled exec, a python's loader), for
+ * every event of a targeted run, and when the ring is an eighth full.
+ * An urgent event behind unannounced ones forces the wake-up: by default
+ * the kernel wakes only a reader caught up to this very record.
+ */
+static __always_inline __u64 event_wakeup(bool urgent, __u64 size)
+{
+	__u64 backlog = bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA);
+
+	if (backlog > BP_EVENTS_RING / 8)
+		return BPF_RB_FORCE_WAKEUP;
+	if (!urgent && !filter_targets && !filter_cgroup_id)
+		return BPF_RB_NO_WAKEUP;
+	/* the record's own bytes: its 8-byte header, rounded up to 8 */
+	return backlog > ((size + 8 + 7) & ~7ULL) ? BPF_RB_FORCE_WAKEUP : 0;
+}
+
 static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 ppid, __u32 flags)
 {
 	struct bp_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
@@ -178,7 +202,7 @@ static __always_inline void emit_event(__u32 kind, __u32 tgid, __u32 ppid, __u32
 	e->flags = flags;
 	e->ts_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->comm, sizeof(e->comm));
-	bpf_ringbuf_submit(e, 0);
+	bpf_ringbuf_submit(e, event_wakeup(kind != BP_EV_EXIT, sizeof(*e)));
 }
 
 #endif /* BP_COMMON_BPF_H */

@@ -64,6 +64,13 @@ static __always_inline __u64 ctrl_cgroup_id(struct task_struct *t, int ssid)
 	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
 }
 
+/* "python..." as the new image's comm: the name userspace attaches a python by */
+static __always_inline bool is_python(const char *c)
+{
+	return c[0] == 'p' && c[1] == 'y' && c[2] == 't' && c[3] == 'h' && c[4] == 'o' &&
+	       c[5] == 'n';
+}
+
 /*
  * The exec event with the facts userspace would otherwise read from four
  * /proc files (stat, cmdline, status, cgroup) per new image: the argv head
@@ -108,7 +115,9 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 		e->args_len = len;
 		e->flags |= BP_EXF_ARGS;
 	}
-	bpf_ringbuf_submit(e, 0);
+	/* a python is attached at its exec (agent/collect/session.c) */
+	bpf_ringbuf_submit(e, event_wakeup((flags & BP_EVF_WAS_SAMPLED) || is_python(e->ev.comm),
+					   sizeof(*e)));
 }
 
 SEC("tp_btf/sched_process_exec")
