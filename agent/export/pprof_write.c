@@ -535,8 +535,11 @@ static int gz_init(struct gz *g, struct bp_buf *out)
 
 	memset(g, 0, sizeof(*g));
 	g->out = out;
-	ret = deflateInit2(&g->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
-			   Z_DEFAULT_STRATEGY);
+	/*
+	 * Fastest deflate, as Go's own profile writer: an agent writes one
+	 * every window, and level 6 spent ~3x the CPU for ~15% less disk.
+	 */
+	ret = deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (ret != Z_OK) {
 		bp_err("pprof: deflateInit2 failed: %d", ret);
 		return ret == Z_MEM_ERROR ? -ENOMEM : -EINVAL;
