@@ -672,6 +672,37 @@ static void numfmt__styles__json_and_prometheus_spellings(void **state)
 	assert_true(bp_num_strtod(num(DBL_MIN, BP_NUM_PROM), NULL) == DBL_MIN);
 }
 
+/* whole numbers skip the float formatting: spelled as printf's %.15g spells them, plus ".0" */
+static void numfmt__whole_numbers__as_printf_spells_them(void **state)
+{
+	static const double edge[] = { 0, 1, -1, 9, 10, 99999, 1e14, 999999999999999.0,
+				       -999999999999999.0, 1e15, 1e15 + 1, 123456789012345.0,
+				       4503599627370496.0, -4503599627370497.0, 1e300 };
+	char want[64];
+	uint64_t x = 0x9e3779b97f4a7c15ULL;
+	double v;
+	int i;
+
+	for (i = 0; i < (int)(sizeof(edge) / sizeof(edge[0])) + 100000; i++) {
+		if (i < (int)(sizeof(edge) / sizeof(edge[0]))) {
+			v = edge[i];
+		} else {
+			/* whole numbers of every size from a few bits to past 2^53 */
+			x ^= x << 13;
+			x ^= x >> 7;
+			x ^= x << 17;
+			v = (double)(int64_t)(x >> (x % 62)) * ((x & 1) ? -1 : 1);
+		}
+		snprintf(want, sizeof(want), "%.15g", v);
+		/* what reads back at 15 digits is what the slow path printed, with a ".0" */
+		if (bp_num_strtod(want, NULL) != v)
+			continue;
+		if (!strpbrk(want, ".e"))
+			strcat(want, ".0");
+		assert_string_equal(num(v, BP_NUM_JSON), want);
+	}
+}
+
 static void writer__comma_locale__still_writes_dot(void **state)
 {
 	static const char *const comma_locales[] = {
@@ -1413,6 +1444,7 @@ int main(void)
 		cmocka_unit_test(writer__doubles__parse_back_bit_exact),
 		cmocka_unit_test(writer__integers__extremes_exact),
 		cmocka_unit_test(numfmt__styles__json_and_prometheus_spellings),
+		cmocka_unit_test(numfmt__whole_numbers__as_printf_spells_them),
 		cmocka_unit_test(writer__comma_locale__still_writes_dot),
 		cmocka_unit_test(parse__scalars__types_and_values),
 		cmocka_unit_test(parse__numbers__integers_exact_doubles_correct),
