@@ -27,7 +27,8 @@ READELF		?= readelf
 
 SYMFIX_BINS	:= $(addprefix $(SYMFIX_OUT)/,symfix_pie symfix_nopie libsymfix.so \
 		   symfix_uselib libsymfix_nosym.so symfix_dbglink symfix_dotdebug \
-		   symfix_rootlink symfix_buildid symfix_nobid perf-sample.map)
+		   symfix_rootlink symfix_buildid symfix_nobid perf-sample.map \
+		   symfix_inl symfix_inl_noar)
 UNIT_DATA	+= $(SYMFIX_BINS)
 
 $(SYMFIX_BINS): | $(DEPS_STAMP)
@@ -56,6 +57,16 @@ $(SYMFIX_OUT)/symfix_uselib: $(SYMFIX_SRC)/symfix_uselib.c $(SYMFIX_OUT)/libsymf
 	$(call msg,CC-FIX,$@)
 	$(Q)$(CC) $(SYMFIX_CFLAGS) -o $@ $< -L$(SYMFIX_OUT) -lsymfix \
 		-Wl,-rpath,'$$ORIGIN'
+
+# inlined code, with .debug_aranges and without (clang and rustc write none)
+$(SYMFIX_OUT)/symfix_inl: $(SYMFIX_SRC)/symfix_inline.c
+	$(call msg,CC-FIX,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) -g -O2 -Wall -o $@ $<
+
+$(SYMFIX_OUT)/symfix_inl_noar: $(SYMFIX_OUT)/symfix_inl
+	$(call msg,OBJCOPY,$@)
+	$(Q)$(OBJCOPY) --remove-section=.debug_aranges $< $@
 
 # $(1): target, $(2): FN, $(3): where the debug file goes (empty: none),
 # $(4): extra flags

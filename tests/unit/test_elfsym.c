@@ -5,7 +5,9 @@
 #include <cmocka.h>
 
 #include <elf.h>
+#include <gelf.h>
 
+#include "symbolize/dwarf_lines.h"
 #include "symbolize/elfsym.h"
 #include "proc/procmaps.h"
 #include "unit/symfix/symfix_test.h"
@@ -742,6 +744,149 @@ static void syms__section_sizes__bounded(void **state)
 	}
 }
 
+/* the value and size of a function in a file's .symtab */
+static void symtab_func(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	Elf *elf;
+	bool found = false;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(d, (int)i, &sym))
+				break;
+			n = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name)) {
+				*addr = sym.st_value;
+				*size = sym.st_size;
+				found = true;
+				break;
+			}
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	assert_true(found);
+}
+
+/* binutils' addr2line -i -f at vaddr: names and lines, innermost first; how many */
+static int addr2line(const char *path, uint64_t vaddr, char names[][64], int *lines, int max)
+{
+	char cmd[PATH_MAX + 64], fn[256], loc[PATH_MAX];
+	FILE *p;
+	int n = 0;
+
+	snprintf(cmd, sizeof(cmd), "addr2line -i -f -e '%s' %llx", path,
+		 (unsigned long long)vaddr);
+	p = popen(cmd, "r");
+	assert_non_null(p);
+	while (n < max && fgets(fn, sizeof(fn), p) && fgets(loc, sizeof(loc), p)) {
+		const char *colon = strrchr(loc, ':');
+
+		fn[strcspn(fn, "\n")] = '\0';
+		snprintf(names[n], 64, "%s", fn);
+		lines[n++] = colon ? atoi(colon + 1) : 0;
+	}
+	assert_int_equal(pclose(p), 0);
+	return n;
+}
+
+/*
+ * Lines and inlines of every address of a function with another inlined
+ * into it, as binutils' addr2line (no libdw) gives them: with
+ * .debug_aranges (gcc's) and without (clang and rustc write none).
+ */
+static void check_inlines(const char *name)
+{
+	struct bp_elf_opts o = { .want_dwarf = true };
+	struct bp_dwarf_frame f[BP_DWARF_INLINE_MAX];
+	char path[PATH_MAX], want[BP_DWARF_INLINE_MAX][64];
+	int wline[BP_DWARF_INLINE_MAX], n, k, i, inlined = 0;
+	uint64_t addr, size, a;
+	struct bp_elf *e;
+
+	sf_data_path(path, sizeof(path), name);
+	symtab_func(path, "inl_outer", &addr, &size);
+	assert_true(size > 0);
+	e = open_file(path, &o);
+	assert_int_equal(bp_elf__load_syms(e), 0);
+	assert_non_null(bp_elf__dwarf(e));
+	for (a = addr; a < addr + size; a++) {
+		n = bp_dwarf__frames(bp_elf__dwarf(e), a, f, BP_DWARF_INLINE_MAX);
+		k = addr2line(path, a, want, wline, BP_DWARF_INLINE_MAX);
+		assert_int_equal(n, k);
+		for (i = 0; i < n; i++) {
+			assert_non_null(f[i].name);
+			assert_string_equal(f[i].name, want[i]);
+			assert_int_equal(f[i].line, wline[i]);
+			assert_int_equal(f[i].inlined, i < n - 1);
+		}
+		inlined += n > 1 && !strcmp(f[0].name, "inl_step");
+	}
+	fprintf(stderr, "%s: %d of %llu addresses of inl_outer in inlined inl_step\n", name,
+		inlined, (unsigned long long)size);
+	assert_true(inlined > 0);
+	bp_elf__free(e);
+}
+
+static void dwarf__inlines_with_aranges__as_addr2line(void **state)
+{
+	check_inlines("symfix_inl");
+}
+
+/* whether the file has a section of this name */
+static bool has_section(const char *path, const char *name)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+	bool found = false;
+	Elf *elf;
+
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
+	while (!found && (scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *n;
+
+		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)))
+			found = !strcmp(n, name);
+	}
+	elf_end(elf);
+	close(fd);
+	return found;
+}
+
+static void dwarf__inlines_without_aranges__as_addr2line(void **state)
+{
+	char with[PATH_MAX], without[PATH_MAX];
+
+	/* the two fixtures are what they say */
+	sf_data_path(with, sizeof(with), "symfix_inl");
+	sf_data_path(without, sizeof(without), "symfix_inl_noar");
+	assert_true(has_section(with, ".debug_aranges"));
+	assert_false(has_section(without, ".debug_aranges"));
+	check_inlines("symfix_inl_noar");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -764,6 +909,8 @@ int main(void)
 		cmocka_unit_test_teardown(syms__section_sizes__bounded, sf_cleanup),
 		cmocka_unit_test_teardown(open__not_elf__enoexec, sf_cleanup),
 		cmocka_unit_test_teardown(open_mem__same_as_file, sf_cleanup),
+		cmocka_unit_test_teardown(dwarf__inlines_with_aranges__as_addr2line, sf_cleanup),
+		cmocka_unit_test_teardown(dwarf__inlines_without_aranges__as_addr2line, sf_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("elfsym", tests, NULL, sf_cleanup);
