@@ -17,6 +17,14 @@
  * its time on postgres from run to run, across 0.7
  */
 #define CHAIN_COVER		0.5
+/*
+ * One request at a time: the server's own time serving a round trip (its
+ * CPU, block IO and sleeps) fits in the client's wait for it. Past this
+ * many times the client's waits, requests overlapped (a client with
+ * several in flight: an event loop, a pool), and a chain of round trips
+ * would split each one wrongly (docs/classification.md).
+ */
+#define CHAIN_OVERLAP		1.5
 /* an added peer is judged when the command waited on it this long: of the run, or at all */
 #define PEER_SHARE		0.05
 #define PEER_MIN_S		0.05
@@ -270,6 +278,20 @@ static void split(const struct bp_profile *p, const struct bp_summary *s, struct
 			     c->server_io_ms - c->handoff_ms);
 }
 
+/*
+ * The server served more than the client waited for it: requests were in
+ * flight together. An epoll client with 8 in flight against a server that
+ * sleeps 20 ms per request: 8 s of the server's sleeps in 1.2 s of the
+ * client's waits, judged as 349 round trips of 3.7 ms once CPU contention
+ * spread the answers over more than 100 of the client's wakeups.
+ */
+static bool overlapped(const struct bp_proc_summary *sv, double client_wait_s)
+{
+	double serving = sv->on_cpu_s + sv->off_s[BP_KIND_IO] + sv->off_s[BP_KIND_SLEEP];
+
+	return serving > CHAIN_OVERLAP * client_wait_s;
+}
+
 static double pct(double f)
 {
 	return f * 100;
@@ -508,6 +530,8 @@ int bp_chains_judge(const struct bp_profile *p, struct bp_summary *s)
 				continue;
 			/* the server answers the client's requests: a system-wide server must too */
 			if (!peer[j] && nb < CHAIN_MIN_ROUND_TRIPS)
+				continue;
+			if (overlapped(b, wa))
 				continue;
 			n = realloc(out->c, (out->nr + 1) * sizeof(*n));
 			if (!n)
