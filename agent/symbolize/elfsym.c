@@ -34,6 +34,15 @@ struct elf_load {
 	uint32_t flags;
 };
 
+/*
+ * An FDE's range as offsets from the file's first: half the 16 bytes of a
+ * bp_cfi_range, for the ranges every stripped file an agent meets keeps
+ * (1.7 MiB of its heap under the mixed load).
+ */
+struct fde_range {
+	uint32_t start, len;
+};
+
 struct bp_elf {
 	int fd;
 	Elf *elf;			/* NULL once the symbols are loaded */
@@ -62,8 +71,9 @@ struct bp_elf {
 	bool want_dwarf;
 	uint64_t dwarf_max;
 	struct bp_dwarf *dwarf;		/* lines and inlines, or NULL */
-	struct bp_cfi_range *fdes;	/* function ranges from the CFI */
+	struct fde_range *fdes;		/* function ranges from the CFI, from fde_base */
 	size_t nr_fdes;
+	uint64_t fde_base;
 	/* read at load, sorted on the first lookup: a file no sample hits
 	 * costs no sort */
 	struct raw_sym *raw;
@@ -995,6 +1005,37 @@ out:
 }
 
 /*
+ * The CFI's function ranges, kept as 32-bit offsets from the first; a
+ * range that does not fit (no real file has 4 GiB of code) is left out.
+ */
+static int load_fdes(struct bp_elf *e)
+{
+	struct bp_cfi_range *r;
+	size_t nr, i, n = 0;
+	int err;
+
+	err = bp_cfi__ranges(e->elf, e->size, &r, &nr);
+	if (err)
+		return err;
+	e->fdes = nr ? malloc(nr * sizeof(*e->fdes)) : NULL;
+	if (nr && !e->fdes) {
+		free(r);
+		return -ENOMEM;
+	}
+	e->fde_base = nr ? r[0].start : 0;
+	for (i = 0; i < nr; i++) {
+		uint64_t off = r[i].start - e->fde_base, len = r[i].end - r[i].start;
+
+		if (off > UINT32_MAX || len > UINT32_MAX)
+			continue;
+		e->fdes[n++] = (struct fde_range){ (uint32_t)off, (uint32_t)len };
+	}
+	e->nr_fdes = n;
+	free(r);
+	return 0;
+}
+
+/*
  * The DWARF for lines and inlines: the binary's own, else its debug file's
  * (dbg, when one was found; *tried: it was looked for).
  */
@@ -1081,7 +1122,7 @@ static int load_syms(struct bp_elf *e)
 	}
 out:
 	/* the functions the FDEs describe, for what no symbol covers */
-	if (err != -ENOMEM && bp_cfi__ranges(e->elf, e->size, &e->fdes, &e->nr_fdes) == -ENOMEM)
+	if (err != -ENOMEM && load_fdes(e) == -ENOMEM)
 		err = -ENOMEM;
 	if (err != -ENOMEM)
 		load_dwarf(e, &dbg, &tried);
@@ -1175,18 +1216,22 @@ void bp_elf__drop_dwarf(struct bp_elf *e)
 int bp_elf__fde_func(const struct bp_elf *e, uint64_t vaddr, uint64_t *start, uint64_t *end)
 {
 	size_t lo = 0, hi = e->nr_fdes;
+	uint64_t off;
 
+	if (vaddr < e->fde_base || vaddr - e->fde_base > UINT32_MAX)
+		return -ENOENT;
+	off = vaddr - e->fde_base;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
 
-		if (e->fdes[mid].start <= vaddr)
+		if (e->fdes[mid].start <= off)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	if (!lo || vaddr >= e->fdes[lo - 1].end)
+	if (!lo || off - e->fdes[lo - 1].start >= e->fdes[lo - 1].len)
 		return -ENOENT;
-	*start = e->fdes[lo - 1].start;
-	*end = e->fdes[lo - 1].end;
+	*start = e->fde_base + e->fdes[lo - 1].start;
+	*end = *start + e->fdes[lo - 1].len;
 	return 0;
 }

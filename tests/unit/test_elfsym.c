@@ -887,6 +887,61 @@ static void dwarf__inlines_without_aranges__as_addr2line(void **state)
 	check_inlines("symfix_inl_noar");
 }
 
+/*
+ * A stripped library's functions through its CFI: each FDE's range is the
+ * function's, as the unstripped build's .symtab has it (value and size).
+ */
+static void fde__stripped_library__ranges_as_symtab(void **state)
+{
+	char full[PATH_MAX];
+	struct bp_elf *e = open_data("libsymfix_nosym.so", NULL);
+	Elf_Scn *scn = NULL;
+	int fd, checked = 0;
+	Elf *elf;
+
+	sf_data_path(full, sizeof(full), "libsymfix.so");
+	fd = open(full, O_RDONLY | O_CLOEXEC);
+	assert_true(fd >= 0);
+	elf_version(EV_CURRENT);
+	elf = elf_begin(fd, ELF_C_READ, NULL);
+	assert_non_null(elf);
+	assert_int_equal(bp_elf__load_syms(e), 0);
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+		size_t i;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
+			continue;
+		d = elf_getdata(scn, NULL);
+		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+			uint64_t start, end;
+			GElf_Sym sym;
+
+			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    !sym.st_value || sym.st_size < 2 || sym.st_shndx == SHN_UNDEF)
+				continue;
+			assert_int_equal(bp_elf__fde_func(e, sym.st_value + sym.st_size / 2, &start,
+							  &end), 0);
+			assert_int_equal(start, sym.st_value);
+			assert_int_equal(end, sym.st_value + sym.st_size);
+			checked++;
+		}
+	}
+	elf_end(elf);
+	close(fd);
+	fprintf(stderr, "%d functions' FDE ranges as their symbols\n", checked);
+	assert_true(checked >= 3);
+	/* below the first and far past the last: no function */
+	{
+		uint64_t start, end;
+
+		assert_int_equal(bp_elf__fde_func(e, 1, &start, &end), -ENOENT);
+		assert_int_equal(bp_elf__fde_func(e, 1ULL << 40, &start, &end), -ENOENT);
+	}
+	bp_elf__free(e);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -909,6 +964,7 @@ int main(void)
 		cmocka_unit_test_teardown(syms__section_sizes__bounded, sf_cleanup),
 		cmocka_unit_test_teardown(open__not_elf__enoexec, sf_cleanup),
 		cmocka_unit_test_teardown(open_mem__same_as_file, sf_cleanup),
+		cmocka_unit_test_teardown(fde__stripped_library__ranges_as_symtab, sf_cleanup),
 		cmocka_unit_test_teardown(dwarf__inlines_with_aranges__as_addr2line, sf_cleanup),
 		cmocka_unit_test_teardown(dwarf__inlines_without_aranges__as_addr2line, sf_cleanup),
 	};
