@@ -624,7 +624,17 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 
 int bp_loader__poll(struct bp_loader *l, int timeout_ms)
 {
-	int n = ring_buffer__poll(l->rb, timeout_ms);
+	int n = ring_buffer__poll(l->rb, timeout_ms), m;
+
+	/*
+	 * Events that wake no one (an exit, an exec the reader needs no
+	 * haste for: common.bpf.h event_wakeup()) leave the ring's fd
+	 * unready: every pass reads them, whether or not something woke it.
+	 */
+	if (n >= 0) {
+		m = ring_buffer__consume(l->rb);
+		n = m < 0 ? m : n + m;
+	}
 
 	bp_loader__consume_py(l);
 	return n == -EINTR ? 0 : n;
