@@ -15,6 +15,7 @@
 
 #include "proc/memprobe.h"
 #include "proc/probecal.h"
+#include "proc/procinfo.h"
 #include "util/log.h"
 
 #define MiB		(1024ULL * 1024)
@@ -45,14 +46,6 @@ struct cal_shared {
 	volatile uint64_t passes;
 	volatile uint64_t cpu_ns;	/* its CPU time over those passes */
 };
-
-static uint64_t clock_ns(clockid_t id)
-{
-	struct timespec ts;
-
-	clock_gettime(id, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
-}
 
 static void nap(uint64_t ns)
 {
@@ -89,23 +82,23 @@ static void __attribute__((noreturn)) child(struct cal_shared *sh)
 	for (i = 0; i < CAL_N; i++)
 		a[i] = b[i] + 3.0 * c[i];
 	sh->ready = 1;
-	t0 = clock_ns(CLOCK_THREAD_CPUTIME_ID);
+	t0 = bp_thread_cpu_ns();
 	while (!sh->stop) {
 		for (i = 0; i < CAL_N; i++)
 			a[i] = b[i] + 3.0 * c[i];
 		passes++;
 		sh->passes = passes;
-		sh->cpu_ns = clock_ns(CLOCK_THREAD_CPUTIME_ID) - t0;
+		sh->cpu_ns = bp_thread_cpu_ns() - t0;
 	}
 	_exit(0);
 }
 
 static int wait_ready(const struct cal_shared *sh, pid_t pid)
 {
-	uint64_t end = clock_ns(CLOCK_MONOTONIC) + CAL_WAIT_NS;
+	uint64_t end = bp_now_ns() + CAL_WAIT_NS;
 
 	while (!sh->ready) {
-		if (clock_ns(CLOCK_MONOTONIC) > end || waitpid(pid, NULL, WNOHANG) == pid)
+		if (bp_now_ns() > end || waitpid(pid, NULL, WNOHANG) == pid)
 			return -EAGAIN;
 		nap(1000000);
 	}
@@ -122,10 +115,10 @@ static int window(pid_t pid, struct bp_mem_evidence *ev)
 
 	if (!m)
 		return -ENOMEM;
-	now = clock_ns(CLOCK_MONOTONIC);
+	now = bp_now_ns();
 	bp_memprobe__seen(m, pid, 1.0, now);
 	bp_memprobe__tick(m, now);
-	err = bp_memprobe__evidence(m, pid, clock_ns(CLOCK_MONOTONIC), ev);
+	err = bp_memprobe__evidence(m, pid, bp_now_ns(), ev);
 	bp_memprobe__free(m);
 	if (!err && !ev->traffic_probes)
 		err = -EPERM;

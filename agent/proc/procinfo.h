@@ -41,4 +41,7 @@ int bp_cpu_times(const char *proc_root, uint64_t *busy, uint64_t *total);
 /* CLOCK_MONOTONIC now, in ns */
 uint64_t bp_now_ns(void);
 
+/* the calling thread's CPU time so far, in ns (0 if the clock fails) */
+uint64_t bp_thread_cpu_ns(void);
+
 #endif /* BP_PROCINFO_H */

@@ -670,19 +670,9 @@ static void free_last(struct bp_daemon *d)
 	bp_profile__free(d->last);
 }
 
-/* the agent thread's own CPU time: what a window's close costs, in the debug log */
-static uint64_t thread_cpu_ns(void)
-{
-	struct timespec ts;
-
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 int bp_daemon__close_window(struct bp_daemon *d)
 {
-	uint64_t t0 = thread_cpu_ns(), t1, t2;
+	uint64_t t0 = bp_thread_cpu_ns(), t1, t2;
 	struct bp_summary sum = {};
 	struct bp_profile *view;
 	uint32_t i, n = 0;
@@ -723,9 +713,9 @@ int bp_daemon__close_window(struct bp_daemon *d)
 	if (bp_dev_totals_add(&d->devs, &d->nr_devs, d->last))
 		bp_warn("out of memory adding up the block devices");
 	bp_counters_add(&d->self.bpf, d->self.ucounts, &d->last->stats, d->last->ucounts);
-	t1 = thread_cpu_ns();
+	t1 = bp_thread_cpu_ns();
 	write_window(d);
-	t2 = thread_cpu_ns();
+	t2 = bp_thread_cpu_ns();
 	if (d->s) {
 		n = bp_session__retire(d->s);
 		d->self.processes_forgotten += n;
@@ -734,7 +724,7 @@ int bp_daemon__close_window(struct bp_daemon *d)
 		bp_dbg("agent: window %" PRIu64 " closed, %u gone processes forgotten, %u known, "
 		       "RSS %" PRIu64 " bytes; CPU ms: summary %.1f, files %.1f, retire %.1f",
 		       d->seq, n, bp_session__known(d->s), rss_bytes(), (t1 - t0) / 1e6,
-		       (t2 - t1) / 1e6, (thread_cpu_ns() - t2) / 1e6);
+		       (t2 - t1) / 1e6, (bp_thread_cpu_ns() - t2) / 1e6);
 	}
 	d->window = bp_profile__new_like(d->last, d->last->end_ns);
 	if (!d->window) {
