@@ -744,19 +744,36 @@ static void syms__section_sizes__bounded(void **state)
 	}
 }
 
-/* the value and size of a function in a file's .symtab */
-static void symtab_func(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+/* a file through libelf, for what the tests check against; its fd in *fd */
+static Elf *elf_of(const char *path, int *fd)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf_Scn *scn = NULL;
 	Elf *elf;
-	bool found = false;
 
-	assert_true(fd >= 0);
+	*fd = open(path, O_RDONLY | O_CLOEXEC);
+	assert_true(*fd >= 0);
 	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
+	elf = elf_begin(*fd, ELF_C_READ, NULL);
 	assert_non_null(elf);
-	while (!found && (scn = elf_nextscn(elf, scn))) {
+	return elf;
+}
+
+static void elf_done(Elf *elf, int fd)
+{
+	elf_end(elf);
+	close(fd);
+}
+
+typedef bool (*sym_fn)(void *ctx, const char *name, const GElf_Sym *sym);
+
+/* each symbol of the file's .symtab to fn, until it returns true */
+static void symtab_each(const char *path, sym_fn fn, void *ctx)
+{
+	Elf_Scn *scn = NULL;
+	bool stop = false;
+	int fd;
+	Elf *elf = elf_of(path, &fd);
+
+	while (!stop && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
 		Elf_Data *d;
 		size_t i;
@@ -764,24 +781,44 @@ static void symtab_func(const char *path, const char *name, uint64_t *addr, uint
 		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
 			continue;
 		d = elf_getdata(scn, NULL);
-		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
+		for (i = 0; !stop && d && i < sh.sh_size / sh.sh_entsize; i++) {
 			GElf_Sym sym;
-			const char *n;
 
 			if (!gelf_getsym(d, (int)i, &sym))
 				break;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name)) {
-				*addr = sym.st_value;
-				*size = sym.st_size;
-				found = true;
-				break;
-			}
+			stop = fn(ctx, elf_strptr(elf, sh.sh_link, sym.st_name), &sym);
 		}
 	}
-	elf_end(elf);
-	close(fd);
-	assert_true(found);
+	elf_done(elf, fd);
+}
+
+struct func_find {
+	const char *name;
+	uint64_t addr, size;
+	bool found;
+};
+
+static bool find_cb(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct func_find *f = ctx;
+
+	if (!name || strcmp(name, f->name))
+		return false;
+	f->addr = sym->st_value;
+	f->size = sym->st_size;
+	f->found = true;
+	return true;
+}
+
+/* the value and size of a function in a file's .symtab */
+static void symtab_func(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	struct func_find f = { .name = name };
+
+	symtab_each(path, find_cb, &f);
+	assert_true(f.found);
+	*addr = f.addr;
+	*size = f.size;
 }
 
 /* binutils' addr2line -i -f at vaddr: names and lines, innermost first; how many */
@@ -799,7 +836,7 @@ static int addr2line(const char *path, uint64_t vaddr, char names[][64], int *li
 		const char *colon = strrchr(loc, ':');
 
 		fn[strcspn(fn, "\n")] = '\0';
-		snprintf(names[n], 64, "%s", fn);
+		snprintf(names[n], 64, "%.63s", fn);
 		lines[n++] = colon ? atoi(colon + 1) : 0;
 	}
 	assert_int_equal(pclose(p), 0);
@@ -852,16 +889,12 @@ static void dwarf__inlines_with_aranges__as_addr2line(void **state)
 /* whether the file has a section of this name */
 static bool has_section(const char *path, const char *name)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	Elf_Scn *scn = NULL;
 	size_t shstrndx;
 	bool found = false;
-	Elf *elf;
+	int fd;
+	Elf *elf = elf_of(path, &fd);
 
-	assert_true(fd >= 0);
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
 	assert_int_equal(elf_getshdrstrndx(elf, &shstrndx), 0);
 	while (!found && (scn = elf_nextscn(elf, scn))) {
 		GElf_Shdr sh;
@@ -870,8 +903,7 @@ static bool has_section(const char *path, const char *name)
 		if (gelf_getshdr(scn, &sh) && (n = elf_strptr(elf, shstrndx, sh.sh_name)))
 			found = !strcmp(n, name);
 	}
-	elf_end(elf);
-	close(fd);
+	elf_done(elf, fd);
 	return found;
 }
 
@@ -887,59 +919,46 @@ static void dwarf__inlines_without_aranges__as_addr2line(void **state)
 	check_inlines("symfix_inl_noar");
 }
 
+struct fde_check {
+	struct bp_elf *stripped;
+	int checked;
+};
+
+static bool fde_cb(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct fde_check *c = ctx;
+	uint64_t start, end;
+
+	if (GELF_ST_TYPE(sym->st_info) != STT_FUNC || !sym->st_value || sym->st_size < 2 ||
+	    sym->st_shndx == SHN_UNDEF)
+		return false;
+	assert_int_equal(bp_elf__fde_func(c->stripped, sym->st_value + sym->st_size / 2, &start,
+					  &end), 0);
+	assert_int_equal(start, sym->st_value);
+	assert_int_equal(end, sym->st_value + sym->st_size);
+	c->checked++;
+	return false;
+}
+
 /*
  * A stripped library's functions through its CFI: each FDE's range is the
  * function's, as the unstripped build's .symtab has it (value and size).
  */
 static void fde__stripped_library__ranges_as_symtab(void **state)
 {
+	struct fde_check c = { .stripped = open_data("libsymfix_nosym.so", NULL) };
 	char full[PATH_MAX];
-	struct bp_elf *e = open_data("libsymfix_nosym.so", NULL);
-	Elf_Scn *scn = NULL;
-	int fd, checked = 0;
-	Elf *elf;
+	uint64_t start, end;
 
+	assert_int_equal(bp_elf__load_syms(c.stripped), 0);
 	sf_data_path(full, sizeof(full), "libsymfix.so");
-	fd = open(full, O_RDONLY | O_CLOEXEC);
-	assert_true(fd >= 0);
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	assert_non_null(elf);
-	assert_int_equal(bp_elf__load_syms(e), 0);
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		Elf_Data *d;
-		size_t i;
-
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_SYMTAB || !sh.sh_entsize)
-			continue;
-		d = elf_getdata(scn, NULL);
-		for (i = 0; d && i < sh.sh_size / sh.sh_entsize; i++) {
-			uint64_t start, end;
-			GElf_Sym sym;
-
-			if (!gelf_getsym(d, (int)i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
-			    !sym.st_value || sym.st_size < 2 || sym.st_shndx == SHN_UNDEF)
-				continue;
-			assert_int_equal(bp_elf__fde_func(e, sym.st_value + sym.st_size / 2, &start,
-							  &end), 0);
-			assert_int_equal(start, sym.st_value);
-			assert_int_equal(end, sym.st_value + sym.st_size);
-			checked++;
-		}
-	}
-	elf_end(elf);
-	close(fd);
-	fprintf(stderr, "%d functions' FDE ranges as their symbols\n", checked);
-	assert_true(checked >= 3);
+	symtab_each(full, fde_cb, &c);
+	fprintf(stderr, "%d functions' FDE ranges as their symbols\n", c.checked);
+	assert_true(c.checked >= 3);
 	/* below the first and far past the last: no function */
-	{
-		uint64_t start, end;
-
-		assert_int_equal(bp_elf__fde_func(e, 1, &start, &end), -ENOENT);
-		assert_int_equal(bp_elf__fde_func(e, 1ULL << 40, &start, &end), -ENOENT);
-	}
-	bp_elf__free(e);
+	assert_int_equal(bp_elf__fde_func(c.stripped, 1, &start, &end), -ENOENT);
+	assert_int_equal(bp_elf__fde_func(c.stripped, 1ULL << 40, &start, &end), -ENOENT);
+	bp_elf__free(c.stripped);
 }
 
 int main(void)
