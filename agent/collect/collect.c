@@ -95,6 +95,7 @@ struct bases {
 
 struct bp_collect {
 	struct bp_loader *l;
+	uint64_t cut_ns;		/* the last full drain's flip: bp_collect__cut_ns() */
 	struct bp_drain_buf dbuf;	/* the drains' batch buffers */
 	struct bp_syms *syms;
 	struct bp_profile *prof;
@@ -198,6 +199,11 @@ void bp_collect__free(struct bp_collect *c)
 	free(c->frames);
 	free(c->merged);
 	free(c);
+}
+
+uint64_t bp_collect__cut_ns(const struct bp_collect *c)
+{
+	return c->cut_ns;
 }
 
 const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c)
@@ -999,6 +1005,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 	} else {
 		c->st.light_drains++;
 	}
+	if (full)
+		c->cut_ns = mono_ns();
 	idx = bp_loader__flip(c->l);
 	bp_drainpol__flipped(&c->pol, &at, mono_ns(), full);
 	/* the code objects of the Python stacks in the buffer: sent before the flip */

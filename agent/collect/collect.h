@@ -72,4 +72,11 @@ enum bp_drain_need bp_collect__due(struct bp_collect *c, bool forced);
 
 const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c);
 
+/*
+ * When the last full drain cut the maps (CLOCK_MONOTONIC ns, as bp_now_ns()):
+ * what it read ends there, however long naming it took after. 0 before the
+ * first.
+ */
+uint64_t bp_collect__cut_ns(const struct bp_collect *c);
+
 #endif /* BP_COLLECT_H */
