@@ -825,7 +825,8 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 		s->opts.drain_interval_s = 1.0;
 
 	s->prof = bp_profile__new();
-	s->syms = bp_syms__new(&(struct bp_syms_opts){ .dwarf_budget = opts->dwarf_budget });
+	s->syms = bp_syms__new(&(struct bp_syms_opts){ .dwarf_budget = opts->dwarf_budget,
+							.lazy = opts->lazy_symbols });
 	if (!s->prof || !s->syms) {
 		err = -ENOMEM;
 		goto fail;

@@ -54,6 +54,7 @@ struct bp_session_opts {
 	uint64_t dwarf_budget;		/* DWARF bytes held for source lines; 0: the default */
 	bool follow_peers;		/* record -- COMMAND: add the local processes it waits on */
 	bool serial_load;		/* programs verified on one CPU (collect/twinload.h) */
+	bool lazy_symbols;		/* files read on their first frame (symbols.h) */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */

@@ -117,6 +117,8 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 			.membw = true,
 			/* always on: the lines of the few files that fit, not of every debug file */
 			.dwarf_budget = BP_DAEMON_DWARF_BUDGET,
+			/* most files its processes map are never hit: symbols.h */
+			.lazy_symbols = true,
 			/*
 			 * It starts once and runs for months: verifying on two
 			 * CPUs would save 0.1 s once and hold about 12 MiB more

@@ -43,6 +43,13 @@ struct fde_range {
 	uint32_t start, len;
 };
 
+/* a separate debug file, open */
+struct debug_file {
+	Elf *elf;
+	int fd;
+	uint64_t size;
+};
+
 struct bp_elf {
 	int fd;
 	Elf *elf;			/* NULL once the symbols are loaded */
@@ -79,6 +86,14 @@ struct bp_elf {
 	struct raw_sym *raw;
 	size_t nr_raw;
 	char *dbg_path;
+	/*
+	 * The debug file, found while the process's root could still be
+	 * entered (bp_elf__prepare()) and held open until the symbols are
+	 * read: dbg_cand is its path, dbg_tried says it was looked for.
+	 */
+	struct debug_file dbg;
+	char *dbg_cand;
+	bool dbg_tried;
 };
 
 static int elf_init(void)
@@ -361,6 +376,7 @@ int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out)
 		return -ENOMEM;
 	}
 	e->fd = fd;
+	e->dbg.fd = -1;
 	if (opts) {
 		e->path = xstrdup(opts->path);
 		e->root = xstrdup(opts->root);
@@ -419,6 +435,7 @@ int bp_elf__open_mem(const void *image, size_t size, struct bp_elf **out)
 	if (!e)
 		return -ENOMEM;
 	e->fd = -1;
+	e->dbg.fd = -1;
 	e->image = malloc(size ? size : 1);
 	if (!e->image) {
 		err = -ENOMEM;
@@ -444,6 +461,16 @@ err_out:
 	return err;
 }
 
+static void debug_close(struct debug_file *dbg)
+{
+	if (dbg->elf)
+		elf_end(dbg->elf);
+	if (dbg->fd >= 0)
+		close(dbg->fd);
+	dbg->elf = NULL;
+	dbg->fd = -1;
+}
+
 void bp_elf__free(struct bp_elf *e)
 {
 	if (!e)
@@ -465,6 +492,8 @@ void bp_elf__free(struct bp_elf *e)
 	free(e->root);
 	free(e->debug_root);
 	free(e->dbg_path);
+	debug_close(&e->dbg);
+	free(e->dbg_cand);
 	free(e);
 }
 
@@ -800,12 +829,6 @@ static int file_crc(int fd, uint64_t size, uint32_t *out)
 	return 0;
 }
 
-struct debug_file {
-	Elf *elf;
-	int fd;
-	uint64_t size;
-};
-
 /*
  * A candidate debug file: a regular file (opened the untrusted way: in the
  * process's root, no symlinks, no blocking, one that the process's owner
@@ -1036,12 +1059,13 @@ static int load_fdes(struct bp_elf *e)
 }
 
 /*
- * The DWARF for lines and inlines: the binary's own, else its debug file's
- * (dbg, when one was found; *tried: it was looked for).
+ * The DWARF for lines and inlines: the binary's own, else its debug file's.
  */
-static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
+static bool debug_of(struct bp_elf *e);
+
+static void load_dwarf(struct bp_elf *e)
 {
-	char path[4096];
+	struct debug_file *dbg = &e->dbg;
 	int err;
 
 	if (!e->want_dwarf || e->fd < 0)
@@ -1051,11 +1075,8 @@ static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 			return;
 		err = bp_dwarf__open(e->fd, e->size, &e->dwarf);
 	} else {
-		if (!*tried) {
-			*tried = true;
-			if (!find_debug(e, path, sizeof(path), dbg))
-				return;
-		}
+		if (!debug_of(e))
+			return;
 		if (!dbg->elf || dbg->fd < 0 || !bp_dwarf__has_info(dbg->elf, dbg->size) ||
 		    (e->dwarf_max && dbg->size > e->dwarf_max))
 			return;
@@ -1066,21 +1087,24 @@ static void load_dwarf(struct bp_elf *e, struct debug_file *dbg, bool *tried)
 		       strerror(-err));
 }
 
-static void debug_close(struct debug_file *dbg)
+/* the debug file, looked for once: true when one is open in e->dbg */
+static bool debug_of(struct bp_elf *e)
 {
-	if (dbg->elf)
-		elf_end(dbg->elf);
-	if (dbg->fd >= 0)
-		close(dbg->fd);
-	dbg->elf = NULL;
-	dbg->fd = -1;
+	char path[4096];
+
+	if (!e->dbg_tried) {
+		e->dbg_tried = true;
+		if (find_debug(e, path, sizeof(path), &e->dbg)) {
+			e->dbg_cand = strdup(path);
+			if (!e->dbg_cand)
+				debug_close(&e->dbg);
+		}
+	}
+	return e->dbg.elf != NULL;
 }
 
 static int load_syms(struct bp_elf *e)
 {
-	struct debug_file dbg = { .fd = -1 };
-	bool tried = false;
-	char path[4096];
 	Elf_Scn *scn;
 	int err = -ENOENT;
 
@@ -1092,14 +1116,16 @@ static int load_syms(struct bp_elf *e)
 			goto out;
 	}
 	if (err) {
-		tried = true;
-		if (find_debug(e, path, sizeof(path), &dbg)) {
-			err = read_syms(e, dbg.elf, dbg.size,
-					find_section(dbg.elf, dbg.size, SHT_SYMTAB, NULL), false);
+		if (debug_of(e)) {
+			err = read_syms(e, e->dbg.elf, e->dbg.size,
+					find_section(e->dbg.elf, e->dbg.size, SHT_SYMTAB, NULL),
+					false);
 			if (!err) {
-				e->dbg_path = strdup(path);
+				e->dbg_path = e->dbg_cand;
+				e->dbg_cand = NULL;
 				e->source = "debug";
-				bp_dbg("symbols of %s from %s", e->path ? e->path : "?", path);
+				bp_dbg("symbols of %s from %s", e->path ? e->path : "?",
+				       e->dbg_path);
 				goto out;
 			}
 			if (!try_source(err))
@@ -1125,8 +1151,7 @@ out:
 	if (err != -ENOMEM && load_fdes(e) == -ENOMEM)
 		err = -ENOMEM;
 	if (err != -ENOMEM)
-		load_dwarf(e, &dbg, &tried);
-	debug_close(&dbg);
+		load_dwarf(e);
 	return err;
 }
 
@@ -1141,6 +1166,9 @@ static void release_file(struct bp_elf *e)
 	e->fd = -1;
 	free(e->image);
 	e->image = NULL;
+	debug_close(&e->dbg);
+	free(e->dbg_cand);
+	e->dbg_cand = NULL;
 }
 
 int bp_elf__load_syms(struct bp_elf *e)
@@ -1154,6 +1182,23 @@ int bp_elf__load_syms(struct bp_elf *e)
 		release_file(e);
 	}
 	return e->load_err;
+}
+
+/*
+ * What only the process can give, taken while it lives: its debug file is
+ * looked for in its root (a container's /proc/PID/root is gone with it) and
+ * held open with the file itself, so that the tables can be read on the
+ * first lookup, from the very files, whenever that comes. A file no sample
+ * ever hits (most of the libraries a process maps) then costs two open
+ * files and its headers, not its symbol table, names and ranges.
+ */
+void bp_elf__prepare(struct bp_elf *e)
+{
+	if (e->loaded || !e->elf || e->fd < 0)
+		return;
+	if (!find_section(e->elf, e->size, SHT_SYMTAB, NULL) ||
+	    (e->want_dwarf && !bp_dwarf__has_info(e->elf, e->size)))
+		debug_of(e);
 }
 
 bool bp_elf__syms_loaded(const struct bp_elf *e)

@@ -110,6 +110,12 @@ uint64_t bp_elf__size(const struct bp_elf *e);
  */
 int bp_elf__load_syms(struct bp_elf *e);
 bool bp_elf__syms_loaded(const struct bp_elf *e);
+/*
+ * Instead of loading now: find the separate debug file while the caller's
+ * root still leads to it, and keep it open with the file, for the load that
+ * the first lookup does (not finding one is no error).
+ */
+void bp_elf__prepare(struct bp_elf *e);
 
 /* the function at vaddr (loading symbols on first use), or NULL */
 struct bp_elf_sym *bp_elf__find(struct bp_elf *e, uint64_t vaddr);

@@ -80,6 +80,7 @@ struct sym_file {
 	unsigned int refcnt;
 	struct sym_file *idle_prev, *idle_next;
 	bool idle;
+	bool pending;		/* its symbols not read yet: see BP_SYMS_PENDING_MAX */
 };
 
 enum map_kind {
@@ -133,6 +134,7 @@ struct bp_syms {
 	char *debug_root;
 	char *perfmap_dir;
 	uint64_t dwarf_budget;
+	bool lazy;
 
 	struct ptr_vec procs;	/* struct sym_proc * */
 	struct ptr_vec files;	/* struct sym_file * */
@@ -164,6 +166,7 @@ struct bp_syms {
 
 	struct sym_file *idle_head, *idle_tail;
 	size_t nr_idle;
+	size_t nr_pending;
 
 	ino_t self_mnt_ns;
 	struct bp_syms_stats stats;
@@ -335,6 +338,8 @@ static void file_destroy(struct bp_syms *s, struct sym_file *f)
 
 	if (f->idle)
 		idle_unlink(s, f);
+	if (f->pending)
+		s->nr_pending--;
 	if (f->elf && bp_elf__dwarf(f->elf))
 		s->stats.dwarf_bytes -= bp_dwarf__bytes(bp_elf__dwarf(f->elf));
 	vec_del(&s->files, f->idx, f->indexed, file_hash(f->dev, f->ino), last->indexed,
@@ -755,8 +760,18 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	if (e) {
 		f->elf = e;
 		f->build_id = intern(s, bp_elf__build_id(e));
-		/* now, while the process lives: its root and map_files are needed */
-		count_parse(s, e);
+		/*
+		 * What needs the process (its root, its map_files) is done
+		 * now, while it lives; the symbols are read from the open
+		 * files when a frame first falls in this one.
+		 */
+		if (s->lazy && s->nr_pending < BP_SYMS_PENDING_MAX) {
+			bp_elf__prepare(e);
+			f->pending = true;
+			s->nr_pending++;
+		} else {
+			count_parse(s, e);
+		}
 	}
 	return f;
 }
@@ -1173,6 +1188,10 @@ static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_m
 		out->offset = off;
 		if (f && f->elf) {
 			out->build_id = f->build_id;
+			if (f->pending) {
+				f->pending = false;
+				s->nr_pending--;
+			}
 			return resolve_elf(s, f->elf, off, out, inl);
 		}
 		/* not ELF: JIT code in a memfd, named by its perf map if at all */
@@ -1483,6 +1502,7 @@ struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts)
 	s->kallsyms_path = strdup(o.kallsyms_path);
 	s->debug_root = strdup(o.debug_root);
 	s->dwarf_budget = o.dwarf_budget;
+	s->lazy = opts && opts->lazy;
 	s->perfmap_dir = strdup(o.perfmap_dir);
 	if (!s->proc_root || !s->kallsyms_path || !s->debug_root || !s->perfmap_dir) {
 		bp_syms__free(s);
@@ -1539,6 +1559,7 @@ void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out)
 	*out = s->stats;
 	out->processes = s->procs.n;
 	out->files = s->files.n;
+	out->files_pending = s->nr_pending;
 	out->string_bytes = 0;
 	for (c = s->chunks; c; c = c->next)
 		out->string_bytes += c->cap;

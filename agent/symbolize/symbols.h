@@ -35,6 +35,15 @@ struct bp_syms_opts {
 	 * files past it are named without lines. 0: BP_SYMS_DWARF_BUDGET.
 	 */
 	uint64_t dwarf_budget;
+	/*
+	 * A file's symbols read on the first lookup that falls in it, not
+	 * when a process mapping it is first seen (BP_SYMS_PENDING_MAX): for
+	 * a resident symbolizer, which meets many files no sample hits. A
+	 * one-shot recording names everything at its end anyway, and reads
+	 * at the snapshot what it would otherwise read during a drain, while
+	 * the command it records starts.
+	 */
+	bool lazy;
 };
 
 #define BP_SYMS_DWARF_BUDGET	(128ULL * 1024 * 1024)
@@ -65,6 +74,14 @@ struct bp_frame_info {
 	bool inlined;		/* inlined into the next frame (resolve_user_inline) */
 };
 
+/*
+ * Files opened whose symbols wait for their first lookup, each holding its
+ * fd (and its debug file's, if any): past this many, a file is parsed at
+ * once, so that a machine mapping thousands of distinct files stays within
+ * the open-file limit.
+ */
+#define BP_SYMS_PENDING_MAX	256
+
 struct bp_syms_stats {
 	uint64_t processes;		/* processes known (alive or exited) */
 	uint64_t files;			/* ELF files held (in use or idle) */
@@ -72,6 +89,7 @@ struct bp_syms_stats {
 	uint64_t snapshots;		/* /proc/PID/maps reads */
 	uint64_t files_opened;		/* distinct ELF files opened */
 	uint64_t files_parsed;		/* distinct ELF files whose symbols were loaded */
+	uint64_t files_pending;		/* held open, symbols not read: no frame in them yet */
 	uint64_t debug_files;		/* separate debug files used */
 	uint64_t resolved;		/* addresses named */
 	uint64_t unresolved;		/* addresses printed as module+0xOFFSET */
