@@ -53,7 +53,8 @@ struct bp_session_opts {
 	bool no_r;			/* no R frames */
 	uint64_t dwarf_budget;		/* DWARF bytes held for source lines; 0: the default */
 	bool follow_peers;		/* record -- COMMAND: add the local processes it waits on */
-	bool serial_load;		/* programs verified on one CPU (collect/twinload.h) */
+	bool serial_load;		/* programs verified on one CPU (collect/twinload.h),
+					 * and kallsyms read after them: a lower peak */
 	bool lazy_symbols;		/* files read on their first frame (symbols.h) */
 };
 
