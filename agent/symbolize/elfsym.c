@@ -644,15 +644,115 @@ static bool want_sym(const GElf_Sym *sym)
 }
 
 /*
- * The table and its strings are checked against the file and the caps
- * before libelf reads them; the names are copied out, so that the file and
- * libelf's copy can go once this returns. Sorting waits for a lookup.
+ * The string table, as our own buffer (NUL-terminated past its end): read
+ * from fd, or copied from an image in memory (fd < 0). Not through libelf,
+ * which would keep a copy of its own beside the names until the file goes.
  */
-static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn, bool append)
+static char *read_strtab(Elf_Scn *strscn, const GElf_Shdr *strsh, int fd)
+{
+	size_t len = (size_t)strsh->sh_size, got = 0;
+	char *buf = malloc(len + 1);
+	Elf_Data *d;
+	ssize_t n;
+
+	if (!buf)
+		return NULL;
+	if (fd < 0) {
+		d = elf_getdata(strscn, NULL);
+		if (!d || !d->d_buf || d->d_size != len) {
+			free(buf);
+			return NULL;
+		}
+		memcpy(buf, d->d_buf, len);
+	}
+	while (fd >= 0 && got < len) {
+		n = pread(fd, buf + got, len - got, (off_t)(strsh->sh_offset + got));
+		if (n <= 0) {
+			free(buf);
+			return NULL;
+		}
+		got += (size_t)n;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
+/* raw symbols by where their names start in the string table (held in len) */
+static int cmp_name_off(const void *a, const void *b, void *arg)
+{
+	const struct raw_sym *raw = arg;
+	uint32_t x = raw[*(const uint32_t *)a].len, y = raw[*(const uint32_t *)b].len;
+
+	return x < y ? -1 : x > y;
+}
+
+/*
+ * The kept names moved to the front of the string table, in place, and the
+ * rest given back: the table is read once, and no second block of names is
+ * built beside it (libceph-common's 1.2 MB of names were held twice while
+ * they were read). On entry each raw symbol's len holds where its name
+ * starts; on return its name points into *buf, and len is its length.
+ *
+ * Taken in order of where they start, each name moves down (never past where
+ * the next one starts). A name that starts inside the one before it (a
+ * linker's shared tail, or the same name twice) is that one's suffix, and
+ * points into where it went.
+ */
+static int compact_names(struct raw_sym *raw, size_t nr, char **buf)
+{
+	uint32_t *ord = malloc(nr * sizeof(*ord));
+	size_t i, cur = 0, len;
+	uint32_t src, psrc = 0, pend = 0, pdst = 0;
+	char *np;
+
+	if (!ord)
+		return -ENOMEM;
+	for (i = 0; i < nr; i++)
+		ord[i] = (uint32_t)i;
+	qsort_r(ord, nr, sizeof(*ord), cmp_name_off, raw);
+	for (i = 0; i < nr; i++) {
+		struct raw_sym *r = &raw[ord[i]];
+
+		src = r->len;
+		if (i && src < pend) {
+			r->len = pdst + (src - psrc);
+			continue;
+		}
+		len = strlen(*buf + src);
+		memmove(*buf + cur, *buf + src, len + 1);
+		psrc = src;
+		pend = (uint32_t)(src + len + 1);
+		pdst = (uint32_t)cur;
+		r->len = pdst;
+		cur += len + 1;
+	}
+	free(ord);
+	np = realloc(*buf, cur ? cur : 1);
+	if (np)
+		*buf = np;
+	/* every length before any cut: a cut ends a shared tail for all who share it */
+	for (i = 0; i < nr; i++)
+		raw[i].name = *buf + raw[i].len;
+	for (i = 0; i < nr; i++)
+		raw[i].len = name_len(raw[i].name);
+	for (i = 0; i < nr; i++)
+		((char *)raw[i].name)[raw[i].len] = '\0';
+	return 0;
+}
+
+/*
+ * The table and its strings are checked against the file and the caps
+ * before they are read; the names kept are moved into a block of their
+ * own, so that the file and libelf's copy of the table can go once this
+ * returns. Sorting waits for a lookup. fd: the file elf reads, or -1 for
+ * an image in memory.
+ */
+static int read_syms(struct bp_elf *e, Elf *elf, int fd, uint64_t fsize, Elf_Scn *scn,
+		     bool append)
 {
 	struct raw_sym *raw = NULL;
 	uint64_t *ends = NULL;
-	size_t i, n, nr_raw = 0, cap_raw = 0, nr_ends = 0, names_len = 0, used = 0;
+	size_t i, n, nr_raw = 0, cap_raw = 0, nr_ends = 0;
 	GElf_Shdr sh, strsh;
 	Elf_Scn *strscn;
 	char *names = NULL;
@@ -688,57 +788,48 @@ static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn, b
 	}
 	if (!cap_raw)
 		return -ENOENT;
+	names = read_strtab(strscn, &strsh, fd);
+	if (!names)
+		return -ENOEXEC;
 	raw = calloc(cap_raw, sizeof(*raw));
-	if (!raw)
-		return -ENOMEM;
+	if (!raw) {
+		err = -ENOMEM;
+		goto fail;
+	}
 	ends = section_ends(elf, &nr_ends);
 
 	for (i = 1; i < n && nr_raw < cap_raw; i++) {
 		GElf_Sym sym;
-		const char *name;
 
 		if (!gelf_getsym(d, (int)i, &sym))
 			break;
-		if (!want_sym(&sym))
-			continue;
-		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
+		if (!want_sym(&sym) || sym.st_name >= strsh.sh_size || !names[sym.st_name])
 			continue;
 		raw[nr_raw] = (struct raw_sym){
 			.addr = sym.st_value,
 			.size = sym.st_size,
 			.sec_end = ends && sym.st_shndx < nr_ends ? ends[sym.st_shndx] : 0,
-			.name = name,
-			.len = name_len(name),
+			.len = sym.st_name,	/* where the name starts, until compact_names() */
 			.rank = (uint8_t)bind_rank(GELF_ST_BIND(sym.st_info)),
 		};
-		names_len += raw[nr_raw].len + 1;
 		nr_raw++;
 	}
+	free(ends);
+	ends = NULL;
 	if (!nr_raw) {
 		err = -ENOENT;
 		goto fail;
 	}
-	names = malloc(names_len);
-	if (!names) {
-		err = -ENOMEM;
+	err = compact_names(raw, nr_raw, &names);
+	if (err)
 		goto fail;
-	}
-	for (i = 0; i < nr_raw; i++) {
-		memcpy(names + used, raw[i].name, raw[i].len);
-		names[used + raw[i].len] = '\0';
-		raw[i].name = names + used;
-		used += raw[i].len + 1;
-	}
-	free(ends);
 	if (append && e->raw) {
 		/* a second table (.dynsym after MiniDebugInfo's): one list, two name blocks */
 		struct raw_sym *all = reallocarray(e->raw, e->nr_raw + nr_raw, sizeof(*all));
 
 		if (!all) {
-			free(names);
-			free(raw);
-			return -ENOMEM;
+			err = -ENOMEM;
+			goto fail;
 		}
 		memcpy(all + e->nr_raw, raw, nr_raw * sizeof(*raw));
 		free(raw);
@@ -757,6 +848,7 @@ static int read_syms(struct bp_elf *e, Elf *elf, uint64_t fsize, Elf_Scn *scn, b
 fail:
 	free(ends);
 	free(raw);
+	free(names);
 	return err;
 }
 
@@ -1015,7 +1107,7 @@ static int load_minidebuginfo(struct bp_elf *e)
 		err = -ENOEXEC;
 		goto out;
 	}
-	err = read_syms(e, mini, len, find_section(mini, len, SHT_SYMTAB, NULL), false);
+	err = read_syms(e, mini, -1, len, find_section(mini, len, SHT_SYMTAB, NULL), false);
 out:
 	if (mini)
 		elf_end(mini);
@@ -1111,13 +1203,13 @@ static int load_syms(struct bp_elf *e)
 	scn = find_section(e->elf, e->size, SHT_SYMTAB, NULL);
 	if (scn) {
 		e->source = "symtab";
-		err = read_syms(e, e->elf, e->size, scn, false);
+		err = read_syms(e, e->elf, e->fd, e->size, scn, false);
 		if (!try_source(err))
 			goto out;
 	}
 	if (err) {
 		if (debug_of(e)) {
-			err = read_syms(e, e->dbg.elf, e->dbg.size,
+			err = read_syms(e, e->dbg.elf, e->dbg.fd, e->dbg.size,
 					find_section(e->dbg.elf, e->dbg.size, SHT_SYMTAB, NULL),
 					false);
 			if (!err) {
@@ -1139,7 +1231,7 @@ static int load_syms(struct bp_elf *e)
 		scn = find_section(e->elf, e->size, SHT_DYNSYM, NULL);
 		if (scn) {
 			e->source = mini ? "minidebuginfo" : "dynsym";
-			err = read_syms(e, e->elf, e->size, scn, mini);
+			err = read_syms(e, e->elf, e->fd, e->size, scn, mini);
 		}
 		if (mini) {
 			e->source = "minidebuginfo";

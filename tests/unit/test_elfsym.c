@@ -821,6 +821,78 @@ static void symtab_func(const char *path, const char *name, uint64_t *addr, uint
 	*size = f.size;
 }
 
+struct sym_idx {
+	const char *name;
+	size_t i, idx;
+	GElf_Sym sym;
+	bool found;
+};
+
+static bool idx_cb(void *ctx, const char *name, const GElf_Sym *sym)
+{
+	struct sym_idx *f = ctx;
+
+	f->i++;
+	if (!name || strcmp(name, f->name))
+		return false;
+	f->idx = f->i;		/* entry 0 is never passed: the walk starts at it, counted */
+	f->sym = *sym;
+	f->found = true;
+	return true;
+}
+
+/* a function's entry in the file's .symtab: its index and its values */
+static void symtab_entry(const char *path, const char *name, struct sym_idx *out)
+{
+	*out = (struct sym_idx){ .name = name };
+	symtab_each(path, idx_cb, out);
+	assert_true(out->found);
+	out->idx--;
+}
+
+/*
+ * Names that share bytes in the string table, as a linker's tail merging
+ * makes them (and a name used twice): each symbol still gets its own. The
+ * names are moved within the table as it is compacted, so a suffix must
+ * follow the name it is the tail of.
+ */
+static void syms__shared_name_tails__each_named(void **state)
+{
+	const char *dir = sf_tmpdir();
+	struct sym_idx alpha, zeta, mainf;
+	char src[PATH_MAX], bin[PATH_MAX];
+	Elf64_Shdr sh;
+	struct bp_elf *e;
+	uint32_t name;
+	off_t tab;
+
+	sf_data_path(src, sizeof(src), "symfix_pie");
+	snprintf(bin, sizeof(bin), "%s/tails", dir);
+	sf_copy_file(src, bin, 0755);
+	symtab_entry(bin, "symfix_alpha", &alpha);
+	symtab_entry(bin, "symfix_local_zeta", &zeta);
+	symtab_entry(bin, "main", &mainf);
+	shdr_offset(bin, ".symtab", &sh);
+	tab = (off_t)sh.sh_offset;
+	/* zeta is named by alpha's tail ("alpha"), main by alpha's very name */
+	name = (uint32_t)alpha.sym.st_name + strlen("symfix_");
+	patch(bin, tab + (off_t)(zeta.idx * sizeof(Elf64_Sym)), &name, sizeof(name));
+	name = (uint32_t)alpha.sym.st_name;
+	patch(bin, tab + (off_t)(mainf.idx * sizeof(Elf64_Sym)), &name, sizeof(name));
+
+	e = open_file(bin, NULL);
+	expect_sym(e, alpha.sym.st_value, "symfix_alpha");
+	expect_sym(e, zeta.sym.st_value, "alpha");
+	expect_sym(e, mainf.sym.st_value, "symfix_alpha");
+	expect_sym(e, alpha.sym.st_value + 1, "symfix_alpha");
+	/* and share their bytes, as in the file: a tail is not a copy */
+	assert_ptr_equal(bp_elf__find(e, mainf.sym.st_value)->name,
+			 bp_elf__find(e, alpha.sym.st_value)->name);
+	assert_ptr_equal(bp_elf__find(e, zeta.sym.st_value)->name,
+			 bp_elf__find(e, alpha.sym.st_value)->name + strlen("symfix_"));
+	bp_elf__free(e);
+}
+
 /* binutils' addr2line -i -f at vaddr: names and lines, innermost first; how many */
 static int addr2line(const char *path, uint64_t vaddr, char names[][64], int *lines, int max)
 {
@@ -981,6 +1053,7 @@ int main(void)
 		cmocka_unit_test_teardown(debug__in_process_root, sf_cleanup),
 		cmocka_unit_test_teardown(open__header_counts__bounded, sf_cleanup),
 		cmocka_unit_test_teardown(syms__section_sizes__bounded, sf_cleanup),
+		cmocka_unit_test_teardown(syms__shared_name_tails__each_named, sf_cleanup),
 		cmocka_unit_test_teardown(open__not_elf__enoexec, sf_cleanup),
 		cmocka_unit_test_teardown(open_mem__same_as_file, sf_cleanup),
 		cmocka_unit_test_teardown(fde__stripped_library__ranges_as_symtab, sf_cleanup),
