@@ -659,22 +659,21 @@ static char *read_strtab(Elf_Scn *strscn, const GElf_Shdr *strsh, int fd)
 		return NULL;
 	if (fd < 0) {
 		d = elf_getdata(strscn, NULL);
-		if (!d || !d->d_buf || d->d_size != len) {
-			free(buf);
-			return NULL;
-		}
+		if (!d || !d->d_buf || d->d_size != len)
+			goto fail;
 		memcpy(buf, d->d_buf, len);
-	}
-	while (fd >= 0 && got < len) {
-		n = pread(fd, buf + got, len - got, (off_t)(strsh->sh_offset + got));
-		if (n <= 0) {
-			free(buf);
-			return NULL;
+	} else {
+		for (; got < len; got += (size_t)n) {
+			n = pread(fd, buf + got, len - got, (off_t)(strsh->sh_offset + got));
+			if (n <= 0)
+				goto fail;
 		}
-		got += (size_t)n;
 	}
 	buf[len] = '\0';
 	return buf;
+fail:
+	free(buf);
+	return NULL;
 }
 
 /* raw symbols by where their names start in the string table (held in len) */

@@ -794,7 +794,9 @@ static void symtab_each(const char *path, sym_fn fn, void *ctx)
 
 struct func_find {
 	const char *name;
-	uint64_t addr, size;
+	size_t seen;		/* entries walked, from entry 0 */
+	size_t idx;		/* the function's entry in the table */
+	GElf_Sym sym;
 	bool found;
 };
 
@@ -802,52 +804,31 @@ static bool find_cb(void *ctx, const char *name, const GElf_Sym *sym)
 {
 	struct func_find *f = ctx;
 
+	f->seen++;
 	if (!name || strcmp(name, f->name))
 		return false;
-	f->addr = sym->st_value;
-	f->size = sym->st_size;
-	f->found = true;
-	return true;
-}
-
-/* the value and size of a function in a file's .symtab */
-static void symtab_func(const char *path, const char *name, uint64_t *addr, uint64_t *size)
-{
-	struct func_find f = { .name = name };
-
-	symtab_each(path, find_cb, &f);
-	assert_true(f.found);
-	*addr = f.addr;
-	*size = f.size;
-}
-
-struct sym_idx {
-	const char *name;
-	size_t i, idx;
-	GElf_Sym sym;
-	bool found;
-};
-
-static bool idx_cb(void *ctx, const char *name, const GElf_Sym *sym)
-{
-	struct sym_idx *f = ctx;
-
-	f->i++;
-	if (!name || strcmp(name, f->name))
-		return false;
-	f->idx = f->i;		/* entry 0 is never passed: the walk starts at it, counted */
+	f->idx = f->seen - 1;
 	f->sym = *sym;
 	f->found = true;
 	return true;
 }
 
-/* a function's entry in the file's .symtab: its index and its values */
-static void symtab_entry(const char *path, const char *name, struct sym_idx *out)
+/* a function's entry in a file's .symtab: its index and its values */
+static void symtab_entry(const char *path, const char *name, struct func_find *out)
 {
-	*out = (struct sym_idx){ .name = name };
-	symtab_each(path, idx_cb, out);
+	*out = (struct func_find){ .name = name };
+	symtab_each(path, find_cb, out);
 	assert_true(out->found);
-	out->idx--;
+}
+
+/* the value and size of a function in a file's .symtab */
+static void symtab_func(const char *path, const char *name, uint64_t *addr, uint64_t *size)
+{
+	struct func_find f;
+
+	symtab_entry(path, name, &f);
+	*addr = f.sym.st_value;
+	*size = f.sym.st_size;
 }
 
 /*
@@ -859,7 +840,7 @@ static void symtab_entry(const char *path, const char *name, struct sym_idx *out
 static void syms__shared_name_tails__each_named(void **state)
 {
 	const char *dir = sf_tmpdir();
-	struct sym_idx alpha, zeta, mainf;
+	struct func_find alpha, zeta, mainf;
 	char src[PATH_MAX], bin[PATH_MAX];
 	Elf64_Shdr sh;
 	struct bp_elf *e;
