@@ -1246,6 +1246,42 @@ static bool request_read(int port, int cport)
 	return done;
 }
 
+/*
+ * A machine's first agent measures its memory bandwidth over arrays of
+ * 256 MiB or more (proc/membw.h): that must not stay in the agent's peak
+ * resident set, which is what an always-on profiler is judged by.
+ */
+static void test_first_bandwidth_measurement_not_in_peak(void **state)
+{
+	const char *was = getenv("BOUNDPROF_STATE_DIR");
+	char *keep = was ? strdup(was) : NULL, path[700];
+	struct bp_json *st;
+	double hwm, bytes;
+	struct agent a;
+
+	snprintf(path, sizeof(path), "%s/membw.json", h_path("fresh-state"));
+	setenv("BOUNDPROF_STATE_DIR", h_path("fresh-state"), 1);
+	agent_start(&a, "bw", "--interval 5");
+	if (keep)
+		setenv("BOUNDPROF_STATE_DIR", keep, 1);
+	else
+		unsetenv("BOUNDPROF_STATE_DIR");
+	free(keep);
+	wait_windows(&a, 1, 60);
+	hwm = vm_kb(a.pid, "VmHWM:") * 1024;
+	assert_int_equal(agent_stop(&a, 10), 0);
+	st = h_json_file(path);
+	if (!st)
+		show_log("no bandwidth measured", a.log);
+	assert_non_null(st);
+	bytes = bp_json_num(bp_json_get(st, "bytes"));
+	bp_json_free(st);
+	fprintf(stderr, "  agent peak %.1f MiB, after measuring over %.0f MiB of arrays\n",
+		hwm / MIB, bytes / MIB);
+	assert_true(bytes > 0);
+	assert_true(hwm < CHURN_RSS_BOUND);
+}
+
 static void test_rotation_retention_signals(void **state)
 {
 	struct window w[256];
@@ -1943,6 +1979,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_agent_leaves_itself_out, teardown),
 		cmocka_unit_test_teardown(test_young_processes_tables_later, teardown),
 		cmocka_unit_test_teardown(test_churn_bounded, teardown),
+		cmocka_unit_test_teardown(test_first_bandwidth_measurement_not_in_peak, teardown),
 		cmocka_unit_test_teardown(test_rotation_retention_signals, teardown),
 		cmocka_unit_test_teardown(test_attack_idle_connections, teardown),
 		cmocka_unit_test_teardown(test_attack_planted_windows, teardown),
