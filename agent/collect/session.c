@@ -826,7 +826,9 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 
 	s->prof = bp_profile__new();
 	s->syms = bp_syms__new(&(struct bp_syms_opts){ .dwarf_budget = opts->dwarf_budget,
-							.lazy = opts->lazy_symbols });
+							.lazy = opts->lazy_symbols,
+							.dwarf_not_from_root =
+								opts->dwarf_not_from_root });
 	if (!s->prof || !s->syms) {
 		err = -ENOMEM;
 		goto fail;

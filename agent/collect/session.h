@@ -56,6 +56,7 @@ struct bp_session_opts {
 	bool serial_load;		/* programs verified on one CPU (collect/twinload.h),
 					 * and kallsyms read after them: a lower peak */
 	bool lazy_symbols;		/* files read on their first frame (symbols.h) */
+	bool dwarf_not_from_root;	/* no lines from distribution debug files (symbols.h) */
 };
 
 /* what /proc said about a process, kept across the agent's one-second slices */

@@ -485,6 +485,13 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "ELF files the symbolizer holds (in use, or idle and capped)", a->sym_files);
 	scalar_u64(m, "boundprof_agent_symbolizer_name_bytes", BP_PROM_GAUGE,
 	       "Memory of the symbolizer's interned function names", a->sym_string_bytes);
+	bp_prom_family(m, "boundprof_agent_files_without_lines_total", BP_PROM_COUNTER,
+		       "ELF files named without source lines or inlined frames, by reason: their "
+		       "DWARF did not fit the budget, or is a distribution's debug package's");
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "budget" } }, 1,
+			   a->sym_lines_budget);
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "distribution_debug" } }, 1,
+			   a->sym_lines_distro);
 	scalar_u64(m, "boundprof_agent_bpf_map_bytes", BP_PROM_GAUGE,
 	       "Kernel memory charged for the agent's BPF maps", a->map_bytes);
 	if (a->unwind) {

@@ -57,6 +57,8 @@ struct bp_agent_self {
 	uint64_t sym_processes;		/* processes in the symbolizer */
 	uint64_t sym_files;		/* ELF files it holds */
 	uint64_t sym_string_bytes;	/* its interned names */
+	uint64_t sym_lines_budget;	/* files named without lines: DWARF over the budget */
+	uint64_t sym_lines_distro;	/* ... DWARF only in a distribution's debug file */
 	uint64_t map_bytes;		/* kernel memory of the BPF maps */
 	bool unwind;			/* unwind tables loaded (not --unwind-mem 0) */
 	uint64_t unwind_budget;		/* their array, as sized */

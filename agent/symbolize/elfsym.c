@@ -48,6 +48,7 @@ struct debug_file {
 	Elf *elf;
 	int fd;
 	uint64_t size;
+	bool in_root;		/* found under debug_root, not beside the file */
 };
 
 struct bp_elf {
@@ -76,6 +77,8 @@ struct bp_elf {
 	char *names;			/* the kept names, @VERSION cut off */
 	char *names_extra;		/* those of a second table (MiniDebugInfo's .dynsym) */
 	bool want_dwarf;
+	bool dwarf_not_from_root;
+	bool dwarf_root_skipped;
 	uint64_t dwarf_max;
 	struct bp_dwarf *dwarf;		/* lines and inlines, or NULL */
 	struct fde_range *fdes;		/* function ranges from the CFI, from fde_base */
@@ -385,6 +388,7 @@ int bp_elf__open_fd(int fd, const struct bp_elf_opts *opts, struct bp_elf **out)
 		e->uid = opts->uid;
 		e->want_dwarf = opts->want_dwarf;
 		e->dwarf_max = opts->dwarf_max;
+		e->dwarf_not_from_root = opts->dwarf_not_from_root;
 		if ((opts->path && !e->path) || (opts->root && !e->root) ||
 		    (opts->debug_root && !e->debug_root)) {
 			err = -ENOMEM;
@@ -469,6 +473,7 @@ static void debug_close(struct debug_file *dbg)
 		close(dbg->fd);
 	dbg->elf = NULL;
 	dbg->fd = -1;
+	dbg->in_root = false;
 }
 
 void bp_elf__free(struct bp_elf *e)
@@ -998,8 +1003,10 @@ static bool find_debug_in(struct bp_elf *e, int root_fd, char *path, size_t sz,
 	if (e->debug_root && strlen(e->build_id) > 2) {
 		snprintf(path, sz, "%s/.build-id/%.2s/%s.debug", e->debug_root, e->build_id,
 			 e->build_id + 2);
-		if (open_debug(e, root_fd, path, out))
+		if (open_debug(e, root_fd, path, out)) {
+			out->in_root = true;
 			return true;
+		}
 	}
 	if (!link || !e->path || e->path[0] != '/')
 		return false;
@@ -1013,8 +1020,10 @@ static bool find_debug_in(struct bp_elf *e, int root_fd, char *path, size_t sz,
 		return true;
 	if (e->debug_root) {
 		snprintf(path, sz, "%s%.*s/%s", e->debug_root, dl, e->path, link);
-		if (open_debug(e, root_fd, path, out))
+		if (open_debug(e, root_fd, path, out)) {
+			out->in_root = true;
 			return true;
+		}
 	}
 	return false;
 }
@@ -1168,6 +1177,10 @@ static void load_dwarf(struct bp_elf *e)
 	} else {
 		if (!debug_of(e))
 			return;
+		if (dbg->in_root && e->dwarf_not_from_root) {
+			e->dwarf_root_skipped = true;
+			return;
+		}
 		if (!dbg->elf || dbg->fd < 0 || !bp_dwarf__has_info(dbg->elf, dbg->size) ||
 		    (e->dwarf_max && dbg->size > e->dwarf_max))
 			return;
@@ -1331,6 +1344,11 @@ size_t bp_elf__nr_syms(struct bp_elf *e)
 const char *bp_elf__debug_path(const struct bp_elf *e)
 {
 	return e->dbg_path;
+}
+
+bool bp_elf__dwarf_in_root_skipped(const struct bp_elf *e)
+{
+	return e->dwarf_root_skipped;
 }
 
 const char *bp_elf__sym_source(const struct bp_elf *e)

@@ -64,6 +64,11 @@ struct bp_elf_opts {
 	bool want_dwarf;
 	/* ... from a file of at most this many bytes; 0: no bound of ours */
 	uint64_t dwarf_max;
+	/*
+	 * ... but not from a debug file under debug_root: a distribution's
+	 * debug package (libc6-dbg), for code its user did not write
+	 */
+	bool dwarf_not_from_root;
 };
 
 /*
@@ -135,6 +140,9 @@ int bp_elf__fde_func(const struct bp_elf *e, uint64_t vaddr, uint64_t *start, ui
 
 /* the separate debug file the symbols came from, or NULL */
 const char *bp_elf__debug_path(const struct bp_elf *e);
+
+/* the DWARF was left unread: it is in a debug file under debug_root (dwarf_not_from_root) */
+bool bp_elf__dwarf_in_root_skipped(const struct bp_elf *e);
 
 /* "symtab", "dynsym", "debug", "minidebuginfo" or "none"; valid once symbols are loaded */
 const char *bp_elf__sym_source(const struct bp_elf *e);

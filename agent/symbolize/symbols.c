@@ -134,6 +134,7 @@ struct bp_syms {
 	char *debug_root;
 	char *perfmap_dir;
 	uint64_t dwarf_budget;
+	bool dwarf_not_from_root;
 	bool lazy;
 
 	struct ptr_vec procs;	/* struct sym_proc * */
@@ -431,6 +432,8 @@ static void count_parse(struct bp_syms *s, struct bp_elf *e)
 	s->stats.files_parsed++;
 	if (bp_elf__debug_path(e))
 		s->stats.debug_files++;
+	if (bp_elf__dwarf_in_root_skipped(e))
+		s->stats.dwarf_root_skipped++;
 	/*
 	 * The DWARF of every file a system-wide agent meets is hundreds of
 	 * MiB (debug files of libc, of each Python): held within the budget,
@@ -676,6 +679,7 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		.want_dwarf = c->s->stats.dwarf_bytes < c->s->dwarf_budget,
 		/* what is left of the budget: no file read whole only to be dropped */
 		.dwarf_max = c->s->dwarf_budget - c->s->stats.dwarf_bytes,
+		.dwarf_not_from_root = c->s->dwarf_not_from_root,
 	};
 	struct bp_syms *s = c->s;
 	struct sym_proc *p = c->p;
@@ -1502,6 +1506,7 @@ struct bp_syms *bp_syms__new(const struct bp_syms_opts *opts)
 	s->kallsyms_path = strdup(o.kallsyms_path);
 	s->debug_root = strdup(o.debug_root);
 	s->dwarf_budget = o.dwarf_budget;
+	s->dwarf_not_from_root = opts && opts->dwarf_not_from_root;
 	s->lazy = opts && opts->lazy;
 	s->perfmap_dir = strdup(o.perfmap_dir);
 	if (!s->proc_root || !s->kallsyms_path || !s->debug_root || !s->perfmap_dir) {

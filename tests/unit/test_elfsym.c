@@ -273,6 +273,54 @@ static void debug__build_id_tree(void **state)
 	check_debug("symfix_buildid", "symfix_epsilon", &o, want);
 }
 
+/* the line of vaddr from e's DWARF: 0 when it has none there */
+static uint32_t dwarf_line(struct bp_elf *e, uint64_t vaddr)
+{
+	struct bp_dwarf_frame f[BP_DWARF_INLINE_MAX];
+
+	if (!bp_elf__dwarf(e) || bp_dwarf__frames(bp_elf__dwarf(e), vaddr, f,
+						  BP_DWARF_INLINE_MAX) < 1)
+		return 0;
+	return f[0].line;
+}
+
+/*
+ * The agent takes no lines from a distribution's debug package (a file
+ * under the debug root), only names; a debug file beside the binary is
+ * its builder's, and keeps its lines.
+ */
+static void debug__dwarf_not_from_root__named_without_lines(void **state)
+{
+	char root[PATH_MAX], path[PATH_MAX];
+	struct bp_elf_opts o = { .debug_root = root, .want_dwarf = true };
+	uint64_t v = stripped_vaddr("symfix_buildid", "symfix_epsilon");
+	struct bp_elf *e;
+
+	sf_data_path(root, sizeof(root), "debugroot");
+	e = open_data("symfix_buildid", &o);
+	expect_sym(e, v + 1, "symfix_epsilon");
+	assert_true(dwarf_line(e, v + 1) > 0);
+	assert_false(bp_elf__dwarf_in_root_skipped(e));
+	bp_elf__free(e);
+
+	o.dwarf_not_from_root = true;
+	e = open_data("symfix_buildid", &o);
+	expect_sym(e, v + 1, "symfix_epsilon");
+	assert_string_equal(bp_elf__sym_source(e), "debug");
+	assert_null(bp_elf__dwarf(e));
+	assert_true(bp_elf__dwarf_in_root_skipped(e));
+	bp_elf__free(e);
+
+	sf_data_path(path, sizeof(path), "symfix_dbglink");
+	o.path = path;
+	v = stripped_vaddr("symfix_dbglink", "symfix_delta");
+	e = open_data("symfix_dbglink", &o);
+	expect_sym(e, v + 1, "symfix_delta");
+	assert_true(dwarf_line(e, v + 1) > 0);
+	assert_false(bp_elf__dwarf_in_root_skipped(e));
+	bp_elf__free(e);
+}
+
 static void debug__mismatches__rejected(void **state)
 {
 	const char *dir = sf_tmpdir();
@@ -1023,6 +1071,8 @@ int main(void)
 		cmocka_unit_test_teardown(debug__debuglink_next_to_binary, sf_cleanup),
 		cmocka_unit_test_teardown(debug__debuglink_in_dot_debug, sf_cleanup),
 		cmocka_unit_test_teardown(debug__debuglink_under_debug_root, sf_cleanup),
+		cmocka_unit_test_teardown(debug__dwarf_not_from_root__named_without_lines,
+					  sf_cleanup),
 		cmocka_unit_test_teardown(debug__build_id_tree, sf_cleanup),
 		cmocka_unit_test_teardown(debug__mismatches__rejected, sf_cleanup),
 		cmocka_unit_test_teardown(debug__debuglink_with_a_path__ignored, sf_cleanup),
