@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <fcntl.h>
-#include <sys/mman.h>
 #include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -129,64 +128,99 @@ static int read_line(char *line, size_t len, void *ctx)
 	return rc->cb(&l, rc->ctx);
 }
 
-/* a copy of one maps file, see bp_procmaps__hold(); per thread */
+/*
+ * One maps file, read and parsed once, see bp_procmaps__hold(); per
+ * thread. The paths live in one arena: line i's path is at its offset
+ * there until the read ends, then a pointer.
+ */
 static __thread struct {
 	char path[128];
-	int fd;			/* a memfd with the text; 0: none (never a memfd's number) */
+	bool on;
+	struct bp_maps_line *lines;
+	size_t nr, cap;
+	char *paths;
+	size_t paths_len, paths_cap;
+	size_t bad;
 } held;
 
-/* a copy bigger than this is not worth keeping: the readers read the file */
+/* what is held of one file at most: beyond it the readers read the file */
 #define HOLD_MAX	(16u << 20)
+
+static int hold_line(char *line, size_t len, void *ctx)
+{
+	size_t *bad = ctx, need;
+	struct bp_maps_line l;
+	void *p;
+
+	if (bp_procmaps__parse_line(line, &l)) {
+		(*bad)++;
+		return 0;
+	}
+	need = held.paths_len + l.path_len + 1;
+	if (need + (held.nr + 1) * sizeof(l) > HOLD_MAX)
+		return -EFBIG;
+	if (held.nr == held.cap) {
+		size_t ncap = held.cap ? 2 * held.cap : 64;
+
+		p = reallocarray(held.lines, ncap, sizeof(l));
+		if (!p)
+			return -ENOMEM;
+		held.lines = p;
+		held.cap = ncap;
+	}
+	if (need > held.paths_cap) {
+		size_t ncap = held.paths_cap ? 2 * held.paths_cap : 4096;
+
+		while (ncap < need)
+			ncap *= 2;
+		p = realloc(held.paths, ncap);
+		if (!p)
+			return -ENOMEM;
+		held.paths = p;
+		held.paths_cap = ncap;
+	}
+	memcpy(held.paths + held.paths_len, l.path, l.path_len + 1);
+	l.path = (const char *)(uintptr_t)held.paths_len;
+	held.paths_len = need;
+	held.lines[held.nr++] = l;
+	return 0;
+}
 
 int bp_procmaps__hold(const char *path)
 {
-	char buf[65536];
-	size_t total = 0;
-	ssize_t n;
-	int in, out, err = 0;
+	struct bp_lines lr = {
+		.max_line = BP_MAPS_LINE_MAX,
+		.max_lines = BP_MAPS_LINES_MAX,
+		.take_partial = true,
+	};
+	size_t bad = 0, i;
+	int fd, err;
 
 	bp_procmaps__unhold();
 	if (strlen(path) >= sizeof(held.path))
 		return -ENAMETOOLONG;
-	in = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-	if (in < 0)
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
 		return -errno;
-	out = memfd_create("bp-maps", MFD_CLOEXEC);
-	if (out < 0) {
-		err = -errno;
-		close(in);
+	err = bp_read_lines(fd, &lr, hold_line, &bad);
+	close(fd);
+	if (err) {
+		bp_procmaps__unhold();
 		return err;
 	}
-	while ((n = read(in, buf, sizeof(buf))) != 0) {
-		if (n < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			break;
-		}
-		total += n;
-		if (total > HOLD_MAX || write(out, buf, n) != n) {
-			err = -EFBIG;
-			break;
-		}
-	}
-	close(in);
-	/* fd 0 is never ours: it marks "none" */
-	if (err || out == 0) {
-		close(out);
-		return err ? err : -EBADF;
-	}
+	for (i = 0; i < held.nr; i++)
+		held.lines[i].path = held.paths + (uintptr_t)held.lines[i].path;
+	held.bad = bad + lr.too_long + (lr.truncated ? 1 : 0);
 	snprintf(held.path, sizeof(held.path), "%s", path);
-	held.fd = out;
+	held.on = true;
 	return 0;
 }
 
 void bp_procmaps__unhold(void)
 {
-	if (held.fd > 0)
-		close(held.fd);
-	held.fd = 0;
-	held.path[0] = '\0';
+	free(held.lines);
+	free(held.paths);
+	memset(&held, 0, sizeof(held));
 }
 
 int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr_bad)
@@ -200,15 +234,23 @@ int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr
 	struct read_ctx rc = { .cb = cb, .ctx = ctx };
 	int fd, err;
 
-	if (held.fd > 0 && !strcmp(path, held.path) && lseek(held.fd, 0, SEEK_SET) == 0) {
-		err = bp_read_lines(held.fd, &lr, read_line, &rc);
-	} else {
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
-		if (fd < 0)
-			return -errno;
-		err = bp_read_lines(fd, &lr, read_line, &rc);
-		close(fd);
+	if (held.on && !strcmp(path, held.path)) {
+		size_t i;
+
+		if (nr_bad)
+			*nr_bad = held.bad;
+		for (i = 0; i < held.nr; i++) {
+			err = cb(&held.lines[i], ctx);
+			if (err)
+				return err;
+		}
+		return 0;
 	}
+	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	err = bp_read_lines(fd, &lr, read_line, &rc);
+	close(fd);
 	rc.bad += lr.too_long + (lr.truncated ? 1 : 0);
 	if (nr_bad)
 		*nr_bad = rc.bad;

@@ -56,11 +56,13 @@ int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr
 /*
  * Several readers of one process's maps in a row (its symbols, unwind
  * tables, the Python and R walkers, at its first sample): the file is read
- * once, and bp_procmaps__read() of the same path in this thread reads that
- * copy until bp_procmaps__unhold(). The kernel formats every mapping and
- * its path again for each read: four of them were ~9% of the agent's CPU
- * under 20 new processes a second. 0, or -errno and nothing held (the
- * readers then read the file themselves).
+ * and parsed once, and bp_procmaps__read() of the same path in this thread
+ * walks those lines until bp_procmaps__unhold(), with the same bounds and
+ * the same count of bad lines. The kernel formats every mapping and its
+ * path again for each read: four of them were ~9% of the agent's CPU under
+ * 20 new processes a second. (A copy in a memfd cost a memfd, and a read
+ * and a parse for each reader.) 0, or -errno and nothing held (the readers
+ * then read the file themselves).
  */
 int bp_procmaps__hold(const char *path);
 void bp_procmaps__unhold(void);
