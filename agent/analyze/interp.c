@@ -60,6 +60,53 @@ const struct bp_interp *bp_interp_of_module(const char *module)
 	return NULL;
 }
 
+/*
+ * The library trees, as a directory name followed by a version directory
+ * ("/ruby/3.1.0/", "/perl/5.36/", "/perl5/5.36/") or by nothing
+ * ("/perl-base/"), anywhere in the path: Debian's
+ * /usr/lib/x86_64-linux-gnu/ruby/3.1.0, a source build's
+ * /usr/local/lib/ruby/3.3.0, perlbrew's lib/perl5/5.38.0.
+ */
+static const struct {
+	const char *dir;
+	bool versioned;
+	const char *binary;
+} trees[] = {
+	{ "/ruby/", true, "ruby" },
+	{ "/perl/", true, "perl" },
+	{ "/perl5/", true, "perl" },
+	{ "/perl-base/", false, "perl" },
+};
+
+/* "3.1.0/...": a version, then a directory's end */
+static bool version_dir(const char *v)
+{
+	size_t n = strspn(v, "0123456789.");
+
+	return n && v[0] != '.' && v[n] == '/';
+}
+
+const struct bp_interp *bp_interp_of_path(const char *path)
+{
+	const char *p;
+	size_t i, j;
+
+	if (!path)
+		return NULL;
+	for (i = 0; i < sizeof(trees) / sizeof(trees[0]); i++) {
+		for (p = strstr(path, trees[i].dir); p; p = strstr(p + 1, trees[i].dir)) {
+			const char *v = p + strlen(trees[i].dir);
+
+			if (trees[i].versioned && !version_dir(v))
+				continue;
+			for (j = 0; j < sizeof(interps) / sizeof(interps[0]); j++)
+				if (!strcmp(interps[j].binary, trees[i].binary))
+					return &interps[j];
+		}
+	}
+	return NULL;
+}
+
 bool bp_interp_script(const char *cmdline, char *buf, size_t len)
 {
 	const char *s = cmdline, *e;

@@ -33,6 +33,13 @@ struct bp_interp {
 const struct bp_interp *bp_interp_of_module(const char *module);
 
 /*
+ * The interpreter whose own library tree holds the file at path: the
+ * extensions it loads from its standard library (Ruby's enc/encdb.so,
+ * Perl's auto/POSIX/POSIX.so) are its code, not the script's. NULL: none.
+ */
+const struct bp_interp *bp_interp_of_path(const char *path);
+
+/*
  * The script an interpreter runs, from its command line ("perl -w work.pl 3"
  * gives "work.pl"): the first argument that is not an option. Into buf;
  * false when there is none (a -e one-liner, a REPL).

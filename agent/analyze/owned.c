@@ -129,7 +129,7 @@ bool bp_frame_owned(const struct bp_frame *f)
 		return false;
 	if (b[0] == '[' || !strncmp(b, "memfd:", 6))
 		return jit_named(f);
-	return own_given(b) || !bp_module_foreign(b);
+	return own_given(b) || (!bp_module_foreign(b) && !bp_interp_of_path(f->path));
 }
 
 bool bp_frame_foreign(const struct bp_frame *f)
@@ -141,7 +141,7 @@ bool bp_frame_foreign(const struct bp_frame *f)
 	if (!f->module || f->python)
 		return false;
 	b = base(f->module);
-	return !own_given(b) && bp_module_foreign(b);
+	return !own_given(b) && (bp_module_foreign(b) || bp_interp_of_path(f->path));
 }
 
 /* the suffixes of the CPU-specific variants glibc selects with ifuncs */

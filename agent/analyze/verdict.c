@@ -307,7 +307,8 @@ static void interp_evidence(const struct bp_profile *p, const struct bp_proc_sum
 		bp_short_name(f->name, f->module, names[named], sizeof(names[0]));
 		/* a building block, or a runtime's own maths (Math.sin) */
 		if (strncmp(names[named], "Math.", 5) &&
-		    (bp_interp_of_module(f->module) || !bp_frame_foreign(f)))
+		    (bp_interp_of_module(f->module) || bp_interp_of_path(f->path) ||
+		     !bp_frame_foreign(f)))
 			continue;
 		e->interp_calls_frac += h->self_frac;
 		e->interp_calls_n = ++named;

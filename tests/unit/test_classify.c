@@ -1355,6 +1355,23 @@ static void own__the_table_and_own(void **state)
 	assert_false(bp_frame_owned(&f));
 	f.module = "libpython3.12.so.1.0";
 	assert_false(bp_frame_owned(&f));
+	/* an extension from the interpreter's own library tree is its code */
+	f.module = "encdb.so";
+	f.path = "/usr/lib/x86_64-linux-gnu/ruby/3.1.0/enc/encdb.so";
+	assert_false(bp_frame_owned(&f));
+	assert_true(bp_frame_foreign(&f));
+	f.module = "POSIX.so";
+	f.path = "/usr/lib/x86_64-linux-gnu/perl/5.36/auto/POSIX/POSIX.so";
+	assert_false(bp_frame_owned(&f));
+	f.path = "/usr/lib/x86_64-linux-gnu/perl-base/auto/POSIX/POSIX.so";
+	assert_false(bp_frame_owned(&f));
+	/* ... not a directory of the user's that only shares a name */
+	f.module = "fast.so";
+	f.path = "/home/u/ruby/2fast/fast.so";
+	assert_true(bp_frame_owned(&f));
+	f.path = "/home/u/perl/work/fast.so";
+	assert_true(bp_frame_owned(&f));
+	f.path = NULL;
 	f.module = "[kernel]";
 	f.kernel = true;
 	assert_false(bp_frame_owned(&f));
