@@ -42,6 +42,15 @@ struct bp_stack {
  */
 #define BP_STACK_CUT	1
 
+/*
+ * A user stack's flags carry, from this bit up, the low 16 bits of its
+ * process's image: task->self_exec_id, one more at each exec. The stacks
+ * of an image that an exec replaced are named by its maps, kept aside
+ * (symbolize/symbols.h, bp_syms__keep_image()), instead of every map
+ * being drained at the exec to name them while those maps were held.
+ */
+#define BP_STACK_IMAGE_SHIFT	16
+
 /* on-CPU aggregation key: one row per (process, thread, kernel, user, Python stack) */
 struct bp_oncpu_key {
 	__u32 tgid;
@@ -134,6 +143,8 @@ struct bp_exec_event {
 	__u32 euid;		/* effective, as /proc/PID/status's second Uid: field */
 	__u16 args_len;		/* bytes of args: argv NUL-separated, as /proc/PID/cmdline */
 	__u16 flags;		/* BP_EXF_* */
+	__u32 image;		/* task->self_exec_id after the exec: BP_STACK_IMAGE_SHIFT */
+	__u32 pad;
 	char args[BP_ARGS_LEN];
 };
 

@@ -95,6 +95,8 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
 	e->start_ns = BPF_CORE_READ(p, start_time);
 	e->euid = BPF_CORE_READ(p, cred, euid.val);
+	e->image = (__u32)BPF_CORE_READ(p, self_exec_id);
+	e->pad = 0;
 	e->cg[BP_EXCG_V2] = bpf_get_current_cgroup_id();
 	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
 		cpu_id = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);

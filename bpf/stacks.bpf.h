@@ -133,10 +133,14 @@ static __always_inline __u64 store_kstack(void *ctx, struct bp_stack *st, __u32 
 static __always_inline long capture_ustack(void *ctx, struct bp_stack *st, __u32 tgid, __u64 ip,
 					   __u64 sp, __u64 bp)
 {
+	struct task_struct *t = bpf_get_current_task_btf();
 	long n = bp_unwind_user(st, tgid, ip, sp, bp);
 
 	if (n == -ENOENT)
-		return get_stack(ctx, st, BPF_F_USER_STACK);
+		n = get_stack(ctx, st, BPF_F_USER_STACK);
+	/* whose image the addresses are: boundprof.h */
+	if (n > 0)
+		st->flags |= (__u32)(t->self_exec_id & 0xffff) << BP_STACK_IMAGE_SHIFT;
 	return n;
 }
 

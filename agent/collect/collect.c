@@ -343,8 +343,39 @@ static void fill_frame(struct bp_frame *f, const struct bp_frame_info *fi, bool 
  * looked up one byte earlier. Returns how many ids (>= 1), or -ENOMEM;
  * *not_code when the address is not in executable memory.
  */
-static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_ret, bool kernel,
-		      uint64_t snap, uint32_t *ids, bool *not_code)
+/* frames_for() in a kept image: the frames at addr, uncached */
+static int image_frames(struct bp_collect *c, uint32_t pid, uint16_t image, uint64_t addr,
+			uint32_t *ids, bool *not_code)
+{
+	struct bp_frame_info fi[ADDR_FRAMES];
+	struct bp_frame f;
+	int64_t fid;
+	int n, i;
+
+	n = bp_syms__resolve_image_inline(c->syms, pid, image, addr, fi, ADDR_FRAMES);
+	if (fi[n - 1].name)
+		c->st.frames_resolved++;
+	else
+		c->st.frames_unnamed++;
+	for (i = 0; i < n; i++) {
+		fill_frame(&f, &fi[i], false);
+		fid = bp_profile__frame(c->prof, &f);
+		if (fid < 0)
+			return (int)fid;
+		ids[i] = (uint32_t)fid;
+	}
+	*not_code = !fi[n - 1].code;
+	return n;
+}
+
+/*
+ * image: the kept image of pid the address is in (symbols.h), or -1 for
+ * its current one. A kept image's addresses are few (the samples an exec
+ * cut short) and are never cached: the cache knows a process's current
+ * maps only.
+ */
+static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip, bool is_ret,
+		      bool kernel, uint64_t snap, uint32_t *ids, bool *not_code)
 {
 	struct addr_cache *a = kernel ? &c->kcache : &c->ucache;
 	uint64_t addr = is_ret && ip ? ip - 1 : ip;
@@ -357,6 +388,8 @@ static int frames_for(struct bp_collect *c, uint32_t pid, uint64_t ip, bool is_r
 
 	if (kernel)
 		pid = 0;
+	if (image >= 0)
+		return image_frames(c, pid, (uint16_t)image, addr, ids, not_code);
 	if (cache_find(a, pid, addr, &idx) == 0) {
 		/*
 		 * A user address named in an earlier drain holds while the
@@ -424,7 +457,7 @@ static int64_t kframe_for(struct bp_collect *c, uint64_t ip, bool is_ret)
 {
 	uint32_t id;
 	bool nc;
-	int n = frames_for(c, 0, ip, is_ret, true, 0, &id, &nc);
+	int n = frames_for(c, 0, -1, ip, is_ret, true, 0, &id, &nc);
 
 	return n < 0 ? (int64_t)n : (int64_t)id;
 }
@@ -550,13 +583,16 @@ static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, 
 	if (us) {
 		uint32_t ids[(ADDR_FRAMES) * BP_MAX_STACK_DEPTH], at[BP_MAX_STACK_DEPTH + 1];
 		uint64_t snap = bp_syms__snapshot_ns(c->syms, tgid);
+		uint16_t img = us->flags >> BP_STACK_IMAGE_SHIFT;
+		int image = bp_syms__kept_image(c->syms, tgid, img) ? img : -1;
 		uint32_t depth = us->nr, pos = 0, j;
 		bool nc;
 		int k;
 
 		for (i = 0; i < us->nr; i++) {
 			at[i] = pos;
-			k = frames_for(c, tgid, us->ips[i], i > 0, false, snap, ids + pos, &nc);
+			k = frames_for(c, tgid, image, us->ips[i], i > 0, false, snap, ids + pos,
+				       &nc);
 			if (k < 0)
 				return k;
 			if (i > 0 && nc) {
@@ -1053,5 +1089,7 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 		if (err)
 			bp_err("failed to drain the block IO maps: %s", strerror(-err));
 	}
+	/* the samples of replaced images were all in the buffer just drained */
+	bp_syms__drop_images(c->syms);
 	return err;
 }

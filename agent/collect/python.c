@@ -721,6 +721,13 @@ void bp_python__exec(struct bp_python *py, pid_t pid)
 		proc_reset(p);
 }
 
+bool bp_python__walks(struct bp_python *py, pid_t pid)
+{
+	struct py_proc *p = py ? proc_find(py, pid) : NULL;
+
+	return p && (p->module || p->loading);
+}
+
 void bp_python__exited(struct bp_python *py, pid_t pid)
 {
 	struct py_proc *p = proc_find(py, pid);

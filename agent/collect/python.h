@@ -45,6 +45,8 @@ int bp_python__attach(struct bp_python *py, pid_t pid);
 
 /* a new image: everything known about the process is forgotten */
 void bp_python__exec(struct bp_python *py, pid_t pid);
+/* pid runs a Python whose frames are walked (or are being looked for) */
+bool bp_python__walks(struct bp_python *py, pid_t pid);
 /* the process exited: keep its code objects for the samples still to drain */
 void bp_python__exited(struct bp_python *py, pid_t pid);
 /* once a window: drop processes that had exited at the previous call */

@@ -18,6 +18,7 @@
 #include "collect/loader.h"
 #include "collect/rlang.h"
 #include "model/profile.h"
+#include "proc/procinfo.h"
 #include "proc/procmaps.h"
 #include "rstack.h"
 #include "symbolize/python_elf.h"
@@ -66,6 +67,8 @@ struct r_proc {
 	uint8_t state;
 	uint8_t retries;
 	bool exited, retiring;
+	bool loading;		/* NEW, waiting for the loader to map libR.so or libc */
+	uint64_t first_look_ns;
 	char version[24];
 	char *module, *path;
 	uint64_t bias;
@@ -368,6 +371,8 @@ struct scan {
 	uint64_t bias;
 	char path[4096];
 	uint64_t last_ino;
+	bool exe_r;		/* the executable is named R */
+	bool libc;		/* libc (or musl's loader) is mapped */
 };
 
 static int scan_map(const struct bp_maps_line *l, void *ctx)
@@ -384,6 +389,11 @@ static int scan_map(const struct bp_maps_line *l, void *ctx)
 	if (s->file || !l->path_len || l->path[0] != '/' || !l->inode || l->inode == s->last_ino)
 		return 0;
 	base = base_name(l->path);
+	if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	    !strncmp(base, "ld-musl", 7))
+		s->libc = true;
+	if (l->inode == s->exe_ino && !strcmp(base, "R"))
+		s->exe_r = true;
 	/* libR.so, or an R built without it: the executable exports the symbols */
 	if (strcmp(base, "libR.so") && !(l->inode == s->exe_ino && !strcmp(base, "R")))
 		return 0;
@@ -458,6 +468,34 @@ static int publish(struct bp_rlang *r, struct r_proc *p)
 	return 0;
 }
 
+/* how long a loader may take to map libR.so before the process is taken as not R */
+#define LOADER_WAIT_NS		(30ULL * 1000000000ULL)
+
+/* true while the loader may still be at work: the process is looked at again */
+static bool still_loading(struct bp_rlang *r, struct r_proc *p)
+{
+	uint64_t now = bp_now_ns();
+
+	if (!p->first_look_ns)
+		p->first_look_ns = now;
+	if (now - p->first_look_ns > LOADER_WAIT_NS)
+		return false;
+	if (!p->loading)
+		r->st.loader_waits++;
+	p->loading = true;
+	return true;
+}
+
+bool bp_rlang__waiting(const struct bp_rlang *r)
+{
+	uint32_t i;
+
+	for (i = 0; r && i < r->nr_procs; i++)
+		if (r->procs[i]->loading && !r->procs[i]->exited)
+			return true;
+	return false;
+}
+
 int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 {
 	struct scan s = { .r = r, .pid = pid };
@@ -472,12 +510,22 @@ int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 		return -ENOMEM;
 	if (p->state != PROC_NEW || p->exited || !r->l->r_walk)
 		return 0;
-	p->state = PROC_NONE;
 	snprintf(path, sizeof(path), "%s/%d/exe", r->proc_root, pid);
 	if (!stat(path, &st))
 		s.exe_ino = st.st_ino;
 	snprintf(path, sizeof(path), "%s/%d/maps", r->proc_root, pid);
-	if (bp_procmaps__read(path, scan_map, &s, NULL) || !s.file)
+	err = bp_procmaps__read(path, scan_map, &s, NULL);
+	/*
+	 * An R executable's first sample can come while ld.so is still
+	 * mapping its libraries: libR.so (listed before libc) not there yet.
+	 * It is looked at again at every tick until it is, or libc is (then
+	 * libR.so will not come).
+	 */
+	if (!err && !s.file && s.exe_r && !s.libc && still_loading(r, p))
+		return 0;
+	p->loading = false;
+	p->state = PROC_NONE;
+	if (err || !s.file)
 		return 0;
 	f = s.file;
 	if (f->kind == FILE_UNSUPPORTED) {
@@ -524,7 +572,13 @@ void bp_rlang__tick(struct bp_rlang *r)
 	for (i = 0; i < r->nr_procs; i++) {
 		struct r_proc *p = r->procs[i];
 
-		if (!p->pid || p->exited || p->state != PROC_PENDING)
+		if (!p->pid || p->exited)
+			continue;
+		if (p->state == PROC_NEW && p->loading) {
+			bp_rlang__attach(r, p->pid);
+			continue;
+		}
+		if (p->state != PROC_PENDING)
 			continue;
 		if (!read_globals(p) && !publish(r, p)) {
 			p->state = PROC_ATTACHED;
@@ -545,6 +599,13 @@ void bp_rlang__exec(struct bp_rlang *r, pid_t pid)
 			names_drop(r, pid);
 		proc_reset(p);
 	}
+}
+
+bool bp_rlang__walks(struct bp_rlang *r, pid_t pid)
+{
+	struct r_proc *p = r ? proc_find(r, pid) : NULL;
+
+	return p && p->module;
 }
 
 void bp_rlang__exited(struct bp_rlang *r, pid_t pid)

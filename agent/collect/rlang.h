@@ -26,6 +26,7 @@ struct bp_rlang_stats {
 	uint64_t names;			/* function names received */
 	uint64_t files;			/* source files received */
 	uint64_t frames_unnamed;	/* frames whose name never arrived */
+	uint64_t loader_waits;		/* R executables looked at again: libR.so not mapped yet */
 };
 
 struct bp_rlang *bp_rlang__new(struct bp_loader *l, const char *proc_root);
@@ -34,6 +35,10 @@ void bp_rlang__free(struct bp_rlang *r);
 /* look at a process (first sample, exec, the start); cheap once looked at */
 int bp_rlang__attach(struct bp_rlang *r, pid_t pid);
 void bp_rlang__exec(struct bp_rlang *r, pid_t pid);
+/* a process's loader is still mapping R's libraries: tick soon (bp_rlang__tick()) */
+bool bp_rlang__waiting(const struct bp_rlang *r);
+/* pid runs an R whose frames are walked */
+bool bp_rlang__walks(struct bp_rlang *r, pid_t pid);
 void bp_rlang__exited(struct bp_rlang *r, pid_t pid);
 void bp_rlang__retire(struct bp_rlang *r);
 /* at each drain: an R still starting (its globals not yet made) is looked at again */

@@ -675,6 +675,21 @@ static void set_err(struct bp_session *s, int err)
 		s->err = err;
 }
 
+/*
+ * The old image's maps kept for its samples still in the maps, named at
+ * the next drain (symbols.h): no drain now. Not for a Python or an R whose
+ * frames were walked: their names go with the image (bp_python__exec()).
+ */
+static bool keep_image(struct bp_session *s, const struct bp_event *ev, size_t size)
+{
+	const struct bp_exec_event *x = (const struct bp_exec_event *)ev;
+
+	if (size < sizeof(*x) || bp_python__walks(s->python, ev->tgid) ||
+	    bp_rlang__walks(s->rlang, ev->tgid))
+		return false;
+	return !bp_syms__keep_image(s->syms, ev->tgid, (uint16_t)(x->image - 1));
+}
+
 static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 {
 	struct bp_session *s = ctx;
@@ -711,10 +726,14 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 	if (ev->kind == BP_EV_EXEC && (ev->flags & BP_EVF_WAS_SAMPLED)) {
 		uint64_t snap = bp_syms__snapshot_ns(s->syms, ev->tgid);
 
-		if (snap && snap < ev->ts_ns)
-			set_err(s, drain(s, false));
-		else
+		if (!snap || snap >= ev->ts_ns)
 			s->exec_drains_skipped++;
+		else if (keep_image(s, ev, size))
+			s->exec_images_kept++;
+		else {
+			s->exec_drains++;
+			set_err(s, drain(s, false));
+		}
 	}
 	proc = bp_profile__proc(s->prof, ev->tgid, true);
 	if (!proc) {
@@ -1013,6 +1032,7 @@ void bp_session__expect_exec(struct bp_session *s, const char *path)
 int bp_session__poll(struct bp_session *s, int timeout_ms)
 {
 	bool waiting_python = bp_python__waiting(s->python);
+	bool waiting_r = bp_rlang__waiting(s->rlang);
 	uint64_t now;
 	int n, err;
 
@@ -1025,7 +1045,7 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		if (s->nr_uw_pending)
 			timeout_ms = unwind_wait_ms(s, timeout_ms);
 		/* an interpreter being loaded is looked at again soon, not a drain later */
-		if (waiting_python && timeout_ms > PY_LOADER_POLL_MS)
+		if ((waiting_python || waiting_r) && timeout_ms > PY_LOADER_POLL_MS)
 			timeout_ms = PY_LOADER_POLL_MS;
 		n = bp_loader__poll(s->loader, timeout_ms);
 		if (n < 0) {
@@ -1038,6 +1058,8 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		unwind_refresh_pending(s);
 	if (waiting_python)
 		bp_python__tick(s->python);
+	if (waiting_r)
+		bp_rlang__tick(s->rlang);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, now);
 	if (now >= s->next_drain_ns) {
@@ -1063,6 +1085,11 @@ int bp_session__tick(struct bp_session *s)
 	ensure_ksyms(s);
 	if (s->nr_uw_pending)
 		unwind_refresh_pending(s);
+	/* an interpreter whose loader is at work is looked at again at each tick */
+	if (bp_python__waiting(s->python))
+		bp_python__tick(s->python);
+	if (bp_rlang__waiting(s->rlang))
+		bp_rlang__tick(s->rlang);
 	if (s->memprobe)
 		bp_memprobe__tick(s->memprobe, bp_now_ns());
 	err = s->err;
@@ -1072,7 +1099,8 @@ int bp_session__tick(struct bp_session *s)
 
 bool bp_session__wants_ticks(struct bp_session *s)
 {
-	return s->memprobe && bp_memprobe__busy(s->memprobe, bp_now_ns());
+	return (s->memprobe && bp_memprobe__busy(s->memprobe, bp_now_ns())) ||
+	       bp_python__waiting(s->python) || bp_rlang__waiting(s->rlang);
 }
 
 int bp_session__events_fd(struct bp_session *s)

@@ -682,7 +682,8 @@ static void update_self(struct bp_daemon *d)
 		d->self.unwind_files = us.files;
 	}
 	d->self.drains = bp_collect__stats(d->s->collect)->drains;
-	d->self.exec_drains = bp_collect__stats(d->s->collect)->light_drains;
+	d->self.exec_drains = d->s->exec_drains;
+	d->self.exec_images_kept = d->s->exec_images_kept;
 }
 
 static void free_last(struct bp_daemon *d)

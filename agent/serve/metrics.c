@@ -508,10 +508,13 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	}
 	bp_prom_family(m, "boundprof_agent_drains_total", BP_PROM_COUNTER,
 		       "Drains of the BPF maps: when they fill, a process is busy or a window "
-		       "ends, and early when a sampled process execs");
+		       "ends (interval), and early when a sampled Python or R execs (exec)");
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "interval" } }, 1,
 			   a->drains - a->exec_drains);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "exec" } }, 1, a->exec_drains);
+	scalar_u64(m, "boundprof_agent_exec_images_kept_total", BP_PROM_COUNTER,
+		   "Execs of sampled processes whose old image's maps were kept to name its "
+		   "samples at the next drain, instead of a drain at the exec", a->exec_images_kept);
 	scalar_u64(m, "boundprof_agent_http_requests_total", BP_PROM_COUNTER,
 	       "HTTP requests answered", a->http_requests);
 	scalar_u64(m, "boundprof_agent_http_errors_total", BP_PROM_COUNTER,

@@ -110,6 +110,11 @@ struct sym_proc {
 	bool retiring;		/* gone: dropped at the next bp_syms__retire() */
 	struct sym_map *maps;
 	size_t nr_maps;
+	/* the image an exec replaced, kept for its samples (bp_syms__keep_image()) */
+	struct sym_map *kept;
+	size_t nr_kept;
+	uint16_t kept_image;
+	bool has_kept;
 	struct bp_perfmap *pm;
 	uint64_t last_refresh;
 	uint64_t last_pm_check;
@@ -168,6 +173,7 @@ struct bp_syms {
 	struct sym_file *idle_head, *idle_tail;
 	size_t nr_idle;
 	size_t nr_pending;
+	uint32_t nr_kept;		/* processes with a kept image */
 
 	ino_t self_mnt_ns;
 	struct bp_syms_stats stats;
@@ -504,6 +510,10 @@ static void proc_destroy(struct bp_syms *s, struct sym_proc *p)
 	vec_del(&s->procs, p->idx, true, proc_hash(p->pid), true, proc_hash(last->pid));
 	last->idx = p->idx;
 	maps_release(s, p->maps, p->nr_maps);
+	if (p->has_kept) {
+		maps_release(s, p->kept, p->nr_kept);
+		s->nr_kept--;
+	}
 	bp_perfmap__free(p->pm);
 	free(p);
 }
@@ -952,6 +962,53 @@ uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid)
 	return p && p->nr_maps ? p->last_refresh : 0;
 }
 
+int bp_syms__keep_image(struct bp_syms *s, pid_t pid, uint16_t image)
+{
+	struct sym_proc *p = proc_find(s, pid);
+
+	if (!p || !p->nr_maps)
+		return -ENOENT;
+	if (p->has_kept)
+		return -EBUSY;
+	p->kept = p->maps;
+	p->nr_kept = p->nr_maps;
+	p->kept_image = image;
+	p->has_kept = true;
+	p->maps = NULL;
+	p->nr_maps = 0;
+	/* the next lookup of the new image reads its maps */
+	p->last_refresh = 0;
+	s->nr_kept++;
+	return 0;
+}
+
+bool bp_syms__kept_image(struct bp_syms *s, pid_t pid, uint16_t image)
+{
+	struct sym_proc *p;
+
+	if (!s->nr_kept)
+		return false;
+	p = proc_find(s, pid);
+	return p && p->has_kept && p->kept_image == image;
+}
+
+void bp_syms__drop_images(struct bp_syms *s)
+{
+	uint32_t i;
+
+	for (i = 0; s->nr_kept && i < s->procs.n; i++) {
+		struct sym_proc *p = s->procs.v[i];
+
+		if (!p->has_kept)
+			continue;
+		maps_release(s, p->kept, p->nr_kept);
+		p->kept = NULL;
+		p->nr_kept = 0;
+		p->has_kept = false;
+		s->nr_kept--;
+	}
+}
+
 void bp_syms__exited(struct bp_syms *s, pid_t pid)
 {
 	struct sym_proc *p = proc_find(s, pid);
@@ -1218,8 +1275,9 @@ static int resolve_map(struct bp_syms *s, struct sym_proc *p, const struct sym_m
 	}
 }
 
-static int resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr, struct bp_frame_info *out,
-			struct inl_frames *inl)
+/* image: a kept image of pid's (bp_syms__keep_image()), or -1 for its current one */
+static int resolve_user(struct bp_syms *s, pid_t pid, int image, uint64_t addr,
+			struct bp_frame_info *out, struct inl_frames *inl)
 {
 	struct sym_proc *p = proc_find(s, pid);
 	const struct sym_map *m = NULL;
@@ -1240,6 +1298,22 @@ static int resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr, struct bp_f
 		p = proc_find(s, pid);
 		if (!p)
 			goto unresolved;
+	}
+	if (image >= 0) {
+		/* its maps are gone from /proc and from any perf map: what was kept */
+		m = p->has_kept && p->kept_image == image ? map_find(p->kept, p->nr_kept, addr) :
+							     NULL;
+		if (!m)
+			goto unresolved;
+		out->code = m->exec;
+		err = resolve_map(s, p, m, addr, out, inl);
+		if (!err) {
+			s->stats.resolved++;
+			return 0;
+		}
+		out->name = NULL;
+		out->sym_offset = 0;
+		goto unresolved;
 	}
 	m = map_find(p->maps, p->nr_maps, addr);
 	if (!m && !p->exited && now_ns() - p->last_refresh >= REFRESH_NS) {
@@ -1267,11 +1341,11 @@ unresolved:
 int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
 			  struct bp_frame_info *out)
 {
-	return resolve_user(s, pid, addr, out, NULL);
+	return resolve_user(s, pid, -1, addr, out, NULL);
 }
 
-int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
-				 struct bp_frame_info *out, int max)
+static int resolve_inline(struct bp_syms *s, pid_t pid, int image, uint64_t addr,
+			  struct bp_frame_info *out, int max)
 {
 	struct inl_frames inl;
 	struct bp_frame_info fi;
@@ -1280,7 +1354,7 @@ int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
 	if (max <= 0)
 		return -EINVAL;
 	inl.n = 0;
-	resolve_user(s, pid, addr, &fi, &inl);
+	resolve_user(s, pid, image, addr, &fi, &inl);
 	/* too many for out: the ones nearest the function are kept */
 	k = inl.n < max - 1 ? inl.n : max - 1;
 	for (i = 0; i < k; i++) {
@@ -1294,6 +1368,18 @@ int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
 	}
 	out[k] = fi;
 	return k + 1;
+}
+
+int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
+				 struct bp_frame_info *out, int max)
+{
+	return resolve_inline(s, pid, -1, addr, out, max);
+}
+
+int bp_syms__resolve_image_inline(struct bp_syms *s, pid_t pid, uint16_t image, uint64_t addr,
+				  struct bp_frame_info *out, int max)
+{
+	return resolve_inline(s, pid, image, addr, out, max);
 }
 
 void bp_syms__kernel_ranges_each(const struct bp_syms *s, const char *const *names, size_t n,

@@ -145,6 +145,22 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid);
 /* when the maps held for pid were read (CLOCK_MONOTONIC ns), 0 if none are */
 uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid);
 
+/*
+ * An exec replaced pid's image while samples of it wait in the maps: the
+ * maps held for pid (read before the exec) are kept as the image numbered
+ * image (the low 16 bits of task->self_exec_id, bpf/boundprof.h) for its
+ * stacks to be named by, until bp_syms__drop_images(); pid holds none
+ * until its next snapshot. 0, -ENOENT (no maps held), -EBUSY (an image of
+ * pid is kept already: the caller drains instead).
+ */
+int bp_syms__keep_image(struct bp_syms *s, pid_t pid, uint16_t image);
+
+/* whether image is pid's kept one */
+bool bp_syms__kept_image(struct bp_syms *s, pid_t pid, uint16_t image);
+
+/* every map a kept image served has been drained: they go */
+void bp_syms__drop_images(struct bp_syms *s);
+
 /* the process has exited: keep what we have, never read /proc/PID again */
 void bp_syms__exited(struct bp_syms *s, pid_t pid);
 
@@ -177,6 +193,10 @@ int bp_syms__resolve_user(struct bp_syms *s, pid_t pid, uint64_t addr,
  * each filled as bp_syms__resolve_user() fills its frame, or -EINVAL.
  */
 int bp_syms__resolve_user_inline(struct bp_syms *s, pid_t pid, uint64_t addr,
+				 struct bp_frame_info *out, int max);
+
+/* the same, in pid's kept image image (bp_syms__keep_image()); never a refresh */
+int bp_syms__resolve_image_inline(struct bp_syms *s, pid_t pid, uint16_t image, uint64_t addr,
 				 struct bp_frame_info *out, int max);
 
 void bp_syms__stats(const struct bp_syms *s, struct bp_syms_stats *out);

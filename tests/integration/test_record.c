@@ -277,6 +277,34 @@ static void test_short_lived(void **state)
 	bp_json_free(rep);
 }
 
+/*
+ * One process, two images: CPU time in chain_burn() (execchain), then in
+ * shortlived_work() once it has exec'd shortlived. Samples of the first
+ * image still in the maps at the exec are named by its maps, kept aside
+ * past the exec (symbolize/symbols.h), not by the second image's: those
+ * put other code at those addresses (ASLR), or none.
+ */
+static void test_exec_images(void **state)
+{
+	const struct bp_json *proc;
+	struct bp_json *rep;
+	double first, second;
+
+	rep = h_record_json("exec.json", ARGV((char *)h_fixture("execchain"), "0.6",
+					      (char *)h_fixture("shortlived"), "0.6"));
+	assert_non_null(rep);
+	proc = h_find_proc(rep, "shortlived");
+	assert_non_null(proc);
+	first = h_hotspot_self(proc, "chain_burn");
+	second = h_hotspot_self(proc, "shortlived_work");
+	fprintf(stderr, "exec images: chain_burn %.2f, shortlived_work %.2f of %.0f samples\n",
+		first, second, bp_json_num(bp_json_get(proc, "samples")));
+	/* 0.6 s of CPU time each: half and half, less the exec and the loaders */
+	assert_true(first > 0.35);
+	assert_true(second > 0.35);
+	bp_json_free(rep);
+}
+
 /* SIGINT ends a recording and every requested output is still written */
 static void test_sigint_writes(void **state)
 {
@@ -450,6 +478,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_folded_functions, teardown),
 		cmocka_unit_test_teardown(test_pid, teardown),
 		cmocka_unit_test_teardown(test_short_lived, teardown),
+		cmocka_unit_test_teardown(test_exec_images, teardown),
 		cmocka_unit_test_teardown(test_sigint_writes, teardown),
 		cmocka_unit_test_teardown(test_sigterm_command, teardown),
 		cmocka_unit_test_teardown(test_command_tree, teardown),

@@ -103,6 +103,48 @@ static void user__pie__survives_exit(void **state)
 	assert_int_equal(st.unresolved, 0);
 }
 
+/*
+ * An image kept past its exec (here: its process killed after the keep)
+ * names its addresses by image number only; the current image has no maps
+ * until its next snapshot; one image kept at a time; drop lets it go.
+ */
+static void user__kept_image__names_its_addresses(void **state)
+{
+	struct bp_frame_info fi[4];
+	char path[PATH_MAX];
+	const struct sf_sym *f;
+	struct bp_syms *s;
+	struct sf_child c;
+	int n;
+
+	s = new_syms(NULL);
+	sf_data_path(path, sizeof(path), "symfix_pie");
+	sf_spawn(&c, path);
+	f = sf_sym(&c, "symfix_alpha");
+	assert_int_equal(bp_syms__keep_image(s, c.pid, 7), -ENOENT);
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	assert_int_equal(bp_syms__keep_image(s, c.pid, 7), 0);
+	assert_int_equal(bp_syms__keep_image(s, c.pid, 7), -ENOENT);
+	assert_int_equal(bp_syms__snapshot_ns(s, c.pid), 0);
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	assert_int_equal(bp_syms__keep_image(s, c.pid, 8), -EBUSY);
+	sf_kill(&c);
+	bp_syms__exited(s, c.pid);
+	assert_true(bp_syms__kept_image(s, c.pid, 7));
+	assert_false(bp_syms__kept_image(s, c.pid, 8));
+	n = bp_syms__resolve_image_inline(s, c.pid, 7, f->addr + 1, fi, 4);
+	assert_true(n >= 1);
+	assert_non_null(fi[n - 1].name);
+	assert_string_equal(fi[n - 1].name, "symfix_alpha");
+	/* another image number: not this one's maps */
+	n = bp_syms__resolve_image_inline(s, c.pid, 9, f->addr + 1, fi, 4);
+	assert_null(fi[n - 1].name);
+	bp_syms__drop_images(s);
+	assert_false(bp_syms__kept_image(s, c.pid, 7));
+	n = bp_syms__resolve_image_inline(s, c.pid, 7, f->addr + 1, fi, 4);
+	assert_null(fi[n - 1].name);
+}
+
 /* eager: every file is read at the snapshot */
 static void user__nopie__survives_exit(void **state)
 {
@@ -823,6 +865,7 @@ static void retire__resnapshot_between_calls__kept(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_teardown(user__kept_image__names_its_addresses, teardown),
 		cmocka_unit_test_teardown(user__pie__survives_exit, teardown),
 		cmocka_unit_test_teardown(user__nopie__survives_exit, teardown),
 		cmocka_unit_test_teardown(user__shared_library__survives_exit, teardown),
