@@ -335,44 +335,25 @@ static void fill_frame(struct bp_frame *f, const struct bp_frame_info *fi, bool 
 	f->inlined = fi->inlined;
 }
 
+/* the frames at a user address of pid's current image (image -1) or a kept one */
+static int user_frames(struct bp_collect *c, uint32_t pid, int image, uint64_t addr,
+		       struct bp_frame_info *fi)
+{
+	if (image < 0)
+		return bp_syms__resolve_user_inline(c->syms, pid, addr, fi, ADDR_FRAMES);
+	return bp_syms__resolve_image_inline(c->syms, pid, (uint16_t)image, addr, fi, ADDR_FRAMES);
+}
+
 /*
  * The frames of one address, innermost first (functions inlined there,
  * then the function): the first address of a stack is where the CPU was;
  * the others are return addresses, which point after the call and may
  * already be in the next function (or on the next line), so they are
  * looked up one byte earlier. Returns how many ids (>= 1), or -ENOMEM;
- * *not_code when the address is not in executable memory.
- */
-/* frames_for() in a kept image: the frames at addr, uncached */
-static int image_frames(struct bp_collect *c, uint32_t pid, uint16_t image, uint64_t addr,
-			uint32_t *ids, bool *not_code)
-{
-	struct bp_frame_info fi[ADDR_FRAMES];
-	struct bp_frame f;
-	int64_t fid;
-	int n, i;
-
-	n = bp_syms__resolve_image_inline(c->syms, pid, image, addr, fi, ADDR_FRAMES);
-	if (fi[n - 1].name)
-		c->st.frames_resolved++;
-	else
-		c->st.frames_unnamed++;
-	for (i = 0; i < n; i++) {
-		fill_frame(&f, &fi[i], false);
-		fid = bp_profile__frame(c->prof, &f);
-		if (fid < 0)
-			return (int)fid;
-		ids[i] = (uint32_t)fid;
-	}
-	*not_code = !fi[n - 1].code;
-	return n;
-}
-
-/*
- * image: the kept image of pid the address is in (symbols.h), or -1 for
- * its current one. A kept image's addresses are few (the samples an exec
- * cut short) and are never cached: the cache knows a process's current
- * maps only.
+ * *not_code when the address is not in executable memory. image: the
+ * kept image of pid the address is in (symbols.h), or -1 for its current
+ * one; a kept image's addresses are few (the samples an exec cut short)
+ * and never cached: the cache knows a process's current maps only.
  */
 static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip, bool is_ret,
 		      bool kernel, uint64_t snap, uint32_t *ids, bool *not_code)
@@ -388,9 +369,7 @@ static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip
 
 	if (kernel)
 		pid = 0;
-	if (image >= 0)
-		return image_frames(c, pid, (uint16_t)image, addr, ids, not_code);
-	if (cache_find(a, pid, addr, &idx) == 0) {
+	if (image < 0 && cache_find(a, pid, addr, &idx) == 0) {
 		/*
 		 * A user address named in an earlier drain holds while the
 		 * process's maps are the snapshot it was named against.
@@ -408,7 +387,7 @@ static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip
 	if (kernel) {
 		err = bp_syms__resolve_kernel(c->syms, addr, &fi[0]);
 	} else {
-		n = bp_syms__resolve_user_inline(c->syms, pid, addr, fi, ADDR_FRAMES);
+		n = user_frames(c, pid, image, addr, fi);
 		/*
 		 * A signal frame's return address is the trampoline's first
 		 * byte (the kernel pushed it; nothing called): one byte back
@@ -416,7 +395,7 @@ static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip
 		 */
 		if (!fi[n - 1].name && is_ret && ip) {
 			struct bp_frame_info at[ADDR_FRAMES];
-			int k = bp_syms__resolve_user_inline(c->syms, pid, ip, at, ADDR_FRAMES);
+			int k = user_frames(c, pid, image, ip, at);
 
 			if (at[k - 1].name && !at[k - 1].sym_offset) {
 				memcpy(fi, at, k * sizeof(*at));
@@ -441,6 +420,8 @@ static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip
 		ids[i] = (uint32_t)fid;
 	}
 	*not_code = !fi[n - 1].code;
+	if (image >= 0)
+		return n;
 	/*
 	 * Only a function of a mapped file is named the same next drain: a
 	 * JIT's perf map can name an address later, or another way.

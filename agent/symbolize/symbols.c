@@ -1300,32 +1300,23 @@ static int resolve_user(struct bp_syms *s, pid_t pid, int image, uint64_t addr,
 			goto unresolved;
 	}
 	if (image >= 0) {
-		/* its maps are gone from /proc and from any perf map: what was kept */
-		m = p->has_kept && p->kept_image == image ? map_find(p->kept, p->nr_kept, addr) :
-							     NULL;
-		if (!m)
-			goto unresolved;
-		out->code = m->exec;
-		err = resolve_map(s, p, m, addr, out, inl);
-		if (!err) {
-			s->stats.resolved++;
-			return 0;
-		}
-		out->name = NULL;
-		out->sym_offset = 0;
-		goto unresolved;
-	}
-	m = map_find(p->maps, p->nr_maps, addr);
-	if (!m && !p->exited && now_ns() - p->last_refresh >= REFRESH_NS) {
-		if (!bp_syms__snapshot(s, pid))
+		/* its maps are gone from /proc, and its perf map is the new image's */
+		if (p->has_kept && p->kept_image == image)
+			m = map_find(p->kept, p->nr_kept, addr);
+	} else {
+		m = map_find(p->maps, p->nr_maps, addr);
+		if (!m && !p->exited && now_ns() - p->last_refresh >= REFRESH_NS &&
+		    !bp_syms__snapshot(s, pid))
 			m = map_find(p->maps, p->nr_maps, addr);
 	}
 	if (m) {
 		out->code = m->exec;
 		err = resolve_map(s, p, m, addr, out, inl);
-	} else {
+	} else if (image < 0) {
 		err = resolve_perfmap(s, p, addr, out);
 		out->code = !err;
+	} else {
+		goto unresolved;
 	}
 	if (!err) {
 		s->stats.resolved++;
