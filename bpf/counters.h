@@ -59,6 +59,8 @@
 	    "process timelines lost: task storage or exit map full")				\
 	BPF(STACKS_CACHED, 16, "stacks_cached", SEEN,						\
 	    "off-CPU stacks reused from the thread's cache")					\
+	BPF(KSITE_STALE, 37, "kthread_stacks_stale", LOST,					\
+	    "kernel threads' off-CPU stacks reused for a different path (found by a check walk)") \
 	BPF(IO_RQ_FULL, 17, "io_requests_untracked", LOST,					\
 	    "block requests not tracked: request map full")					\
 	BPF(IO_MAP_FULL, 18, "io_map_full", LOST, "block IO completions lost: IO map full")	\

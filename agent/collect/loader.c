@@ -58,6 +58,23 @@ int bp_kernel_at_least(const char *release, int major, int minor)
 }
 
 /*
+ * How often a kernel thread's reused off-CPU stacks are walked again to
+ * check them (bpf/offcpu.bpf.c, ksite_check): every 64th reuse, or every
+ * N-th from BOUNDPROF_KSITE_CHECK (the tests check every one).
+ */
+static __u32 ksite_check(void)
+{
+	const char *v = getenv("BOUNDPROF_KSITE_CHECK");
+	char *end;
+	unsigned long n;
+
+	if (!v || !*v)
+		return 64;
+	n = strtoul(v, &end, 10);
+	return *end || !n || n > 1u << 20 ? 64 : (__u32)n;
+}
+
+/*
  * Whether sched_switch passes prev_state (5.18+, bpf/compat.bpf.h): then its
  * prototype in the kernel's BTF, btf_trace_sched_switch, is (void *ctx, bool
  * preempt, prev, next, prev_state). Anything unexpected (no BTF read): assume
@@ -457,6 +474,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		bpf_program__set_autoload(l->skel->progs.bp_sock_state, true);
 		l->skel->rodata->offcpu_ustacks = o->offcpu_ustacks;
 		l->skel->rodata->offcpu_preempt_stacks = !o->no_preempt_stacks;
+		l->skel->rodata->ksite_check = ksite_check();
 		l->skel->rodata->follow_peers = o->filter && o->follow_peers;
 		l->skel->rodata->follow_skip_tgid = getpid();
 		l->skel->rodata->switch_has_prev_state = switch_has_prev_state(kb);

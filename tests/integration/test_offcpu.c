@@ -71,6 +71,21 @@ static void check_accounting(const struct bp_json *proc)
 	assert_true(tl >= num(proc, "wall_s") * 0.95 && tl <= num(proc, "wall_s") * 1.05);
 }
 
+/* a file of @mib MiB with real blocks, on disk */
+static void make_file(const char *path, int mib)
+{
+	static char buf[1 << 20];
+	int fd, i;
+
+	fd = open(path, O_CREAT | O_WRONLY | O_TRUNC, 0600);
+	assert_true(fd >= 0);
+	memset(buf, 0x5a, sizeof(buf));
+	for (i = 0; i < mib; i++)
+		assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
+	assert_int_equal(fsync(fd), 0);
+	close(fd);
+}
+
 /* 20 x 100 ms of nanosleep shows 2.0 s +- 5% of sleep */
 static void test_sleeper(void **state)
 {
@@ -242,22 +257,9 @@ static void test_io_wait(void **state)
 	struct bp_json *rep;
 	const struct bp_json *p;
 	struct h_sched k;
-	int fd;
 
 	/* a 32 MiB file for the reader to pick 4 KiB blocks from */
-	fd = open(data, O_CREAT | O_WRONLY | O_TRUNC, 0600);
-	assert_true(fd >= 0);
-	assert_int_equal(ftruncate(fd, 0), 0);
-	{
-		static char buf[1 << 20];
-		int i;
-
-		memset(buf, 0x5a, sizeof(buf));
-		for (i = 0; i < 32; i++)
-			assert_int_equal(write(fd, buf, sizeof(buf)), (ssize_t)sizeof(buf));
-	}
-	fsync(fd);
-	close(fd);
+	make_file(data, 32);
 
 	h_sched_arm();
 	rep = record("odirect.json", ARGV((char *)h_fixture("odirect"), (char *)data, count));
@@ -286,6 +288,61 @@ static void test_io_wait(void **state)
 	bp_json_free(rep);
 }
 
+/*
+ * Kernel threads' off-CPU stacks are reused while a thread blocks again at
+ * the same depth of its own stack (offcpu.bpf.c, site_of()); every 64th
+ * reuse walks again and counts a stack that differs; here every reuse is
+ * checked. Under process churn and direct reads the kernel's workers block
+ * on several paths: a key that did not tell them apart (checked: the same
+ * key for every path) counts stale stacks; the depth key counts none.
+ * Also: the kernel threads' waits still carry the scheduler's frames, as a
+ * walk gives them.
+ */
+static void kthread_stacks__reused_only_at_their_own_site(void **state)
+{
+	const char *json = h_path("kthreads.json"), *folded = h_path("kthreads.offcpu.folded");
+	const char *data = h_path("kthreads.data");
+	const struct bp_json *dd;
+	struct bp_json *rep;
+	char *text, *line, *save = NULL;
+	long kthread_lines = 0;
+	struct run r;
+
+	/* processes come and go; a file is read block by block, past the page cache */
+	make_file(data, 32);
+	assert_true(h_spawn(ARGV((char *)h_fixture("churn"), "8", "100",
+				 (char *)h_fixture("shortlived"), "0.002"), NULL) > 0);
+	assert_true(h_spawn(ARGV((char *)h_fixture("odirect"), (char *)data, "40000"), NULL) > 0);
+	/* every reuse checked: a stack the depth key would have got wrong is counted */
+	setenv("BOUNDPROF_KSITE_CHECK", "1", 1);
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-a", "-d", "8", "-o", (char *)json,
+				    "-o", (char *)folded), 60, &r), 0);
+	unsetenv("BOUNDPROF_KSITE_CHECK");
+	if (r.exit_code)
+		fail_msg("boundprof record -a exited %d:\n%s", r.exit_code, r.err);
+	h_run_free(&r);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	dd = bp_json_get(rep, "drops_detail");
+	assert_non_null(bp_json_get(dd, "kthread_stacks_stale"));
+	fprintf(stderr, "  switches %.0f, stacks cached %.0f, kernel threads' stale %.0f\n",
+		num(rep, "offcpu.switches"), num(rep, "offcpu.stacks_cached"),
+		num(dd, "kthread_stacks_stale"));
+	assert_true(num(rep, "offcpu.stacks_cached") > 0);
+	assert_true(num(dd, "kthread_stacks_stale") == 0);
+	bp_json_free(rep);
+
+	text = h_slurp(folded, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
+		if (strstr(line, ";kthread_[k];") && strstr(line, ";[sleep];") &&
+		    strstr(line, "schedule"))
+			kthread_lines++;
+	fprintf(stderr, "  %ld kernel threads' sleep stacks through the scheduler\n", kthread_lines);
+	assert_true(kthread_lines > 0);
+	free(text);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -294,6 +351,7 @@ int main(void)
 		cmocka_unit_test_teardown(thread_churn__dead_threads_leave_the_timeline, teardown),
 		cmocka_unit_test_teardown(test_lock, teardown),
 		cmocka_unit_test_teardown(test_io_wait, teardown),
+		cmocka_unit_test_teardown(kthread_stacks__reused_only_at_their_own_site, teardown),
 	};
 
 	if (!h_need_root() || !h_have_schedstat())
