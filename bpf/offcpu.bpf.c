@@ -60,16 +60,25 @@
  * One blocking site of a thread and the stacks taken there. The stacks are
  * kept so they can be stored again after a flip.
  */
+/*
+ * Where a thread blocks, as far as can be told without a walk (site_of()):
+ * a user thread's registers at the syscall boundary, or a kernel thread's
+ * depth in its own stack; and the task state it blocks in.
+ */
+struct bp_site {
+	__u64 ip, sp, bp;
+	__u64 sys;		/* syscall (orig_ax); BP_KTHREAD_SITE for a kernel thread */
+	__u32 state;
+	__u32 pad;
+};
+
 struct bp_stslot {
 	__u64 kstack, ustack;	/* hashes of the stacks at switch-out */
-	__u64 uc_ip, uc_sp, uc_bp;	/* the site they were taken at: see site_of() */
-	__u64 kc_sys;		/* syscall (orig_ax) they were taken in; BP_KTHREAD_SITE */
-	__u32 kc_state;		/* task state they were taken in */
-	__u32 kc_valid;		/* the registers above name the site; 0: not reusable */
+	struct bp_site site;	/* where they were taken */
+	__u32 kc_valid;		/* site names where they were taken; 0: not reusable */
 	__u32 wsite;		/* enum bp_wsite of the kernel stack */
 	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
 	__u32 reused;		/* times a kernel thread's stacks were reused since a walk */
-	__u32 pad;
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -856,16 +865,12 @@ static __always_inline __u64 hash_into(struct bp_stack *st, long n)
  * thread by the registers it entered the kernel with (user call site and
  * syscall); a kernel thread, which has none, by how deep in its own stack
  * sched_switch runs (the address of the tracepoint's arguments, which lie
- * on that stack). A kernel thread's stack never moves and, with no
+ * on that stack). False: neither (no registers to go by). A kernel thread's stack never moves and, with no
  * syscall entry, gets no random offset: each path into schedule() has its
  * own depth. rcu_preempt alone switched 127 times a second under the
  * bench's mixed load, each a kernel walk of ~1 us that bought the same
  * stack again (bp_switch: 1.9 us a switch, 0.8 us without those walks).
  */
-struct bp_site {
-	__u64 ip, sp, bp, sys;
-};
-
 static __always_inline bool site_of(void *ctx, struct task_struct *t, struct pt_regs *regs,
 				    struct bp_site *s)
 {
@@ -888,10 +893,12 @@ static __always_inline bool site_of(void *ctx, struct task_struct *t, struct pt_
 
 /* the thread blocks again where @sl's stacks were taken, as far as @s tells */
 static __always_inline bool same_site(const struct bp_stslot *sl, const struct bp_site *s,
-				      __u32 prev_state, bool user)
+				      bool user)
 {
-	return sl->kc_valid && s->ip == sl->uc_ip && s->sp == sl->uc_sp && s->bp == sl->uc_bp &&
-	       s->sys == sl->kc_sys && prev_state == sl->kc_state && (sl->ustack || !user);
+	const struct bp_site *o = &sl->site;
+
+	return sl->kc_valid && s->ip == o->ip && s->sp == o->sp && s->bp == o->bp &&
+	       s->sys == o->sys && s->state == o->state && (sl->ustack || !user);
 }
 
 /*
@@ -905,14 +912,16 @@ const volatile __u32 ksite_check = 64;
 static __always_inline void take_stacks(void *ctx, struct task_struct *prev, struct bp_tls *st,
 					struct pt_regs *regs, __u32 prev_state, bool user)
 {
-	struct bp_stslot *sl;
-	struct bp_site site = {};
+	struct bp_site site = { .state = prev_state };
 	__u32 c = st->cur & (BP_STSLOTS - 1);
+	bool keyed = site_of(ctx, prev, regs, &site);
+	struct bp_stslot *sl;
 	__u64 was = 0;
-	bool keyed;
 	long n;
 
 	st->nostack = 0;
+	/* a kernel thread has no user stack to want */
+	user = user && regs;
 	/*
 	 * A thread that blocks again from the same site (site_of()), in the
 	 * same state, has the same stacks: reuse them and skip both walks.
@@ -922,32 +931,25 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	 * site, syscall and state is the one case this gets wrong
 	 * (docs/offcpu.md).
 	 */
-	/* a kernel thread has no user stack to want */
-	user = user && regs;
-	keyed = site_of(ctx, prev, regs, &site);
-	if (keyed) {
-		if (!same_site(&st->sl[c], &site, prev_state, user) &&
-		    same_site(&st->sl[c ^ 1], &site, prev_state, user))
-			c ^= 1;
-		sl = &st->sl[c];
-		if (same_site(sl, &site, prev_state, user)) {
-			st->cur = c;
-			if (regs || ++sl->reused < ksite_check) {
-				stat_inc(BP_STAT_STACKS_CACHED);
-				return;
-			}
-			/* a kernel thread's check walk, into the same slot */
-			sl->reused = 0;
-			was = sl->kstack;
-			goto walk;
-		}
-	}
-	/* a new site replaces the one used longer ago */
-	c ^= 1;
-	st->cur = c;
+	if (keyed && !same_site(&st->sl[c], &site, user) && same_site(&st->sl[c ^ 1], &site, user))
+		c ^= 1;
 	sl = &st->sl[c];
+	if (keyed && same_site(sl, &site, user)) {
+		if (regs || ++sl->reused < ksite_check) {
+			st->cur = c;
+			stat_inc(BP_STAT_STACKS_CACHED);
+			return;
+		}
+		/* a kernel thread's check walk, into the same slot */
+		was = sl->kstack;
+	} else {
+		/* a new site replaces the one used longer ago */
+		c ^= 1;
+		sl = &st->sl[c];
+	}
+	st->cur = c;
 	sl->reused = 0;
-walk:
+
 	n = bpf_get_stack(ctx, sl->kst.ips, sizeof(sl->kst.ips), 0);
 	if (n < 0 && n != -EFAULT)
 		stat_inc(BP_STAT_KSTACK_ERR);
@@ -955,26 +957,16 @@ walk:
 	if (was && sl->kstack != was)
 		stat_inc(BP_STAT_KSITE_STALE);
 	sl->stored = 0;
-	sl->kc_valid = 0;
+	sl->site = site;
+	sl->kc_valid = keyed;
 	/* only blocking switches wait somewhere: spare preemptions the scan */
 	sl->wsite = prev_state ? kstack_site(&sl->kst) : BP_WS_NONE;
-
-	if (!keyed)
-		goto no_user;
-	sl->uc_ip = site.ip;
-	sl->uc_sp = site.sp;
-	sl->uc_bp = site.bp;
-	sl->kc_sys = site.sys;
-	sl->kc_state = prev_state;
-	sl->kc_valid = 1;
+	sl->ustack = 0;
 	if (!user)
-		goto no_user;
+		return;
 	/* unwound from the registers the thread entered the kernel with */
 	n = capture_ustack(ctx, &sl->ust, prev->tgid, regs->ip, regs->sp, regs->bp);
 	sl->ustack = n > 0 ? bp_hash_stack(&sl->ust) : 0;
-	return;
-no_user:
-	sl->ustack = 0;
 }
 
 /*

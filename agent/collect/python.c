@@ -17,6 +17,7 @@
 #include <bpf/bpf.h>
 
 #include "collect/loader.h"
+#include "collect/loadwait.h"
 #include "collect/python.h"
 #include "model/profile.h"
 #include "proc/procinfo.h"
@@ -38,12 +39,6 @@
 #define TABLE_REFETCH_MAX	(1024 * 1024)
 /* an interpreter still starting (3.12+: its GIL not made yet) is retried this often */
 #define RETRIES_MAX		30
-/*
- * A python executable whose libpython or libc the dynamic loader has not
- * mapped yet is looked at again until it has, for at most this long: on a
- * loaded machine or a cold disk the loader can take seconds.
- */
-#define LOADER_WAIT_NS		(30ULL * 1000000000ULL)
 #define MAX_LOADS		8
 
 enum file_kind {
@@ -99,8 +94,7 @@ struct py_proc {
 	uint32_t pid;		/* 0: dropped */
 	uint8_t state;
 	uint8_t retries;
-	bool loading;		/* NEW, waiting for the loader to map the interpreter or libc */
-	uint64_t first_look_ns;
+	struct bp_loadwait lw;	/* NEW, waiting for the loader to map the interpreter or libc */
 	bool exited;
 	bool retiring;
 	bool free_threaded;
@@ -594,20 +588,18 @@ static bool loader_busy(const struct scan *s)
 /* true while the loader may still be at work: the process is looked at again */
 static bool still_loading(struct bp_python *py, struct py_proc *p)
 {
-	uint64_t now = bp_now_ns();
-
-	if (!p->first_look_ns)
-		p->first_look_ns = now;
-	if (now - p->first_look_ns > LOADER_WAIT_NS) {
+	switch (bp_loadwait__still(&p->lw, bp_now_ns())) {
+	case BP_LOADWAIT_GAVE_UP:
 		bp_dbg("pid %u: its interpreter or libc still not mapped after %llu s: "
-		       "native frames only", p->pid, LOADER_WAIT_NS / 1000000000ULL);
+		       "native frames only", p->pid, BP_LOADWAIT_NS / 1000000000ULL);
 		py->st.loader_timeouts++;
 		return false;
-	}
-	if (!p->loading)
+	case BP_LOADWAIT_NEW:
 		py->st.loader_waits++;
-	p->loading = true;
-	return true;
+		return true;
+	default:
+		return true;
+	}
 }
 
 bool bp_python__waiting(const struct bp_python *py)
@@ -615,7 +607,7 @@ bool bp_python__waiting(const struct bp_python *py)
 	uint32_t i;
 
 	for (i = 0; py && i < py->nr_procs; i++)
-		if (py->procs[i]->loading && !py->procs[i]->exited)
+		if (py->procs[i]->lw.waiting && !py->procs[i]->exited)
 			return true;
 	return false;
 }
@@ -653,7 +645,7 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	 */
 	if (loader_busy(&s) && still_loading(py, p))
 		return 0;
-	p->loading = false;
+	bp_loadwait__done(&p->lw);
 	if (!f) {
 		p->state = PROC_NONE;
 		return 0;
@@ -724,7 +716,7 @@ void bp_python__tick(struct bp_python *py)
 
 		if (!p->pid || p->exited)
 			continue;
-		if (p->state == PROC_NEW && p->loading) {
+		if (p->state == PROC_NEW && p->lw.waiting) {
 			bp_python__attach(py, p->pid);
 			continue;
 		}
@@ -754,7 +746,7 @@ bool bp_python__walks(struct bp_python *py, pid_t pid)
 {
 	struct py_proc *p = py ? proc_find(py, pid) : NULL;
 
-	return p && (p->module || p->loading);
+	return p && (p->module || p->lw.waiting);
 }
 
 void bp_python__exited(struct bp_python *py, pid_t pid)

@@ -29,7 +29,7 @@ struct bp_python_stats {
 	uint64_t code_dropped;		/* not kept: the per-process bound */
 	uint64_t frames_unread;		/* Python frames whose code object we never got */
 	uint64_t loader_waits;		/* processes looked at again: libpython or libc not mapped yet */
-	uint64_t loader_timeouts;	/* ... given up on after LOADER_WAIT_NS */
+	uint64_t loader_timeouts;	/* ... given up on after BP_LOADWAIT_NS */
 };
 
 /* l NULL: no BPF walker (boundprof dump walks from userspace, bp_python__walk()) */

@@ -16,6 +16,7 @@
 #include <bpf/bpf.h>
 
 #include "collect/loader.h"
+#include "collect/loadwait.h"
 #include "collect/rlang.h"
 #include "model/profile.h"
 #include "proc/procinfo.h"
@@ -67,8 +68,7 @@ struct r_proc {
 	uint8_t state;
 	uint8_t retries;
 	bool exited, retiring;
-	bool loading;		/* NEW, waiting for the loader to map libR.so or libc */
-	uint64_t first_look_ns;
+	struct bp_loadwait lw;	/* NEW, waiting for the loader to map libR.so or libc */
 	char version[24];
 	char *module, *path;
 	uint64_t bias;
@@ -468,22 +468,14 @@ static int publish(struct bp_rlang *r, struct r_proc *p)
 	return 0;
 }
 
-/* how long a loader may take to map libR.so before the process is taken as not R */
-#define LOADER_WAIT_NS		(30ULL * 1000000000ULL)
-
 /* true while the loader may still be at work: the process is looked at again */
 static bool still_loading(struct bp_rlang *r, struct r_proc *p)
 {
-	uint64_t now = bp_now_ns();
+	enum bp_loadwait_res res = bp_loadwait__still(&p->lw, bp_now_ns());
 
-	if (!p->first_look_ns)
-		p->first_look_ns = now;
-	if (now - p->first_look_ns > LOADER_WAIT_NS)
-		return false;
-	if (!p->loading)
+	if (res == BP_LOADWAIT_NEW)
 		r->st.loader_waits++;
-	p->loading = true;
-	return true;
+	return res != BP_LOADWAIT_GAVE_UP;
 }
 
 bool bp_rlang__waiting(const struct bp_rlang *r)
@@ -491,7 +483,7 @@ bool bp_rlang__waiting(const struct bp_rlang *r)
 	uint32_t i;
 
 	for (i = 0; r && i < r->nr_procs; i++)
-		if (r->procs[i]->loading && !r->procs[i]->exited)
+		if (r->procs[i]->lw.waiting && !r->procs[i]->exited)
 			return true;
 	return false;
 }
@@ -523,7 +515,7 @@ int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 	 */
 	if (!err && !s.file && s.exe_r && !s.libc && still_loading(r, p))
 		return 0;
-	p->loading = false;
+	bp_loadwait__done(&p->lw);
 	p->state = PROC_NONE;
 	if (err || !s.file)
 		return 0;
@@ -574,7 +566,7 @@ void bp_rlang__tick(struct bp_rlang *r)
 
 		if (!p->pid || p->exited)
 			continue;
-		if (p->state == PROC_NEW && p->loading) {
+		if (p->state == PROC_NEW && p->lw.waiting) {
 			bp_rlang__attach(r, p->pid);
 			continue;
 		}
