@@ -71,7 +71,11 @@ static __u32 ksite_check(void)
 	if (!v || !*v)
 		return 64;
 	n = strtoul(v, &end, 10);
-	return *end || !n || n > 1u << 20 ? 64 : (__u32)n;
+	if (*end || !n || n > 1u << 20) {
+		bp_warn("BOUNDPROF_KSITE_CHECK=%s is not a count from 1 to %u: 64 used", v, 1u << 20);
+		return 64;
+	}
+	return (__u32)n;
 }
 
 /*
