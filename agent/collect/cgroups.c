@@ -437,6 +437,10 @@ static void rebase(struct bp_cgwatch *w, struct entry *e, bool cpu_part, bool me
 			memcpy(e->b.psi, (r ? c : &zero)->psi, sizeof(e->b.psi));
 		from_start = r >= 0;
 	}
+	if (cpu_part)
+		bp_dbg("cgroup %s: cpu baseline %s, quota at '%s', %llu us throttled",
+		       e->path, from_start ? "from the start" : "now", cpu.at,
+		       (unsigned long long)(e->b.cpu.throttled_ns / 1000));
 	if (!e->stale && e->base_ns)
 		return;
 	e->base_ns = from_start ? w->start_ns : now;
@@ -575,7 +579,13 @@ static int add_row(struct bp_profile *p, struct entry *e, const struct bp_cg_cpu
 			c->nr_periods += delta(e->b.cpu.nr_periods, cpu->stat.nr_periods);
 			c->nr_throttled += delta(e->b.cpu.nr_throttled, cpu->stat.nr_throttled);
 			c->throttled_ns += delta(e->b.cpu.throttled_ns, cpu->stat.throttled_ns);
+		} else {
+			bp_dbg("cgroup %s: quota at '%s', at the baseline '%s': no throttling counted",
+			       e->path, cpu->at, e->b.cpu_at ? e->b.cpu_at : "(none)");
 		}
+		if (cpu->at[0])
+			bp_dbg("cgroup %s: %llu us throttled at the end (quota at '%s')", e->path,
+			       (unsigned long long)(cpu->stat.throttled_ns / 1000), cpu->at);
 	}
 	if (e->want_mem && mem->valid) {
 		c->mem_valid = true;

@@ -295,16 +295,30 @@ rq=$(spinval runqueue)
 oracle=$(value quota-throttled-usec)
 cs=$(awk -v u="$oracle" -v w="$wall" 'BEGIN { printf "%.3f s of %.3f s wall (%.0f%%)", u / 1e6, w, (w > 0 ? 100 * u / 1e6 / w : 0) }')
 say "quota: cpu.max 20000 100000 (${quota:-?} CPUs): cpu.stat throttled $cs, boundprof ${bp_thr:-?} s (run queue ${rq:-?} s), verdict ${cls:-none}"
-[ "$cls" = cpu-throttled ] || fail "the spinner under a 20% quota is '${cls:-none}', expected cpu-throttled"
-[ "$quota" = 0.2 ] || fail "boundprof says the quota is '${quota:-none}' CPUs, expected 0.2"
+# what boundprof read of the cgroup (-vv) and its cgroup rows, before a failure
+quota_detail() {
+	sect quota.out | grep -E 'cgroup' | sed 's/^/    /' >&2
+	awk '/"cgroups":/ { c = 1 } c { print "    " $0 } c && /^  \]/ { exit }' \
+		"$work/quota.json" >&2
+}
+[ "$cls" = cpu-throttled ] || {
+	quota_detail
+	fail "the spinner under a 20% quota is '${cls:-none}', expected cpu-throttled"
+}
+[ "$quota" = 0.2 ] || {
+	quota_detail
+	fail "boundprof says the quota is '${quota:-none}' CPUs, expected 0.2"
+}
 # Most likely a throttle in progress when the spinner exits is added to cpu.stat when
 # its period ends, after boundprof's last read but before the guest's: about
 # one run in five (old code and new alike) boundprof has one 80-ms period
 # less. So up to one period (100 ms) under, 50 ms over.
 awk -v b="$bp_thr" -v u="$oracle" -v w="$wall" 'BEGIN {
 	o = u / 1e6
-	if (o <= 0 || b < o - 0.15 || b > o + 0.05 || o / w > 0.85) exit 1 }' ||
+	if (o <= 0 || b < o - 0.15 || b > o + 0.05 || o / w > 0.85) exit 1 }' || {
+	quota_detail
 	fail "boundprof's throttled time ${bp_thr:-?} s is not cpu.stat's $oracle us (from one 100-ms period + 50 ms under to 50 ms over), or more than 85% of the ${wall:-?} s wall"
+}
 
 # -G: only the cgroup's processes
 [ "$(value only-exit)" = 0 ] || fail "boundprof record -G exited '$(value only-exit)'"
