@@ -80,7 +80,7 @@ exec {TICK}<>"$T/tick"
 tick() { read -r -t 1 -u "$TICK" _ || true; }
 # one metric's value, read with builtins: a curl inside the measured minute
 # was a new process with a dozen libraries for the agent to map and
-# unwind (8-25 ms of its CPU, a tenth of the idle figure)
+# unwind (8-22 ms of its CPU, a tenth of the idle figure)
 metric() { # port name
 	local fd k v rest
 	exec {fd}<>/dev/tcp/127.0.0.1/"$1" || return 1

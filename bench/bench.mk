@@ -4,7 +4,7 @@
 # measured in the same run; nothing here asserts on time.
 
 BENCH_BINS := $(OUT)/bench/cpujob $(OUT)/bench/runstat
-BENCH_NEEDS := perf=linux-perf bpftrace=bpftrace stress-ng=stress-ng fio=fio curl=curl \
+BENCH_NEEDS := perf=linux-perf bpftrace=bpftrace stress-ng=stress-ng fio=fio \
 	       'offcputime|/usr/sbin/offcputime=libbpf-tools'
 
 $(OUT)/bench/%: bench/%.c | $(DEPS_STAMP)
