@@ -66,31 +66,24 @@ status_kb() { # pid field: sets KB from /proc/pid/status, builtins only
 		[ "$k" = "$2:" ] && { KB=$v; return; }
 	done < /proc/"$1"/status 2>/dev/null
 }
-# a scrape as a long-running Prometheus makes it: a connection, no process
-scrape() { # port
-	local fd line
+# a scrape as a long-running Prometheus makes it: a connection, no process;
+# with a name, that metric's value is printed. (The bench read its values
+# with curl, inside the measured minute: a new process with a dozen
+# libraries for the agent to map and unwind, 8-22 ms of its CPU, a tenth
+# of the idle figure.)
+scrape() { # port [name]
+	local fd k v rest
 	exec {fd}<>/dev/tcp/127.0.0.1/"$1" || return 1
 	printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&$fd
-	while IFS= read -r -t 5 line <&$fd; do :; done
+	while read -r -t 5 k v rest <&$fd; do
+		[ -n "${2:-}" ] && [ "$k" = "$2" ] && echo "${v%$'\r'}"
+	done
 	exec {fd}>&-
 }
 # a second without a sleep process: a read that times out on a fifo no one writes
 mkfifo "$T/tick" || die "mkfifo $T/tick failed"
 exec {TICK}<>"$T/tick"
 tick() { read -r -t 1 -u "$TICK" _ || true; }
-# one metric's value, read with builtins: a curl inside the measured minute
-# was a new process with a dozen libraries for the agent to map and
-# unwind (8-22 ms of its CPU, a tenth of the idle figure)
-metric() { # port name
-	local fd k v rest
-	exec {fd}<>/dev/tcp/127.0.0.1/"$1" || return 1
-	printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&$fd
-	while read -r -t 5 k v rest <&$fd; do
-		[ "$k" = "$2" ] && echo "${v%$'\r'}"
-	done
-	exec {fd}>&-
-}
-
 load_start() {
 	stress-ng --cpu 1 --timeout "$((DUR + 5))s" --quiet &
 	PIDS+=($!)
@@ -136,7 +129,7 @@ measure() { # tool
 	trap "kill -KILL $pid 2>/dev/null" EXIT
 	sleep 5	# past startup (kernel symbols, first window)
 	c0=$(cpu_ns $pid)
-	[ "$1" = bp ] && b0=$(metric "$port" boundprof_agent_bpf_seconds_total)
+	[ "$1" = bp ] && b0=$(scrape "$port" boundprof_agent_bpf_seconds_total)
 	for ((i = 1; i <= DUR; i++)); do
 		tick
 		status_kb $pid VmRSS
@@ -150,11 +143,11 @@ measure() { # tool
 	c1=$(cpu_ns $pid)
 	need_pos "$1's CPU time (schedstat of pid $pid)" "$c1"
 	if [ "$1" = bp ]; then
-		b1=$(metric "$port" boundprof_agent_bpf_seconds_total)
+		b1=$(scrape "$port" boundprof_agent_bpf_seconds_total)
 		need_num "the agent's BPF seconds (/metrics)" "$b0"
 		need_num "the agent's BPF seconds (/metrics)" "$b1"
-		metric "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes"
-		metric "$port" boundprof_agent_drains_total > /dev/null
+		scrape "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes"
+		scrape "$port" boundprof_agent_drains_total > /dev/null
 	fi
 	status_kb $pid VmHWM
 	hwm=$KB

@@ -563,6 +563,7 @@ static int add_row(struct bp_profile *p, struct entry *e, const struct bp_cg_cpu
 		   const struct bp_cg_mem_limit *mem, const struct bp_psi_line *psi, uint64_t now)
 {
 	struct bp_cgroup *c = bp_profile__cgroup(p, e->tree, e->path, true);
+	bool same;
 	int k;
 
 	if (!c)
@@ -575,17 +576,17 @@ static int add_row(struct bp_profile *p, struct entry *e, const struct bp_cg_cpu
 		if (intern_to(p, &c->quota_at, cpu->at[0] ? cpu->at : NULL))
 			return -ENOMEM;
 		/* throttling of the same cgroup as at the baseline, else none counted */
-		if (e->b.cpu_at && !strcmp(cpu->at, e->b.cpu_at)) {
+		same = e->b.cpu_at && !strcmp(cpu->at, e->b.cpu_at);
+		if (same) {
 			c->nr_periods += delta(e->b.cpu.nr_periods, cpu->stat.nr_periods);
 			c->nr_throttled += delta(e->b.cpu.nr_throttled, cpu->stat.nr_throttled);
 			c->throttled_ns += delta(e->b.cpu.throttled_ns, cpu->stat.throttled_ns);
-		} else {
-			bp_dbg("cgroup %s: quota at '%s', at the baseline '%s': no throttling counted",
-			       e->path, cpu->at, e->b.cpu_at ? e->b.cpu_at : "(none)");
 		}
-		if (cpu->at[0])
-			bp_dbg("cgroup %s: %llu us throttled at the end (quota at '%s')", e->path,
-			       (unsigned long long)(cpu->stat.throttled_ns / 1000), cpu->at);
+		if (cpu->at[0] || !same)
+			bp_dbg("cgroup %s: %llu us throttled at the end (quota at '%s'%s%s)",
+			       e->path, (unsigned long long)(cpu->stat.throttled_ns / 1000),
+			       cpu->at, same ? "" : "; none counted, at the baseline: ",
+			       same ? "" : (e->b.cpu_at ? e->b.cpu_at : "no read"));
 	}
 	if (e->want_mem && mem->valid) {
 		c->mem_valid = true;
