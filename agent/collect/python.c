@@ -617,7 +617,7 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	struct scan s = { .py = py, .pid = pid };
 	struct py_proc *p = proc_get(py, pid);
 	char path[128];
-	struct stat st;
+	uint64_t exe_ino;
 	struct py_file *f;
 	int err;
 
@@ -625,10 +625,10 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 		return -ENOMEM;
 	if (p->state != PROC_NEW || p->exited || (py->l && !py->l->py_walk))
 		return 0;
-	snprintf(path, sizeof(path), "%s/%d/exe", py->proc_root, pid);
-	if (!stat(path, &st))
-		s.exe_ino = st.st_ino;
 	snprintf(path, sizeof(path), "%s/%d/maps", py->proc_root, pid);
+	/* one stat of its exe serves both walkers (procmaps.h) */
+	if (!bp_procmaps__exe_ino(path, &exe_ino))
+		s.exe_ino = exe_ino;
 	err = bp_procmaps__read(path, scan_map, &s, NULL);
 	if (err) {
 		/* gone already: nothing to walk */

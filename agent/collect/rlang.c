@@ -495,17 +495,17 @@ int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 	const struct bp_r_facts *fa;
 	struct r_file *f;
 	char path[128];
-	struct stat st;
+	uint64_t exe_ino;
 	int err;
 
 	if (!p)
 		return -ENOMEM;
 	if (p->state != PROC_NEW || p->exited || !r->l->r_walk)
 		return 0;
-	snprintf(path, sizeof(path), "%s/%d/exe", r->proc_root, pid);
-	if (!stat(path, &st))
-		s.exe_ino = st.st_ino;
 	snprintf(path, sizeof(path), "%s/%d/maps", r->proc_root, pid);
+	/* one stat of its exe serves both walkers (procmaps.h) */
+	if (!bp_procmaps__exe_ino(path, &exe_ino))
+		s.exe_ino = exe_ino;
 	err = bp_procmaps__read(path, scan_map, &s, NULL);
 	/*
 	 * An R executable's first sample can come while ld.so is still

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -552,6 +553,19 @@ static void unwind_later(struct bp_session *s, pid_t pid, uint64_t due_ns)
 	s->uw_pending[s->nr_uw_pending++] = (struct bp_uw_pending){ .pid = pid, .due_ns = due_ns };
 }
 
+/* a process gone: its list is not written again (its maps would read as nothing) */
+static void unwind_cancel(struct bp_session *s, pid_t pid)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_uw_pending; i++)
+		if (s->uw_pending[i].pid == pid) {
+			s->uw_pending[i] = s->uw_pending[--s->nr_uw_pending];
+			s->uw_cancelled++;
+			return;
+		}
+}
+
 /*
  * The unwind tables of an image that began at born (0: unknown) and is not
  * unwind_min_age_ns old yet are left until it is: true when they were. A
@@ -791,10 +805,25 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		 */
 		{
 			char maps[64];
+			int err;
 
 			/* four readers of its maps below, one read: procmaps.h */
 			snprintf(maps, sizeof(maps), "/proc/%u/maps", ev->tgid);
-			if (bp_procmaps__hold(maps))
+			err = bp_procmaps__hold(maps);
+			/*
+			 * Gone already, or a zombie (which maps nothing): its
+			 * walkers, symbols and tables would each find /proc empty
+			 * (under 20 new processes a second, half the agent's
+			 * opens were of such processes). Its facts may still be
+			 * read: a zombie's status names it.
+			 */
+			if (err == -ENOENT || err == -ESRCH || (!err && !bp_procmaps__held_lines())) {
+				s->first_gone++;
+				fill_meta(s, proc);
+				bp_procmaps__unhold();
+				break;
+			}
+			if (err)
 				bp_dbg("pid %u: maps not held: each reader reads them", ev->tgid);
 			set_err(s, bp_python__attach(s->python, ev->tgid));
 			set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
@@ -818,8 +847,10 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		proc->exited = true;
 		proc->end_ns = ev->ts_ns;
 		bp_syms__exited(s->syms, ev->tgid);
-		if (s->unwind)
+		if (s->unwind) {
 			bp_unwind__forget(s->unwind, ev->tgid);
+			unwind_cancel(s, ev->tgid);
+		}
 		bp_python__exited(s->python, ev->tgid);
 		bp_rlang__exited(s->rlang, ev->tgid);
 		if (s->memprobe)
@@ -1302,6 +1333,11 @@ int bp_session__stop(struct bp_session *s)
 	}
 	bp_session__evidence(s, s->prof);
 	bp_loader__log_run_stats(s->loader);
+	bp_dbg("process events: %" PRIu64 "; facts from exec %" PRIu64 ", from /proc %" PRIu64
+	       "; first samples of processes gone %" PRIu64 "; unwind rewrites dropped at exit %"
+	       PRIu64 "; exec drains %" PRIu64 ", skipped %" PRIu64 ", images kept %" PRIu64,
+	       s->events, s->meta_from_exec, s->meta_proc_reads, s->first_gone, s->uw_cancelled,
+	       s->exec_drains, s->exec_drains_skipped, s->exec_images_kept);
 	return err;
 }
 

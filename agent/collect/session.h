@@ -114,6 +114,8 @@ struct bp_session {
 	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
 	uint64_t meta_from_exec;	/* processes whose facts came with their exec event */
 	uint64_t meta_proc_reads;	/* ... and whose facts or command line /proc gave */
+	uint64_t first_gone;		/* first samples of processes gone (or zombies) when handled */
+	uint64_t uw_cancelled;		/* unwind list rewrites dropped: the process exited first */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;
 	bool ksyms_tried;

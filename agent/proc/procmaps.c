@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "proc/procmaps.h"
 #include "util/hex.h"
@@ -141,6 +142,8 @@ static __thread struct {
 	char *paths;
 	size_t paths_len, paths_cap;
 	size_t bad;
+	int exe_err;		/* 1: not asked yet; else bp_procmaps__exe_ino()'s answer */
+	uint64_t exe_ino;
 } held;
 
 /* what is held of one file at most: beyond it the readers read the file */
@@ -212,8 +215,40 @@ int bp_procmaps__hold(const char *path)
 		held.lines[i].path = held.paths + (uintptr_t)held.lines[i].path;
 	held.bad = bad + lr.too_long + (lr.truncated ? 1 : 0);
 	snprintf(held.path, sizeof(held.path), "%s", path);
+	held.exe_err = 1;
 	held.on = true;
 	return 0;
+}
+
+size_t bp_procmaps__held_lines(void)
+{
+	return held.on ? held.nr : 0;
+}
+
+int bp_procmaps__exe_ino(const char *maps_path, uint64_t *ino)
+{
+	bool mine = held.on && !strcmp(maps_path, held.path);
+	size_t len = strlen(maps_path);
+	char path[160];
+	struct stat st;
+	int err = 0;
+
+	if (mine && held.exe_err != 1) {
+		*ino = held.exe_ino;
+		return held.exe_err;
+	}
+	if (len < 5 || len - 4 >= sizeof(path) - 4 || strcmp(maps_path + len - 5, "/maps"))
+		return -EINVAL;
+	memcpy(path, maps_path, len - 4);
+	memcpy(path + len - 4, "exe", 4);
+	if (stat(path, &st))
+		err = -errno;
+	*ino = err ? 0 : st.st_ino;
+	if (mine) {
+		held.exe_err = err;
+		held.exe_ino = *ino;
+	}
+	return err;
 }
 
 void bp_procmaps__unhold(void)

@@ -67,4 +67,15 @@ int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr
 int bp_procmaps__hold(const char *path);
 void bp_procmaps__unhold(void);
 
+/* lines in the held file: 0 for a zombie or an exiting process, which maps nothing */
+size_t bp_procmaps__held_lines(void);
+
+/*
+ * The inode of the executable of the process whose maps are at maps_path
+ * (".../PID/maps": stat of ".../PID/exe"), which the Python and R walkers
+ * look for among its mappings. While those maps are held, the first
+ * answer is kept for the other readers. 0 or -errno.
+ */
+int bp_procmaps__exe_ino(const char *maps_path, uint64_t *ino);
+
 #endif /* BP_PROCMAPS_H */
