@@ -71,17 +71,27 @@ done
 for what in base bp perf; do
 	need_lines "$T/$what.times" "$ROUNDS" "cpujob times ($what)" "$T/$what.err"
 done
-base=$(median < "$T/base.times")
-bpt=$(median < "$T/bp.times")
-perft=$(median < "$T/perf.times")
-need_pos "the baseline job time" "$base"
-need_pos "the job time under boundprof" "$bpt"
-need_pos "the job time under perf" "$perft"
-awk -v b="$base" -v x="$bpt" -v p="$perft" 'BEGIN {
-	sx = (x / b - 1) * 100; sp = (p / b - 1) * 100
-	printf "  median job time: baseline %.3f s, boundprof %.3f s, perf %.3f s\n", b, x, p
-	printf "  slowdown: boundprof %+.2f%%, perf %+.2f%% (aim: boundprof < 1%% and below perf)\n", sx, sp
-	if (sp > 0.05) printf "  boundprof slowdown / perf slowdown = %.2f\n", sx / sp
+# Each round's three runs are minutes apart at most, the rounds much more:
+# the slowdown is the median of the rounds' own ratios (as paired timings
+# are taken), and the rounds' spread is printed beside it. A gap between
+# the two tools smaller than that spread is not a difference this run can
+# tell.
+paste "$T/base.times" "$T/bp.times" "$T/perf.times" > "$T/rounds"
+ratio() { awk -v c="$1" '{ printf "%.6f\n", ($c / $1 - 1) * 100 }' "$T/rounds"; }
+sx=$(ratio 2 | median)
+sp=$(ratio 3 | median)
+need_num "the slowdown under boundprof" "$sx"
+need_num "the slowdown under perf" "$sp"
+awk -v sx="$sx" -v sp="$sp" -v bx="$(ratio 2 | sort -g | sed -n '1p;$p' | tr '\n' ' ')" \
+	-v bpf="$(ratio 3 | sort -g | sed -n '1p;$p' | tr '\n' ' ')" \
+	-v base="$(median < "$T/base.times")" 'BEGIN {
+	split(bx, x, " "); split(bpf, p, " ")
+	printf "  median job time alone: %.3f s\n", base
+	printf "  slowdown (median of the rounds'"'"' own ratios): boundprof %+.2f%% (rounds %+.2f..%+.2f%%), perf %+.2f%% (rounds %+.2f..%+.2f%%)\n", sx, x[1], x[2], sp, p[1], p[2]
+	printf "  aim: boundprof < 1%% and below perf; boundprof - perf = %+.2f points", sx - sp
+	if (sx - sp < (x[2] - x[1]) / 2 && sp - sx < (p[2] - p[1]) / 2)
+		printf ", inside half the rounds'"'"' spread: no difference this run can tell"
+	printf "\n"
 }'
 rss=$(awk '{print $1}' "$T/bp.stats" | median)
 prss=$(awk '{print $1}' "$T/perf.stats" | median)
@@ -96,40 +106,43 @@ awk -v r="$rss" -v pr="$prss" -v c="$cpu" -v pc="$pcpu" 'BEGIN {
 	printf "  profiler process CPU per round (start, ~4 s of sampling, output): boundprof %.0f ms, perf %.0f ms (%.2fx)\n", c, pc, c / pc
 }'
 
-# Steady-state cost: boundprof for 2 s and for 12 s under load; the
-# difference is what 10 s of profiling costs, without start-up and output.
-# The BPF program's own run time comes from the kernel (bpf_stats).
-loaded_run() { # seconds statfile
-	$OUT/bench/cpujob $((ITERS_M * ($1 + 3) / 2)) > /dev/null &
-	local job=$!
-	sleep 0.5
-	"$RUNSTAT" "$2" "$BP" record -a -F 99 -d "$1" -o "$T/steady.folded" > /dev/null 2>&1 &
-	BG=$!
-	sleep $(($1 - 1))
-	prog=$(bpftool -j prog show 2>/dev/null | tr '{' '\n' | grep '"name":"bp_oncpu"' | tail -1)
-	wait "$BG" || die "boundprof record -d $1 failed"
-	BG=
-	wait "$job"
-	need_pos "boundprof's CPU over $1 s" "$(awk '{print $2 + $3}' "$2")"
+# Steady-state cost, from one run under load: the recorder's CPU (schedstat
+# of all its threads) and bp_oncpu's run time (bpf_stats) read 3 s and 13 s
+# into it; what is left of its whole CPU is the once-only part (load,
+# symbols, output). Two runs of different lengths differenced, as before,
+# printed a negative figure whenever the machine drifted between them.
+cpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'; }
+oncpu_stats() { # prints "run_time_ns run_cnt" of bp_oncpu
+	bpftool -j prog show 2>/dev/null | tr '{' '\n' | grep '"name":"bp_oncpu"' | tail -1 |
+		sed -n 's/.*"run_time_ns":\([0-9]*\).*"run_cnt":\([0-9]*\).*/\1 \2/p'
 }
 echo 1 > /proc/sys/kernel/bpf_stats_enabled
-loaded_run 2 "$T/short.stat"
-loaded_run 12 "$T/long.stat"
+$OUT/bench/cpujob $((ITERS_M * 5)) > /dev/null &
+job=$!
+sleep 0.5
+"$RUNSTAT" "$T/steady.stat" "$BP" record -a -F 99 -d 16 -o "$T/steady.folded" > /dev/null 2>&1 &
+BG=$!
+sleep 3
+rec=$(pgrep -P "$BG" -x boundprof | head -1)
+need_pos "the recorder's pid" "$rec"
+c0=$(cpu_ns "$rec"); o0=$(oncpu_stats)
+sleep 10
+c1=$(cpu_ns "$rec"); o1=$(oncpu_stats)
+wait "$BG" || die "boundprof record -d 16 failed"
+BG=
+kill "$job" 2>/dev/null
+wait "$job" 2>/dev/null
 echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled
-awk -v s="$(cat "$T/short.stat")" -v l="$(cat "$T/long.stat")" 'BEGIN {
-	split(s, a, " "); split(l, b, " ")
-	once = a[2] + a[3]; per = (b[2] + b[3] - once) / (b[4] - a[4])
-	printf "  boundprof userspace CPU: %.0f ms once (load, symbols, output), then %.3f%% of one CPU while recording\n", once * 1000, per * 100
+need_pos "the recorder's CPU 3 s in (schedstat)" "$c0"
+need_pos "the recorder's CPU over 10 s (schedstat)" "$((c1 - c0))"
+need_pos "bp_oncpu's runs over 10 s (bpf_stats: '$o0' then '$o1')" "$(( ${o1#* } - ${o0#* } ))"
+awk -v s="$(cat "$T/steady.stat")" -v c0="$c0" -v c1="$c1" -v o0="$o0" -v o1="$o1" 'BEGIN {
+	split(s, a, " "); split(o0, x, " "); split(o1, y, " ")
+	per = (c1 - c0) / 1e9 / 10; whole = a[2] + a[3]
+	printf "  boundprof userspace CPU: %.3f%% of one CPU while recording (schedstat, 10 s), %.0f ms once (load, symbols, output: the rest of its %.0f ms over 16 s)\n", per * 100, (whole - per * 16) * 1000, whole * 1000
+	rt = y[1] - x[1]; rc = y[2] - x[2]
+	printf "  BPF bp_oncpu: %d runs in 10 s, %.1f us per sample, %.3f%% of one CPU\n", rc, rt / rc / 1000, rt / 1e9 / 10 * 100
 }'
-rt=$(echo "$prog" | sed -n 's/.*"run_time_ns":\([0-9]*\).*/\1/p')
-rc=$(echo "$prog" | sed -n 's/.*"run_cnt":\([0-9]*\).*/\1/p')
-if [ -n "$rt" ] && [ -n "$rc" ] && [ "$rc" -gt 0 ]; then
-	awk -v rt="$rt" -v rc="$rc" -v w=11 'BEGIN {
-		printf "  BPF bp_oncpu: %d runs, %.1f us per sample, %.3f%% of one CPU\n", rc, rt / rc / 1000, rt / 1e9 / w * 100
-	}'
-else
-	die "could not measure bp_oncpu's run time (bpf_stats: '$prog')"
-fi
 
 # start until sampling is live: the command starts only once sampling runs;
 # and a whole `record -- /bin/true`, start to exit
