@@ -631,6 +631,8 @@ struct snap_ctx {
 	pid_t pid;
 	uid_t euid;
 	bool same_root;
+	bool root_tried;	/* snap_root() ran */
+	bool gone;		/* its map_files said it exited: no more asked */
 	int root_fd;		/* the process's root, or -1 */
 	char root[64];		/* its path, for the debug-file lookups */
 	struct sym_map *maps;
@@ -674,6 +676,21 @@ static int open_by_path(struct snap_ctx *c, const struct bp_maps_line *l, struct
 }
 
 /*
+ * The process's root, opened at the first of its files that is not known
+ * already: under process churn the same few files are mapped by every new
+ * process, and most snapshots never need it.
+ */
+static void snap_root(struct snap_ctx *c)
+{
+	if (c->root_tried)
+		return;
+	c->root_tried = true;
+	c->root_fd = open_root(c->s, c->pid);
+	if (c->root_fd >= 0)
+		snprintf(c->root, sizeof(c->root), "%s/%d/root", c->s->proc_root, c->pid);
+}
+
+/*
  * The file of an executable mapping: found again by identity, or opened now
  * (while the process is alive), its symbols loaded, and closed.
  */
@@ -682,7 +699,6 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 {
 	struct bp_elf_opts opts = {
 		.path = path,
-		.root = c->root[0] ? c->root : NULL,
 		.debug_root = c->s->debug_root,
 		.uid_known = true,
 		.uid = c->euid,
@@ -700,11 +716,6 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	struct stat st, fst;
 	int fd = -1, err;
 
-	/* its paths mean nothing in our root: no debug-file lookup by path */
-	if (c->root_fd < 0 && !c->same_root) {
-		opts.path = NULL;
-		opts.debug_root = NULL;
-	}
 	/* refreshing a live process: most mappings are unchanged */
 	old = p ? map_find(p->maps, p->nr_maps, l->start) : NULL;
 	if (old && old->file && old->start == l->start && old->end == l->end &&
@@ -714,7 +725,11 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	/* the very inode mapped, also when deleted or in another mount namespace */
 	snprintf(mf, sizeof(mf), "%s/%d/map_files/%llx-%llx", s->proc_root, c->pid,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
-	if (stat(mf, &st)) {
+	if (c->gone || stat(mf, &st)) {
+		/* exited under us (ESRCH): its other map_files would say the same */
+		if (!c->gone && errno == ESRCH)
+			c->gone = true;
+		snap_root(c);
 		fd = open_by_path(c, l, &st);
 		if (fd < 0) {
 			bp_dbg("pid %d: cannot open %s, its frames stay unnamed", c->pid, path);
@@ -728,6 +743,13 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		if (fd >= 0)
 			close(fd);
 		return file_get(s, stale);
+	}
+	snap_root(c);
+	opts.root = c->root[0] ? c->root : NULL;
+	/* its paths mean nothing in our root: no debug-file lookup by path */
+	if (c->root_fd < 0 && !c->same_root) {
+		opts.path = NULL;
+		opts.debug_root = NULL;
 	}
 	if (fd < 0) {
 		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
@@ -884,9 +906,6 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 	err = bp_procinfo_read_ids(s->proc_root, pid, &c.euid, &nspid);
 	if (!err) {
 		c.same_root = same_mnt_ns(s, pid);
-		c.root_fd = open_root(s, pid);
-		if (c.root_fd >= 0)
-			snprintf(c.root, sizeof(c.root), "%s/%d/root", s->proc_root, pid);
 		c.p = p;
 		snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, pid);
 		err = bp_procmaps__read(path, snap_cb, &c, &bad);
