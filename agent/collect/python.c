@@ -438,6 +438,8 @@ struct scan {
 	struct bp_python *py;
 	pid_t pid;
 	ino_t exe_ino;
+	struct stat exe_st;	/* the executable's, when have_exe_st */
+	bool have_exe_st;
 	struct py_file *python, *libc;
 	bool musl;
 	bool exe_python;	/* the executable is named python*: libpython may come later */
@@ -486,11 +488,18 @@ static int scan_map(const struct bp_maps_line *l, void *ctx)
 	if (!want_libc && !want_py)
 		return 0;
 	s->last_ino = l->inode;
-	fd = open_mapped(s->py, s->pid, l, &st);
-	if (fd < 0)
-		return 0;
-	f = file_find(s->py, &st);
+	/*
+	 * The executable, looked at already as another process's: its stat
+	 * (the exe link's) finds it, with no open and fstat through
+	 * map_files, for every process of a shell loop.
+	 */
+	f = want_py && !want_libc && s->have_exe_st && l->inode == s->exe_ino ?
+		    file_find(s->py, &s->exe_st) : NULL;
 	if (f) {
+		/* known: nothing to open */
+	} else if ((fd = open_mapped(s->py, s->pid, l, &st)) < 0) {
+		return 0;
+	} else if ((f = file_find(s->py, &st))) {
 		close(fd);
 	} else {
 		f = file_slot(s->py, &st);
@@ -617,7 +626,6 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	struct scan s = { .py = py, .pid = pid };
 	struct py_proc *p = proc_get(py, pid);
 	char path[128];
-	uint64_t exe_ino;
 	struct py_file *f;
 	int err;
 
@@ -627,8 +635,10 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%d/maps", py->proc_root, pid);
 	/* one stat of its exe serves both walkers (procmaps.h) */
-	if (!bp_procmaps__exe_ino(path, &exe_ino))
-		s.exe_ino = exe_ino;
+	if (!bp_procmaps__exe_stat(path, &s.exe_st)) {
+		s.exe_ino = s.exe_st.st_ino;
+		s.have_exe_st = true;
+	}
 	err = bp_procmaps__read(path, scan_map, &s, NULL);
 	if (err) {
 		/* gone already: nothing to walk */

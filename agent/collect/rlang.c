@@ -495,7 +495,7 @@ int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 	const struct bp_r_facts *fa;
 	struct r_file *f;
 	char path[128];
-	uint64_t exe_ino;
+	struct stat st;
 	int err;
 
 	if (!p)
@@ -504,8 +504,8 @@ int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 		return 0;
 	snprintf(path, sizeof(path), "%s/%d/maps", r->proc_root, pid);
 	/* one stat of its exe serves both walkers (procmaps.h) */
-	if (!bp_procmaps__exe_ino(path, &exe_ino))
-		s.exe_ino = exe_ino;
+	if (!bp_procmaps__exe_stat(path, &st))
+		s.exe_ino = st.st_ino;
 	err = bp_procmaps__read(path, scan_map, &s, NULL);
 	/*
 	 * An R executable's first sample can come while ld.so is still

@@ -142,8 +142,8 @@ static __thread struct {
 	char *paths;
 	size_t paths_len, paths_cap;
 	size_t bad;
-	int exe_err;		/* 1: not asked yet; else bp_procmaps__exe_ino()'s answer */
-	uint64_t exe_ino;
+	int exe_err;		/* 1: not asked yet; else bp_procmaps__exe_stat()'s answer */
+	struct stat exe_st;
 } held;
 
 /* what is held of one file at most: beyond it the readers read the file */
@@ -225,28 +225,28 @@ size_t bp_procmaps__held_lines(void)
 	return held.on ? held.nr : 0;
 }
 
-int bp_procmaps__exe_ino(const char *maps_path, uint64_t *ino)
+int bp_procmaps__exe_stat(const char *maps_path, struct stat *st)
 {
 	bool mine = held.on && !strcmp(maps_path, held.path);
 	size_t len = strlen(maps_path);
 	char path[160];
-	struct stat st;
 	int err = 0;
 
 	if (mine && held.exe_err != 1) {
-		*ino = held.exe_ino;
+		*st = held.exe_st;
 		return held.exe_err;
 	}
 	if (len < 5 || len - 4 >= sizeof(path) - 4 || strcmp(maps_path + len - 5, "/maps"))
 		return -EINVAL;
 	memcpy(path, maps_path, len - 4);
 	memcpy(path + len - 4, "exe", 4);
-	if (stat(path, &st))
+	if (stat(path, st)) {
 		err = -errno;
-	*ino = err ? 0 : st.st_ino;
+		memset(st, 0, sizeof(*st));
+	}
 	if (mine) {
 		held.exe_err = err;
-		held.exe_ino = *ino;
+		held.exe_st = *st;
 	}
 	return err;
 }

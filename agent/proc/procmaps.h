@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/stat.h>
 
 struct bp_maps_line {
 	uint64_t start;
@@ -71,11 +72,12 @@ void bp_procmaps__unhold(void);
 size_t bp_procmaps__held_lines(void);
 
 /*
- * The inode of the executable of the process whose maps are at maps_path
+ * The stat of the executable of the process whose maps are at maps_path
  * (".../PID/maps": stat of ".../PID/exe"), which the Python and R walkers
- * look for among its mappings. While those maps are held, the first
- * answer is kept for the other readers. 0 or -errno.
+ * look for among its mappings, and by whose identity a file they examined
+ * already is known without opening it again. While those maps are held,
+ * the first answer is kept for the other readers. 0 or -errno.
  */
-int bp_procmaps__exe_ino(const char *maps_path, uint64_t *ino);
+int bp_procmaps__exe_stat(const char *maps_path, struct stat *st);
 
 #endif /* BP_PROCMAPS_H */

@@ -289,16 +289,17 @@ static uint64_t ino_of(const char *path)
 }
 
 /*
- * The executable's inode beside held maps: asked once, the answer kept for
+ * The executable's stat beside held maps: asked once, the answer kept for
  * the other walkers while held (the file replaced meanwhile does not change
  * it), asked again after unhold. An empty held file (a zombie's) holds no
  * lines.
  */
-static void exe_ino__held_answer_kept(void **state)
+static void exe_stat__held_answer_kept(void **state)
 {
 	const char *dir = sf_tmpdir();
 	char maps[PATH_MAX], exe[PATH_MAX], next[PATH_MAX];
-	uint64_t ino = 0, first;
+	struct stat st;
+	uint64_t first;
 
 	snprintf(maps, sizeof(maps), "%s/maps", dir);
 	snprintf(exe, sizeof(exe), "%s/exe", dir);
@@ -309,31 +310,32 @@ static void exe_ino__held_answer_kept(void **state)
 	first = ino_of(exe);
 	assert_int_equal(bp_procmaps__hold(maps), 0);
 	assert_int_equal(bp_procmaps__held_lines(), 1);
-	assert_int_equal(bp_procmaps__exe_ino(maps, &ino), 0);
-	assert_true(ino == first);
+	assert_int_equal(bp_procmaps__exe_stat(maps, &st), 0);
+	assert_true(st.st_ino == first);
 	assert_int_equal(rename(next, exe), 0);
 	assert_true(ino_of(exe) != first);
-	assert_int_equal(bp_procmaps__exe_ino(maps, &ino), 0);
-	assert_true(ino == first);
+	assert_int_equal(bp_procmaps__exe_stat(maps, &st), 0);
+	assert_true(st.st_ino == first);
 	bp_procmaps__unhold();
 	assert_int_equal(bp_procmaps__held_lines(), 0);
-	assert_int_equal(bp_procmaps__exe_ino(maps, &ino), 0);
-	assert_true(ino == ino_of(exe));
+	assert_int_equal(bp_procmaps__exe_stat(maps, &st), 0);
+	assert_true(st.st_ino == ino_of(exe));
+	assert_int_equal(st.st_size, 3);
 	/* a gone process: the error, kept as well */
 	assert_int_equal(unlink(exe), 0);
 	assert_int_equal(bp_procmaps__hold(maps), 0);
-	assert_int_equal(bp_procmaps__exe_ino(maps, &ino), -ENOENT);
+	assert_int_equal(bp_procmaps__exe_stat(maps, &st), -ENOENT);
 	sf_write_file(exe, "three", "w");
-	assert_int_equal(bp_procmaps__exe_ino(maps, &ino), -ENOENT);
+	assert_int_equal(bp_procmaps__exe_stat(maps, &st), -ENOENT);
 	bp_procmaps__unhold();
 	/* a zombie's maps read as nothing */
 	sf_write_file(maps, "", "w");
 	assert_int_equal(bp_procmaps__hold(maps), 0);
 	assert_int_equal(bp_procmaps__held_lines(), 0);
 	bp_procmaps__unhold();
-	assert_int_equal(bp_procmaps__exe_ino("/proc/self/status", &ino), -EINVAL);
-	assert_int_equal(bp_procmaps__exe_ino("/proc/self/maps", &ino), 0);
-	assert_true(ino == ino_of("/proc/self/exe"));
+	assert_int_equal(bp_procmaps__exe_stat("/proc/self/status", &st), -EINVAL);
+	assert_int_equal(bp_procmaps__exe_stat("/proc/self/maps", &st), 0);
+	assert_true(st.st_ino == ino_of("/proc/self/exe"));
 }
 
 int main(void)
@@ -350,7 +352,7 @@ int main(void)
 		cmocka_unit_test(read__missing_file__enoent),
 		cmocka_unit_test(read__own_maps__sane),
 		cmocka_unit_test_teardown(hold__one_read_serves_the_readers, sf_cleanup),
-		cmocka_unit_test_teardown(exe_ino__held_answer_kept, sf_cleanup),
+		cmocka_unit_test_teardown(exe_stat__held_answer_kept, sf_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("procmaps", tests, NULL, sf_cleanup);
