@@ -29,8 +29,14 @@
 
 #define FILES_MAX		32
 #define MAX_LOADS		8
-/* an R whose globals are not made yet (still starting) is looked at this many drains */
-#define RETRIES_MAX		60
+/*
+ * An R whose globals are not made yet (still starting) is looked at again at
+ * every tick (PY_LOADER_POLL_MS in a recording, 100 ms in the agent) for this
+ * long. At every drain only, an R sampled before its globals existed was
+ * looked at again a second later: a run shorter than that was never walked
+ * (1 in 4 runs of test_r_counters' 0.8-s Rscript had no R frames).
+ */
+#define PENDING_MAX_NS		(60ULL * 1000 * 1000 * 1000)
 /* names and files kept per run, at most */
 #define NAMES_MAX		(256 * 1024)
 #define FILE_NAME_MAX		1024
@@ -66,8 +72,8 @@ enum proc_state {
 struct r_proc {
 	uint32_t pid;
 	uint8_t state;
-	uint8_t retries;
 	bool exited, retiring;
+	uint64_t pending_ns;	/* when it became PROC_PENDING */
 	struct bp_loadwait lw;	/* NEW, waiting for the loader to map libR.so or libc */
 	char version[24];
 	char *module, *path;
@@ -483,7 +489,8 @@ bool bp_rlang__waiting(const struct bp_rlang *r)
 	uint32_t i;
 
 	for (i = 0; r && i < r->nr_procs; i++)
-		if (r->procs[i]->lw.waiting && !r->procs[i]->exited)
+		if ((r->procs[i]->lw.waiting || r->procs[i]->state == PROC_PENDING) &&
+		    !r->procs[i]->exited)
 			return true;
 	return false;
 }
@@ -546,6 +553,7 @@ int bp_rlang__attach(struct bp_rlang *r, pid_t pid)
 	}
 	if (read_globals(p)) {
 		p->state = PROC_PENDING;
+		p->pending_ns = bp_now_ns();
 		return 0;
 	}
 	err = publish(r, p);
@@ -576,7 +584,7 @@ void bp_rlang__tick(struct bp_rlang *r)
 			p->state = PROC_ATTACHED;
 			r->st.attached++;
 			bp_dbg("pid %u: R %s in %s, walking its frames", p->pid, p->version, p->path);
-		} else if (++p->retries > RETRIES_MAX) {
+		} else if (bp_now_ns() - p->pending_ns > PENDING_MAX_NS) {
 			p->state = PROC_NONE;
 		}
 	}
