@@ -35,6 +35,41 @@ struct {
 	__type(value, struct bp_stack);
 } oncpu_scratch SEC(".maps");
 
+/*
+ * The process's first sample: with its ids (struct bp_first_event), read
+ * here in its own context, which userspace would otherwise read from /proc
+ * while it lives. The process's, not the thread's: its leader's pid.
+ */
+static __always_inline void emit_first_sample(struct task_struct *task, __u32 tgid)
+{
+	struct bp_first_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct pid *pid;
+	unsigned int level;
+
+	if (!e) {
+		stat_inc(BP_STAT_EVENT_DROP);
+		return;
+	}
+	e->ev.kind = BP_EV_FIRST_SAMPLE;
+	e->ev.tgid = tgid;
+	e->ev.ppid = 0;
+	e->ev.flags = BP_EVF_IDS;
+	e->ev.ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
+	/* objective credentials, as /proc shows them (not an override_creds() in flight) */
+	e->euid = BPF_CORE_READ(task, real_cred, euid.val);
+	pid = BPF_CORE_READ(task, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+	e->nspid = 0;
+	/* 32 levels at most (MAX_PID_NS_LEVEL) */
+	bpf_core_read(&e->nspid, sizeof(e->nspid), &pid->numbers[level & 31].nr);
+	e->mnt_ns = 0;
+	if (bpf_core_field_exists(struct ns_common, inum))
+		e->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	e->pad = 0;
+	bpf_ringbuf_submit(e, event_wakeup(true, sizeof(*e)));
+}
+
 /* sample_period is in ns for cpu-clock; for cycles the ns column stays 0 */
 const volatile __u8 period_is_ns;
 
@@ -163,12 +198,12 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	seen_state = bpf_map_lookup_elem(&seen, &tgid);
 	if (!seen_state) {
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST) == 0)
-			emit_event(BP_EV_FIRST_SAMPLE, tgid, 0, 0);
+			emit_first_sample(task, tgid);
 		else if (!bpf_map_lookup_elem(&seen, &tgid))
 			stat_inc(BP_STAT_SEEN_FULL);
 	} else if (*seen_state != BP_SEEN_SAMPLED) {
 		*seen_state = BP_SEEN_SAMPLED;
-		emit_event(BP_EV_FIRST_SAMPLE, tgid, 0, 0);
+		emit_first_sample(task, tgid);
 	}
 	return 0;
 }

@@ -825,6 +825,11 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 			}
 			if (err)
 				bp_dbg("pid %u: maps not held: each reader reads them", ev->tgid);
+			if (size >= sizeof(struct bp_first_event) && (ev->flags & BP_EVF_IDS)) {
+				const struct bp_first_event *f = (const void *)ev;
+
+				bp_syms__hold_ids(s->syms, ev->tgid, f->euid, f->nspid, f->mnt_ns);
+			}
 			set_err(s, bp_python__attach(s->python, ev->tgid));
 			set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
 			fill_meta(s, proc);
@@ -833,6 +838,7 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 				bp_syms__snapshot(s->syms, ev->tgid);
 			else
 				snapshot(s, ev->tgid);
+			bp_syms__drop_ids(s->syms);
 			bp_procmaps__unhold();
 		}
 		break;

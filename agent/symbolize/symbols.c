@@ -176,6 +176,12 @@ struct bp_syms {
 	uint32_t nr_kept;		/* processes with a kept image */
 
 	ino_t self_mnt_ns;
+	struct {			/* bp_syms__hold_ids() */
+		pid_t pid;		/* 0: none held */
+		uid_t euid;
+		pid_t nspid;
+		uint64_t mnt_ns;
+	} held;
 	struct bp_syms_stats stats;
 };
 
@@ -903,9 +909,19 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 	int err;
 
 	/* whose it is first: the files it names are opened as that user's */
-	err = bp_procinfo_read_ids(s->proc_root, pid, &c.euid, &nspid);
+	if (s->held.pid == pid && s->held.nspid) {
+		c.euid = s->held.euid;
+		nspid = s->held.nspid;
+		s->stats.ids_held++;
+		err = 0;
+	} else {
+		err = bp_procinfo_read_ids(s->proc_root, pid, &c.euid, &nspid);
+	}
 	if (!err) {
-		c.same_root = same_mnt_ns(s, pid);
+		if (s->held.pid == pid && s->held.mnt_ns)
+			c.same_root = !s->self_mnt_ns || s->held.mnt_ns == s->self_mnt_ns;
+		else
+			c.same_root = same_mnt_ns(s, pid);
 		c.p = p;
 		snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, pid);
 		err = bp_procmaps__read(path, snap_cb, &c, &bad);
@@ -972,6 +988,19 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 	if (anon_exec || (p->pm && bp_perfmap__count(p->pm)))
 		perfmap_refresh(s, p, true);
 	return 0;
+}
+
+void bp_syms__hold_ids(struct bp_syms *s, pid_t pid, uid_t euid, pid_t nspid, uint64_t mnt_ns)
+{
+	s->held.pid = pid;
+	s->held.euid = euid;
+	s->held.nspid = nspid;
+	s->held.mnt_ns = mnt_ns;
+}
+
+void bp_syms__drop_ids(struct bp_syms *s)
+{
+	s->held.pid = 0;
 }
 
 uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid)

@@ -96,6 +96,7 @@ struct bp_syms_stats {
 	uint64_t files;			/* ELF files held (in use or idle) */
 	uint64_t string_bytes;		/* the interned names' arena */
 	uint64_t snapshots;		/* /proc/PID/maps reads */
+	uint64_t ids_held;		/* snapshots whose owner came from BPF, not /proc */
 	uint64_t files_opened;		/* distinct ELF files opened */
 	uint64_t files_parsed;		/* distinct ELF files whose symbols were loaded */
 	uint64_t files_pending;		/* held open, symbols not read: no frame in them yet */
@@ -141,6 +142,15 @@ int bp_syms__prefetch_kernel(struct bp_syms *s, const char *const *names, size_t
  * 0, -ESRCH when the process is gone, or another -errno.
  */
 int bp_syms__snapshot(struct bp_syms *s, pid_t pid);
+
+/*
+ * Whose pid is, as BPF read it at its first sample (euid, pid in its own
+ * namespace, mount namespace inode; 0 for what it could not read): the
+ * snapshots of pid until bp_syms__drop_ids() take these instead of reading
+ * /proc/PID/status and /proc/PID/ns/mnt. One process at a time.
+ */
+void bp_syms__hold_ids(struct bp_syms *s, pid_t pid, uid_t euid, pid_t nspid, uint64_t mnt_ns);
+void bp_syms__drop_ids(struct bp_syms *s);
 
 /* when the maps held for pid were read (CLOCK_MONOTONIC ns), 0 if none are */
 uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid);

@@ -462,6 +462,44 @@ static void test_perfmap_own_file_named(void **state)
 	measured_free(&m);
 }
 
+/*
+ * The user's own perf map, inside its own pid and mount namespaces (a
+ * container): named in a system-wide recording, where the process is
+ * first seen at its first sample and whose it is (its pid in its
+ * namespace, its mount namespace) comes from BPF, not from /proc.
+ */
+static void test_perfmap_own_pid_ns_named(void **state)
+{
+	char script[1024], *all = NULL;
+	struct measured m;
+	size_t len;
+
+	if (system("setpriv --reuid=nobody --regid=nogroup --clear-groups "
+		   "unshare -Urpfm true 2>/dev/null")) {
+		fprintf(stderr, "SKIP: no unprivileged user and pid namespaces on this kernel\n");
+		skip();
+	}
+	/* pid 1 in its namespace: its map is /tmp/perf-1.map in its own /tmp */
+	snprintf(script, sizeof(script),
+		 "exec unshare -Urpm --kill-child sh -c 'exec 3< %s && mount -t tmpfs none /tmp && "
+		 "printf \"%llx 1000 ns_jit_function\\n\" > /tmp/perf-$$.map && "
+		 "exec /proc/self/fd/3 jit %llx 60'",
+		 h_fixture("attacker"), JIT_ADDR, JIT_ADDR);
+	start_attacker(script);
+	run_measured(ARGV((char *)h_bin(), "record", "-a", "-d", RECORD_S, "-o",
+			  (char *)h_path("a.folded")),
+		     &m);
+	if (m.exit_code)
+		fail_msg("record -a exited %d: %s", m.exit_code, m.err);
+	all = h_slurp(h_path("a.folded"), &len);
+	assert_non_null(all);
+	if (!strstr(all, "ns_jit_function"))
+		fail_msg("the perf map of a process in its own pid and mount namespaces named "
+			 "nothing in a system-wide recording");
+	free(all);
+	measured_free(&m);
+}
+
 /* --- 2: a debug link that names a FIFO, or a path ------------------------- */
 
 /* the spin fixture copied into the attacker's directory, stripped, with a debug link */
@@ -610,6 +648,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_perfmap_symlink, teardown),
 		cmocka_unit_test_teardown(test_perfmap_symlink_own_mount_ns, teardown),
 		cmocka_unit_test_teardown(test_perfmap_own_file_named, teardown),
+		cmocka_unit_test_teardown(test_perfmap_own_pid_ns_named, teardown),
 		cmocka_unit_test_teardown(test_debuglink_fifo, teardown),
 		cmocka_unit_test_teardown(test_debuglink_own_file_named, teardown),
 		cmocka_unit_test_teardown(test_debuglink_path_to_huge_file, teardown),
