@@ -225,9 +225,14 @@ size_t bp_procmaps__held_lines(void)
 	return held.on ? held.nr : 0;
 }
 
+bool bp_procmaps__holds(const char *path)
+{
+	return held.on && !strcmp(path, held.path);
+}
+
 int bp_procmaps__exe_stat(const char *maps_path, struct stat *st)
 {
-	bool mine = held.on && !strcmp(maps_path, held.path);
+	bool mine = bp_procmaps__holds(maps_path);
 	size_t len = strlen(maps_path);
 	char path[160];
 	int err = 0;

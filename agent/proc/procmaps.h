@@ -71,6 +71,9 @@ void bp_procmaps__unhold(void);
 /* lines in the held file: 0 for a zombie or an exiting process, which maps nothing */
 size_t bp_procmaps__held_lines(void);
 
+/* whether the maps at path are the ones held */
+bool bp_procmaps__holds(const char *path);
+
 /*
  * The stat of the executable of the process whose maps are at maps_path
  * (".../PID/maps": stat of ".../PID/exe"), which the Python and R walkers

@@ -16,6 +16,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -700,6 +701,23 @@ static void snap_root(struct snap_ctx *c)
  * The file of an executable mapping: found again by identity, or opened now
  * (while the process is alive), its symbols loaded, and closed.
  */
+/*
+ * The executable's mapping: the stat of /proc/PID/exe taken with the maps
+ * held (procmaps.h), when it is the very file the line names, stands for
+ * the stat of its map_files entry. Only when held: else it costs the same.
+ */
+static bool held_exe(struct snap_ctx *c, const struct bp_maps_line *l, struct stat *st)
+{
+	char maps[4096];
+
+	snprintf(maps, sizeof(maps), "%s/%d/maps", c->s->proc_root, c->pid);
+	if (!bp_procmaps__holds(maps))
+		return false;
+	return !bp_procmaps__exe_stat(maps, st) && S_ISREG(st->st_mode) &&
+	       st->st_ino == l->inode && major(st->st_dev) == l->dev_major &&
+	       minor(st->st_dev) == l->dev_minor;
+}
+
 static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line *l,
 				  const char *path, const char *module)
 {
@@ -731,7 +749,9 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	/* the very inode mapped, also when deleted or in another mount namespace */
 	snprintf(mf, sizeof(mf), "%s/%d/map_files/%llx-%llx", s->proc_root, c->pid,
 		 (unsigned long long)l->start, (unsigned long long)l->end);
-	if (c->gone || stat(mf, &st)) {
+	if (!c->gone && held_exe(c, l, &st)) {
+		s->stats.exe_held++;
+	} else if (c->gone || stat(mf, &st)) {
 		/* exited under us (ESRCH): its other map_files would say the same */
 		if (!c->gone && errno == ESRCH)
 			c->gone = true;

@@ -308,7 +308,10 @@ static void exe_stat__held_answer_kept(void **state)
 	sf_write_file(exe, "one", "w");
 	sf_write_file(next, "two", "w");
 	first = ino_of(exe);
+	assert_false(bp_procmaps__holds(maps));
 	assert_int_equal(bp_procmaps__hold(maps), 0);
+	assert_true(bp_procmaps__holds(maps));
+	assert_false(bp_procmaps__holds(exe));
 	assert_int_equal(bp_procmaps__held_lines(), 1);
 	assert_int_equal(bp_procmaps__exe_stat(maps, &st), 0);
 	assert_true(st.st_ino == first);
@@ -317,6 +320,7 @@ static void exe_stat__held_answer_kept(void **state)
 	assert_int_equal(bp_procmaps__exe_stat(maps, &st), 0);
 	assert_true(st.st_ino == first);
 	bp_procmaps__unhold();
+	assert_false(bp_procmaps__holds(maps));
 	assert_int_equal(bp_procmaps__held_lines(), 0);
 	assert_int_equal(bp_procmaps__exe_stat(maps, &st), 0);
 	assert_true(st.st_ino == ino_of(exe));
