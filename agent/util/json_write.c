@@ -245,20 +245,16 @@ int bp_json_w_string(struct bp_json_w *w, const char *s)
 
 int bp_json_w_int64(struct bp_json_w *w, int64_t v)
 {
-	char tmp[24];
-	int n;
+	char tmp[BP_NUM_INT_MAX];
 
-	n = snprintf(tmp, sizeof(tmp), "%" PRId64, v);
-	return w_scalar(w, tmp, n);
+	return w_scalar(w, tmp, bp_num_int64(tmp, v));
 }
 
 int bp_json_w_uint64(struct bp_json_w *w, uint64_t v)
 {
-	char tmp[24];
-	int n;
+	char tmp[BP_NUM_INT_MAX];
 
-	n = snprintf(tmp, sizeof(tmp), "%" PRIu64, v);
-	return w_scalar(w, tmp, n);
+	return w_scalar(w, tmp, bp_num_uint64(tmp, v));
 }
 
 int bp_json_w_double_val(struct bp_json_w *w, double v)

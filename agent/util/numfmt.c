@@ -29,6 +29,30 @@ double bp_num_strtod(const char *s, char **end)
 	return loc ? strtod_l(s, end, loc) : strtod(s, end);
 }
 
+int bp_num_uint64(char *out, uint64_t v)
+{
+	char tmp[BP_NUM_INT_MAX];
+	int n = 0, i;
+
+	do {
+		tmp[n++] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	for (i = 0; i < n; i++)
+		out[i] = tmp[n - 1 - i];
+	out[n] = '\0';
+	return n;
+}
+
+int bp_num_int64(char *out, int64_t v)
+{
+	if (v >= 0)
+		return bp_num_uint64(out, (uint64_t)v);
+	out[0] = '-';
+	/* INT64_MIN has no positive twin: its magnitude is taken unsigned */
+	return 1 + bp_num_uint64(out + 1, -(uint64_t)v);
+}
+
 /* v finite */
 static int shortest(char *out, size_t size, double v)
 {
@@ -63,6 +87,8 @@ int bp_num_double(char *out, size_t size, double v, enum bp_num_style style)
 		if (v == 0)
 			return snprintf(out, size, "0");	/* not "-0" */
 		/* integral values print as integers: 1000000, not 1e+06 */
+		if (v == trunc(v) && fabs(v) < 0x1p63 && size >= BP_NUM_INT_MAX)
+			return bp_num_int64(out, (int64_t)v);
 		if (v == trunc(v) && fabs(v) < 0x1p63)
 			return snprintf(out, size, "%" PRId64, (int64_t)v);
 		return shortest(out, size, v);
@@ -74,6 +100,16 @@ int bp_num_double(char *out, size_t size, double v, enum bp_num_style style)
 	 * the float formatting and read-back (a third of a window's numbers;
 	 * the agent writes tens of thousands a window).
 	 */
+	if (v == trunc(v) && fabs(v) < 1e15 && size >= BP_NUM_INT_MAX + 3) {
+		n = 0;
+		if (v == 0 && signbit(v))
+			out[n++] = '-';
+		n += bp_num_int64(out + n, (int64_t)v);
+		out[n++] = '.';
+		out[n++] = '0';
+		out[n] = '\0';
+		return n;
+	}
 	if (v == trunc(v) && fabs(v) < 1e15)
 		return snprintf(out, size, "%s%" PRId64 ".0", v == 0 && signbit(v) ? "-" : "",
 				(int64_t)v);

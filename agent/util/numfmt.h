@@ -10,6 +10,7 @@
 
 #include <locale.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* room for any double bp_num_double() writes, NUL included */
 #define BP_NUM_DOUBLE_MAX	32
@@ -27,6 +28,17 @@ enum bp_num_style {
  * returns the length written.
  */
 int bp_num_double(char *out, size_t size, double v, enum bp_num_style style);
+
+/* room for any integer bp_num_int64()/bp_num_uint64() write, NUL included */
+#define BP_NUM_INT_MAX	21
+
+/*
+ * v in decimal into out (BP_NUM_INT_MAX bytes), as "%" PRIu64 / PRId64
+ * print it, without printf's format parsing (tens of thousands of numbers
+ * a window). Returns the length written.
+ */
+int bp_num_uint64(char *out, uint64_t v);
+int bp_num_int64(char *out, int64_t v);
 
 /* strtod() in the C locale */
 double bp_num_strtod(const char *s, char **end);

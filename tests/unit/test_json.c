@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
 #include <float.h>
+#include <inttypes.h>
 #include <locale.h>
 #include <math.h>
 #include <setjmp.h>
@@ -670,6 +671,40 @@ static void numfmt__styles__json_and_prometheus_spellings(void **state)
 	assert_string_equal(num(INFINITY, BP_NUM_PROM), "+Inf");
 	assert_string_equal(num(-INFINITY, BP_NUM_PROM), "-Inf");
 	assert_true(bp_num_strtod(num(DBL_MIN, BP_NUM_PROM), NULL) == DBL_MIN);
+}
+
+/* integers as printf spells them: the edges, and every magnitude between */
+static void numfmt__integers__as_printf_spells_them(void **state)
+{
+	static const int64_t edge[] = { 0, 1, -1, 9, 10, -10, 99, 100, INT64_MAX, INT64_MIN,
+					INT64_MIN + 1, 999999999999999999LL, 1000000000000000000LL };
+	char got[BP_NUM_INT_MAX], want[32];
+	uint64_t x = 0x9e3779b97f4a7c15ULL, u;
+	int i, n;
+
+	for (i = 0; i < (int)(sizeof(edge) / sizeof(edge[0])); i++) {
+		n = bp_num_int64(got, edge[i]);
+		snprintf(want, sizeof(want), "%" PRId64, edge[i]);
+		assert_string_equal(got, want);
+		assert_int_equal(n, strlen(want));
+	}
+	n = bp_num_uint64(got, UINT64_MAX);
+	assert_string_equal(got, "18446744073709551615");
+	assert_int_equal(n, 20);
+	for (i = 0; i < 100000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		u = x >> (x % 64);
+		n = bp_num_uint64(got, u);
+		snprintf(want, sizeof(want), "%" PRIu64, u);
+		assert_string_equal(got, want);
+		assert_int_equal(n, strlen(want));
+		n = bp_num_int64(got, (int64_t)u);
+		snprintf(want, sizeof(want), "%" PRId64, (int64_t)u);
+		assert_string_equal(got, want);
+		assert_int_equal(n, strlen(want));
+	}
 }
 
 /* whole numbers skip the float formatting: spelled as printf's %.15g spells them, plus ".0" */
@@ -1445,6 +1480,7 @@ int main(void)
 		cmocka_unit_test(writer__integers__extremes_exact),
 		cmocka_unit_test(numfmt__styles__json_and_prometheus_spellings),
 		cmocka_unit_test(numfmt__whole_numbers__as_printf_spells_them),
+		cmocka_unit_test(numfmt__integers__as_printf_spells_them),
 		cmocka_unit_test(writer__comma_locale__still_writes_dot),
 		cmocka_unit_test(parse__scalars__types_and_values),
 		cmocka_unit_test(parse__numbers__integers_exact_doubles_correct),
