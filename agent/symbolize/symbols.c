@@ -41,6 +41,16 @@
 /* unreferenced files whose symbols are kept: a short-lived process run again
  * and again (shell loops, make) would otherwise re-parse its binary every time */
 #define IDLE_FILES_MAX		64
+/*
+ * Files shared by many processes (libc, ld.so, a shell's libraries) whose
+ * inode we hold by an O_PATH fd: a new process mapping one is checked by
+ * an fstat() of that fd, not a stat() of its map_files entry (a lookup that
+ * makes a proc inode and takes the process's mmap lock; two a process
+ * under 20 new processes a second). Few, so that the agent's fds stay
+ * bounded, and let go as soon as the file is deleted (its blocks would
+ * stay allocated while we held it).
+ */
+#define INODE_FDS_MAX		8
 /* how far a non-executable file mapping looks for an executable one of the
  * same file, to borrow its ELF for the vaddr arithmetic */
 #define LINK_WALK		4
@@ -82,6 +92,8 @@ struct sym_file {
 	struct sym_file *idle_prev, *idle_next;
 	bool idle;
 	bool pending;		/* its symbols not read yet: see BP_SYMS_PENDING_MAX */
+	int ifd;		/* O_PATH fd of its inode (INODE_FDS_MAX), or -1 */
+	uint64_t ifd_used;	/* when that fd last served, for the LRU */
 };
 
 enum map_kind {
@@ -176,6 +188,8 @@ struct bp_syms {
 	size_t nr_pending;
 	uint32_t nr_kept;		/* processes with a kept image */
 
+	uint32_t nr_ifds;		/* sym_file.ifd open */
+	uint64_t ifd_tick;
 	ino_t self_mnt_ns;
 	struct {			/* bp_syms__hold_ids() */
 		pid_t pid;		/* 0: none held */
@@ -346,6 +360,70 @@ static struct sym_file *file_find(struct bp_syms *s, dev_t dev, ino_t ino)
 
 static void idle_unlink(struct bp_syms *s, struct sym_file *f);
 
+static void ifd_close(struct bp_syms *s, struct sym_file *f)
+{
+	if (f->ifd < 0)
+		return;
+	close(f->ifd);
+	f->ifd = -1;
+	s->nr_ifds--;
+}
+
+/* hold f's inode by the map_files entry mf just found to be f: the least used gives way */
+static void ifd_open(struct bp_syms *s, struct sym_file *f, const char *mf)
+{
+	struct sym_file *lru = NULL;
+	struct stat st;
+	uint32_t i;
+	int fd;
+
+	if (f->ifd >= 0)
+		return;
+	if (s->nr_ifds >= INODE_FDS_MAX) {
+		for (i = 0; i < s->files.n; i++) {
+			struct sym_file *g = s->files.v[i];
+
+			if (g->ifd >= 0 && (!lru || g->ifd_used < lru->ifd_used))
+				lru = g;
+		}
+		if (!lru)
+			return;
+		ifd_close(s, lru);
+	}
+	fd = open(mf, O_PATH | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	/* replaced since: not f's inode */
+	if (fstat(fd, &st) || st.st_dev != f->dev || st.st_ino != f->ino) {
+		close(fd);
+		return;
+	}
+	f->ifd = fd;
+	f->ifd_used = ++s->ifd_tick;
+	s->nr_ifds++;
+}
+
+/*
+ * The stat of the inode a maps line names, from the fd we hold it by:
+ * the same answer a stat of its map_files entry gives (the very inode: we
+ * hold it, so its number cannot have been taken by another). False when
+ * we hold no such inode, or it was deleted (then it is let go).
+ */
+static bool ifd_stat(struct bp_syms *s, const struct bp_maps_line *l, struct stat *st)
+{
+	struct sym_file *f = file_find(s, makedev(l->dev_major, l->dev_minor), l->inode);
+
+	if (!f || f->ifd < 0)
+		return false;
+	if (fstat(f->ifd, st) || st->st_dev != f->dev || st->st_ino != f->ino ||
+	    !st->st_nlink || !S_ISREG(st->st_mode)) {
+		ifd_close(s, f);
+		return false;
+	}
+	f->ifd_used = ++s->ifd_tick;
+	return true;
+}
+
 static void file_destroy(struct bp_syms *s, struct sym_file *f)
 {
 	struct sym_file *last = s->files.v[s->files.n - 1];
@@ -359,6 +437,7 @@ static void file_destroy(struct bp_syms *s, struct sym_file *f)
 	vec_del(&s->files, f->idx, f->indexed, file_hash(f->dev, f->ino), last->indexed,
 		file_hash(last->dev, last->ino));
 	last->idx = f->idx;
+	ifd_close(s, f);
 	bp_elf__free(f->elf);
 	free(f);
 }
@@ -368,6 +447,8 @@ static void file_unindex(struct bp_syms *s, struct sym_file *f)
 {
 	if (!f->indexed)
 		return;
+	/* no longer found by its inode: nothing to check against it */
+	ifd_close(s, f);
 	bp_htab_remove(&s->files.h, file_hash(f->dev, f->ino), f->idx);
 	f->indexed = false;
 }
@@ -738,6 +819,7 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	struct bp_elf *e = NULL;
 	char mf[4096];
 	struct stat st, fst;
+	bool by_mf = false;
 	int fd = -1, err;
 
 	/* refreshing a live process: most mappings are unchanged */
@@ -751,7 +833,13 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		 (unsigned long long)l->start, (unsigned long long)l->end);
 	if (!c->gone && held_exe(c, l, &st)) {
 		s->stats.exe_held++;
-	} else if (c->gone || stat(mf, &st)) {
+	} else if (!c->gone && ifd_stat(s, l, &st)) {
+		s->stats.inode_held++;
+	} else if (!c->gone && !stat(mf, &st)) {
+		if (!S_ISREG(st.st_mode))
+			return NULL;
+		by_mf = true;
+	} else {
 		/* exited under us (ESRCH): its other map_files would say the same */
 		if (!c->gone && errno == ESRCH)
 			c->gone = true;
@@ -761,13 +849,14 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 			bp_dbg("pid %d: cannot open %s, its frames stay unnamed", c->pid, path);
 			return NULL;
 		}
-	} else if (!S_ISREG(st.st_mode)) {
-		return NULL;
 	}
 	stale = file_find(s, st.st_dev, st.st_ino);
 	if (stale && same_version(stale, &st)) {
 		if (fd >= 0)
 			close(fd);
+		/* a second process maps it: worth holding (its map_files entry was just there) */
+		else if (by_mf)
+			ifd_open(s, stale, mf);
 		return file_get(s, stale);
 	}
 	snap_root(c);
@@ -812,6 +901,7 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 		return NULL;
 	}
 	f->indexed = true;
+	f->ifd = -1;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	set_version(f, &st);
@@ -1117,6 +1207,14 @@ uint32_t bp_syms__retire(struct bp_syms *s)
 			p->exited = true;
 			p->retiring = true;
 		}
+	}
+	/* a held inode deleted since: its blocks are freed when its last holder lets go */
+	for (i = 0; i < s->files.n && s->nr_ifds; i++) {
+		struct sym_file *f = s->files.v[i];
+		struct stat st;
+
+		if (f->ifd >= 0 && (fstat(f->ifd, &st) || !st.st_nlink))
+			ifd_close(s, f);
 	}
 	return dropped;
 }

@@ -98,6 +98,7 @@ struct bp_syms_stats {
 	uint64_t snapshots;		/* /proc/PID/maps reads */
 	uint64_t ids_held;		/* snapshots whose owner came from BPF, not /proc */
 	uint64_t exe_held;		/* executables known by the stat held with the maps */
+	uint64_t inode_held;		/* files known by the fd their inode is held by */
 	uint64_t files_opened;		/* distinct ELF files opened */
 	uint64_t files_parsed;		/* distinct ELF files whose symbols were loaded */
 	uint64_t files_pending;		/* held open, symbols not read: no frame in them yet */

@@ -397,6 +397,103 @@ static void user__file_rewritten_in_place__reparsed(void **state)
 	assert_int_equal(fi.offset, a1->vaddr);
 }
 
+/* fds of ours that hold path, or its deleted inode */
+static int fds_on(const char *path)
+{
+	char fd[64], target[PATH_MAX + 16];
+	struct dirent *d;
+	DIR *dir = opendir("/proc/self/fd");
+	int n = 0;
+	ssize_t len;
+
+	assert_non_null(dir);
+	while ((d = readdir(dir))) {
+		snprintf(fd, sizeof(fd), "/proc/self/fd/%s", d->d_name);
+		len = readlink(fd, target, sizeof(target) - 1);
+		if (len <= 0)
+			continue;
+		target[len] = '\0';
+		n += !strncmp(target, path, strlen(path));
+	}
+	closedir(dir);
+	return n;
+}
+
+/*
+ * A file a second process maps is held by its inode, and a third process
+ * is checked against it without a map_files lookup: still exact when the
+ * file is rewritten in place (the held inode's own stat says so), and let
+ * go once it is deleted.
+ */
+static void user__shared_file__held_inode_exact(void **state)
+{
+	struct bp_syms *s = new_syms(NULL);
+	const char *dir = sf_tmpdir();
+	char src[PATH_MAX], bin[PATH_MAX];
+	struct bp_syms_stats st1, st2;
+	struct sf_child c[4];
+	struct bp_frame_info fi;
+	const struct sf_sym *a;
+	int i;
+
+	sf_data_path(src, sizeof(src), "symfix_pie");
+	snprintf(bin, sizeof(bin), "%s/prog", dir);
+	sf_copy_file(src, bin, 0755);
+	for (i = 0; i < 3; i++) {
+		sf_spawn(&c[i], bin);
+		assert_int_equal(bp_syms__snapshot(s, c[i].pid), 0);
+	}
+	bp_syms__stats(s, &st1);
+	/* the third was known by the inodes the second had us hold */
+	assert_true(st1.inode_held >= 1);
+	assert_int_equal(fds_on(bin), 1);
+	a = sf_sym(&c[2], "symfix_alpha");
+	expect_named(s, c[2].pid, a->addr, "symfix_alpha", "prog", &fi);
+	for (i = 0; i < 3; i++) {
+		sf_kill(&c[i]);
+		bp_syms__exited(s, c[i].pid);
+	}
+
+	/* same inode, other contents (a non-PIE build: other addresses) */
+	sf_data_path(src, sizeof(src), "symfix_nopie");
+	{
+		FILE *in = fopen(src, "r"), *out = fopen(bin, "r+");
+		char buf[65536];
+		size_t n;
+
+		assert_non_null(in);
+		assert_non_null(out);
+		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+			assert_int_equal(fwrite(buf, 1, n, out), n);
+		fflush(out);
+		assert_int_equal(ftruncate(fileno(out), ftell(out)), 0);
+		fclose(out);
+		fclose(in);
+	}
+	sf_spawn(&c[3], bin);
+	assert_int_equal(bp_syms__snapshot(s, c[3].pid), 0);
+	bp_syms__stats(s, &st2);
+	assert_true(st2.inode_held > st1.inode_held);
+	/* the new version was opened, not taken for the old one */
+	assert_int_equal(st2.files_opened, st1.files_opened + 1);
+	a = sf_sym(&c[3], "symfix_alpha");
+	expect_named(s, c[3].pid, a->addr, "symfix_alpha", "prog", &fi);
+	assert_int_equal(fi.offset, a->vaddr);
+
+	/* the old version's inode let go; a second process of the new one holds it again */
+	assert_int_equal(fds_on(bin), 0);
+	sf_spawn(&c[0], bin);
+	assert_int_equal(bp_syms__snapshot(s, c[0].pid), 0);
+	sf_kill(&c[0]);
+	assert_int_equal(fds_on(bin), 1);
+	/* deleted while mapped: let go at the next retire, the process still running */
+	assert_int_equal(unlink(bin), 0);
+	bp_syms__retire(s);
+	assert_int_equal(fds_on(bin), 0);
+	expect_named(s, c[3].pid, a->addr, "symfix_alpha", "prog", &fi);
+	sf_kill(&c[3]);
+}
+
 static void user__two_processes__share_files(void **state)
 {
 	struct bp_syms_opts o = { .lazy = true };
@@ -875,6 +972,7 @@ int main(void)
 		cmocka_unit_test_teardown(user__many_mapped_files__fds_bounded, teardown),
 		cmocka_unit_test_teardown(user__file_rewritten_in_place__reparsed, teardown),
 		cmocka_unit_test_teardown(user__two_processes__share_files, teardown),
+		cmocka_unit_test_teardown(user__shared_file__held_inode_exact, teardown),
 		cmocka_unit_test_teardown(user__gone_process__unknown_frame, teardown),
 		cmocka_unit_test_teardown(user__fake_proc__every_kind_of_frame, teardown),
 		cmocka_unit_test_teardown(user__perf_map__grows_and_survives, teardown),
