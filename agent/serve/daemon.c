@@ -98,6 +98,7 @@ void bp_daemon_opts_default(struct bp_daemon_opts *o)
 		.top = 20,
 		.bpf_stats = true,
 		.listen = "127.0.0.1:9741",
+		.capture_margin_ms = BP_DAEMON_CAPTURE_MARGIN_MS,
 		.session = {
 			.hz = 99,
 			.offcpu = true,
@@ -913,7 +914,7 @@ static int capture(struct bp_daemon *d, const struct bp_httpd_req *req)
 	c->slices_left = secs + fresh;
 	d->nr_caps++;
 	/* whatever happens to the slices, the client is not held much past its seconds */
-	bp_httpd__hold(d->http, req->id, secs * 1000 + BP_DAEMON_CAPTURE_MARGIN_MS);
+	bp_httpd__hold(d->http, req->id, secs * 1000 + d->o.capture_margin_ms);
 	return BP_HTTPD_HELD;
 }
 

@@ -48,6 +48,8 @@ struct bp_daemon_opts {
 	uint32_t top;			/* processes with series of their own in /metrics */
 	bool bpf_stats;			/* have the kernel time our BPF programs */
 	const char *token_file;		/* bearer token for HTTP (serve/token.h); NULL: none */
+	uint32_t capture_margin_ms;	/* a capture's answer waits this past its seconds
+					 * (BP_DAEMON_CAPTURE_MARGIN_MS) */
 	struct bp_session_opts session;
 	struct bp_local_opts local;	/* the local socket for users (serve/local.h) */
 };

@@ -2,8 +2,8 @@
 #
 # libFuzzer harnesses (docs/fuzzing.md), included from the top-level Makefile.
 #   make fuzz            run each harness FUZZ_SECONDS (default 60), one after another
-#   make fuzz-smoke      each for FUZZ_SMOKE_SECONDS (3), and replay the regression
-#                        inputs: part of make test
+#   make fuzz-smoke      each for FUZZ_SMOKE_SECONDS (3), two at a time, and replay
+#                        the regression inputs: part of make test
 #   make fuzz-HARNESS    one harness (fuzz-pprof, fuzz-httpd, ...)
 # The library is built again with clang into $(OUT)/fuzz/obj
 # (-fsanitize=fuzzer-no-link,address,undefined); crashes and the grown corpus
@@ -92,9 +92,11 @@ fuzz-regress: $(FUZZ_BINS)
 			{ tail -30 $(FUZZ_OUT)/regress-$$h.log >&2; fail=1; }; \
 	done; exit $$fail
 
+# two at a time: nothing else runs in this stage of make test (27 s -> 15 s of it)
 fuzz-smoke: $(FUZZ_BINS)
 	$(Q)$(MAKE) --no-print-directory fuzz-regress
-	$(Q)$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) \
-		FUZZ_SUMMARY=$(FUZZ_OUT)/summary-smoke.txt
+	$(Q)rm -f $(FUZZ_OUT)/summary-smoke.txt
+	$(Q)$(MAKE) --no-print-directory -k -j2 $(addprefix fuzz-,$(FUZZ_HARNESSES)) \
+		FUZZ_SECONDS=$(FUZZ_SMOKE_SECONDS) FUZZ_SUMMARY=$(FUZZ_OUT)/summary-smoke.txt
 
 -include $(wildcard $(FUZZ_OUT)/obj/agent/*/*.d $(FUZZ_OUT)/obj/*.d $(FUZZ_OUT)/bin/*.d)
