@@ -343,6 +343,26 @@ static void user__many_mapped_files__fds_bounded(void **state)
  * A file rewritten in place keeps its inode: the cache must not take it for
  * the old contents (size, mtime, ctime and build-id tell).
  */
+/* bin's contents replaced by the fixture name's, in the same inode */
+static void rewrite_in_place(const char *bin, const char *name)
+{
+	char src[PATH_MAX], buf[65536];
+	FILE *in, *out;
+	size_t n;
+
+	sf_data_path(src, sizeof(src), name);
+	in = fopen(src, "r");
+	out = fopen(bin, "r+");
+	assert_non_null(in);
+	assert_non_null(out);
+	while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+		assert_int_equal(fwrite(buf, 1, n, out), n);
+	fflush(out);
+	assert_int_equal(ftruncate(fileno(out), ftell(out)), 0);
+	fclose(out);
+	fclose(in);
+}
+
 static void user__file_rewritten_in_place__reparsed(void **state)
 {
 	struct bp_syms *s = new_syms(NULL);
@@ -368,21 +388,7 @@ static void user__file_rewritten_in_place__reparsed(void **state)
 	bp_syms__exited(s, c1.pid);
 
 	/* same inode, other contents (a non-PIE build: other addresses) */
-	sf_data_path(src, sizeof(src), "symfix_nopie");
-	{
-		FILE *in = fopen(src, "r"), *out = fopen(bin, "r+");
-		char buf[65536];
-		size_t n;
-
-		assert_non_null(in);
-		assert_non_null(out);
-		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-			assert_int_equal(fwrite(buf, 1, n, out), n);
-		fflush(out);
-		assert_int_equal(ftruncate(fileno(out), ftell(out)), 0);
-		fclose(out);
-		fclose(in);
-	}
+	rewrite_in_place(bin, "symfix_nopie");
 	assert_int_equal(stat(bin, &after), 0);
 	assert_int_equal(after.st_ino, before.st_ino);
 	sf_spawn(&c2, bin);
@@ -400,7 +406,7 @@ static void user__file_rewritten_in_place__reparsed(void **state)
 /* fds of ours that hold path, or its deleted inode */
 static int fds_on(const char *path)
 {
-	char fd[64], target[PATH_MAX + 16];
+	char fd[300], target[PATH_MAX + 16];
 	struct dirent *d;
 	DIR *dir = opendir("/proc/self/fd");
 	int n = 0;
@@ -455,21 +461,7 @@ static void user__shared_file__held_inode_exact(void **state)
 	}
 
 	/* same inode, other contents (a non-PIE build: other addresses) */
-	sf_data_path(src, sizeof(src), "symfix_nopie");
-	{
-		FILE *in = fopen(src, "r"), *out = fopen(bin, "r+");
-		char buf[65536];
-		size_t n;
-
-		assert_non_null(in);
-		assert_non_null(out);
-		while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
-			assert_int_equal(fwrite(buf, 1, n, out), n);
-		fflush(out);
-		assert_int_equal(ftruncate(fileno(out), ftell(out)), 0);
-		fclose(out);
-		fclose(in);
-	}
+	rewrite_in_place(bin, "symfix_nopie");
 	sf_spawn(&c[3], bin);
 	assert_int_equal(bp_syms__snapshot(s, c[3].pid), 0);
 	bp_syms__stats(s, &st2);
