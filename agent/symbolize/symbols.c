@@ -721,6 +721,8 @@ struct snap_ctx {
 	bool same_root;
 	bool root_tried;	/* snap_root() ran */
 	bool gone;		/* its map_files said it exited: no more asked */
+	const char *maps_path;	/* its /proc/PID/maps */
+	bool maps_held;		/* read from bp_procmaps__hold(): its exe's stat is too */
 	int root_fd;		/* the process's root, or -1 */
 	char root[64];		/* its path, for the debug-file lookups */
 	struct sym_map *maps;
@@ -779,26 +781,21 @@ static void snap_root(struct snap_ctx *c)
 }
 
 /*
- * The file of an executable mapping: found again by identity, or opened now
- * (while the process is alive), its symbols loaded, and closed.
- */
-/*
  * The executable's mapping: the stat of /proc/PID/exe taken with the maps
  * held (procmaps.h), when it is the very file the line names, stands for
  * the stat of its map_files entry. Only when held: else it costs the same.
  */
 static bool held_exe(struct snap_ctx *c, const struct bp_maps_line *l, struct stat *st)
 {
-	char maps[4096];
-
-	snprintf(maps, sizeof(maps), "%s/%d/maps", c->s->proc_root, c->pid);
-	if (!bp_procmaps__holds(maps))
-		return false;
-	return !bp_procmaps__exe_stat(maps, st) && S_ISREG(st->st_mode) &&
-	       st->st_ino == l->inode && major(st->st_dev) == l->dev_major &&
-	       minor(st->st_dev) == l->dev_minor;
+	return c->maps_held && !bp_procmaps__exe_stat(c->maps_path, st) &&
+	       S_ISREG(st->st_mode) && st->st_ino == l->inode &&
+	       major(st->st_dev) == l->dev_major && minor(st->st_dev) == l->dev_minor;
 }
 
+/*
+ * The file of an executable mapping: found again by identity, or opened now
+ * (while the process is alive), its symbols loaded, and closed.
+ */
 static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line *l,
 				  const char *path, const char *module)
 {
@@ -1034,6 +1031,8 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid)
 			c.same_root = same_mnt_ns(s, pid);
 		c.p = p;
 		snprintf(path, sizeof(path), "%s/%d/maps", s->proc_root, pid);
+		c.maps_path = path;
+		c.maps_held = bp_procmaps__holds(path);
 		err = bp_procmaps__read(path, snap_cb, &c, &bad);
 		if (c.root_fd >= 0)
 			close(c.root_fd);
