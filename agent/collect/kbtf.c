@@ -30,8 +30,7 @@ struct bp_kbtf {
 	uint32_t nr;		/* ids below nr */
 };
 
-/* bytes after struct btf_type for t's kind, or -1 for a kind we do not know */
-static long extra_len(const struct btf_type *t)
+long bp_kbtf__extra_len(const struct btf_type *t)
 {
 	uint32_t vlen = btf_vlen(t);
 
@@ -134,7 +133,7 @@ static int index_types(struct bp_kbtf *k)
 		if (k->types_len - pos < sizeof(*t))
 			goto bad;
 		t = (const struct btf_type *)(k->types + pos);
-		extra = extra_len(t);
+		extra = bp_kbtf__extra_len(t);
 		if (extra < 0 || k->types_len - pos - sizeof(*t) < (uint64_t)extra)
 			goto bad;
 		if (n == cap) {

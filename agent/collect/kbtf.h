@@ -31,6 +31,8 @@ uint32_t bp_kbtf__count(const struct bp_kbtf *k);
 const struct btf_type *bp_kbtf__type(const struct bp_kbtf *k, uint32_t id);
 /* the string at off, or "" when off is outside the strings */
 const char *bp_kbtf__name(const struct bp_kbtf *k, uint32_t off);
+/* bytes after struct btf_type for t's kind, or -1 for a kind we do not know */
+long bp_kbtf__extra_len(const struct btf_type *t);
 /* the first type of that kind and name: its id, or -ENOENT */
 int bp_kbtf__find(const struct bp_kbtf *k, const char *name, int kind);
 

@@ -17,6 +17,7 @@
 
 #include "collect/blockio.h"
 #include "boundprof.skel.h"
+#include "collect/corebtf.h"
 #include "collect/cpus.h"
 #include "collect/kbtf.h"
 #include "collect/loader.h"
@@ -327,6 +328,7 @@ static int load_programs(struct bp_loader *l)
 	size_t n = sizeof(twin_progs) / sizeof(twin_progs[0]);
 	struct boundprof_bpf *maps = NULL, *twin = NULL;
 	LIBBPF_OPTS(bpf_object_open_opts, mo);
+	LIBBPF_OPTS(bpf_object_open_opts, to);
 	struct twin_job job = {};
 	int err, empty_fd = -1;
 	char empty[32];
@@ -342,7 +344,10 @@ static int load_programs(struct bp_loader *l)
 	if (!bp_twin_empty_btf(empty, sizeof(empty), &empty_fd))
 		mo.btf_custom_path = empty;
 	maps = boundprof_bpf__open_opts(&mo);
-	twin = boundprof_bpf__open();
+	/* the skeleton's relocation subset, if it has one */
+	if (l->core_btf_fd >= 0)
+		to.btf_custom_path = l->core_btf_path;
+	twin = boundprof_bpf__open_opts(&to);
 	if (!maps || !twin) {
 		err = -errno;
 		goto out;
@@ -383,8 +388,54 @@ out:
 	return err;
 }
 
+/*
+ * The kernel types our relocations reach, for libbpf to search instead of
+ * the kernel's whole BTF (corebtf.h): the skeleton and its twin each
+ * searched all 125,000 types once per relocated type. Without it (no
+ * kernel BTF we can read, or relocations it cannot serve), libbpf takes
+ * the kernel's BTF as it always did.
+ */
+static void core_btf(struct bp_loader *l, const struct bp_kbtf *kb)
+{
+	struct bp_corebtf_stats st;
+	struct timespec t0, t1;
+	uint32_t raw_sz;
+	size_t elf_sz;
+	const void *elf = boundprof_bpf__elf_bytes(&elf_sz);
+	void *raw;
+	int err;
+
+	l->core_btf_fd = -1;
+	if (!kb)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	err = bp_corebtf__build(kb, elf, elf_sz, &raw, &raw_sz, &st);
+	if (!err) {
+		err = bp_btf_memfd(raw, raw_sz, l->core_btf_path, sizeof(l->core_btf_path),
+				   &l->core_btf_fd);
+		free(raw);
+	}
+	if (err) {
+		bp_dbg("CO-RE relocations against the kernel's whole BTF: %s", strerror(-err));
+		return;
+	}
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	l->core_btf_types = st.types;
+	bp_dbg("CO-RE relocations against %u kernel types (%u relocations of %u types, %u bytes, "
+	       "%.1f ms)", st.types, st.relos, st.names, raw_sz,
+	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+}
+
+static void core_btf_done(struct bp_loader *l)
+{
+	if (l->core_btf_fd >= 0)
+		close(l->core_btf_fd);
+	l->core_btf_fd = -1;
+}
+
 int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 {
+	LIBBPF_OPTS(bpf_object_open_opts, so);
 	struct bp_kbtf *kb = NULL;
 	struct bp_loader *l;
 	struct timespec t0, t1;
@@ -398,6 +449,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	l = calloc(1, sizeof(*l));
 	if (!l)
 		return -ENOMEM;
+	l->core_btf_fd = -1;
 	l->hz = o->hz;
 	l->no_idle_samples = o->no_idle_samples;
 	l->serial_load = o->serial_load;
@@ -408,7 +460,14 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		goto fail;
 	}
 
-	l->skel = boundprof_bpf__open();
+	/* the kernel's BTF, for the facts decided before load; NULL: defaults */
+	err = bp_kbtf__open(BP_KBTF_PATH, &kb);
+	if (err)
+		bp_dbg("kernel BTF unreadable (%s): current-kernel defaults", strerror(-err));
+	core_btf(l, kb);
+	if (l->core_btf_fd >= 0)
+		so.btf_custom_path = l->core_btf_path;
+	l->skel = boundprof_bpf__open_opts(&so);
 	if (!l->skel) {
 		err = -errno;
 		bp_err("failed to open BPF object: %s", strerror(-err));
@@ -463,10 +522,6 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.wake1, l->counts_entries * 4);
 	bpf_map__set_max_entries(l->skel->maps.net0, l->counts_entries);
 	bpf_map__set_max_entries(l->skel->maps.net1, l->counts_entries);
-	/* the kernel's BTF, for the facts decided before load; NULL: defaults */
-	err = bp_kbtf__open(BP_KBTF_PATH, &kb);
-	if (err)
-		bp_dbg("kernel BTF unreadable (%s): current-kernel defaults", strerror(-err));
 	if (o->offcpu) {
 
 		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
@@ -525,6 +580,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	err = load_programs(l);
+	core_btf_done(l);
 	if (err) {
 		bp_err("failed to load BPF programs: %s (run with -v for the verifier log)",
 		       strerror(-err));
@@ -1074,5 +1130,6 @@ void bp_loader__free(struct bp_loader *l)
 	boundprof_bpf__destroy(l->skel);
 	if (l->stats_fd > 0)
 		close(l->stats_fd);
+	core_btf_done(l);
 	free(l);
 }

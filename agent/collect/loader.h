@@ -68,6 +68,9 @@ struct bp_loader {
 	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
 	void *py_ctx;
 	struct ring_buffer *py_rb;	/* the Python ring, read at every poll and drain */
+	int core_btf_fd;		/* until loaded: the relocation subset's memfd (corebtf.h) */
+	char core_btf_path[32];		/* its /proc/self/fd path, for libbpf */
+	uint32_t core_btf_types;	/* kernel types in it; 0: relocated against the whole */
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */

@@ -8,6 +8,7 @@
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
+#include "collect/corebtf.h"
 #include "collect/twinload.h"
 
 int bp_twin_copy_config(struct bpf_object *dst, struct bpf_object *src)
@@ -51,24 +52,15 @@ int bp_twin_empty_btf(char *path, size_t len, int *fd)
 	struct btf *btf = btf__new_empty();
 	const void *raw;
 	__u32 sz;
-	int err = 0;
+	int err;
 
 	*fd = -1;
 	if (!btf)
 		return -errno;
 	raw = btf__raw_data(btf, &sz);
-	*fd = memfd_create("boundprof-empty-btf", MFD_CLOEXEC);
-	if (!raw || *fd < 0 || write(*fd, raw, sz) != (ssize_t)sz)
-		err = errno ? -errno : -EIO;
+	err = raw ? bp_btf_memfd(raw, sz, path, len, fd) : -ENOMEM;
 	btf__free(btf);
-	if (err) {
-		if (*fd >= 0)
-			close(*fd);
-		*fd = -1;
-		return err;
-	}
-	snprintf(path, len, "/proc/self/fd/%d", *fd);
-	return 0;
+	return err;
 }
 
 void bp_twin_maps_only(struct bpf_object *obj)
