@@ -251,6 +251,8 @@ if [ -n "$missing" ]; then
 	fail "programs not loaded on $kver:$missing"
 fi
 say "programs loaded: $(grep -o ' name bp_[a-z0-9_]*' "$work/progs" | sed 's/ name //' | sort | tr '\n' ' ')"
+# the relocation subset (agent/collect/corebtf.h), or why the whole BTF was used
+say "$(sect split.out | sed -n 's/^boundprof: debug: \(CO-RE relocations against .*\)/\1/p' | head -n 1)"
 
 # block IO: the disk's direct reads counted on vda, and charged to dd, with
 # and without an IO scheduler
