@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 #include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -61,6 +63,39 @@ int bp_twin_empty_btf(char *path, size_t len, int *fd)
 	err = raw ? bp_btf_memfd(raw, sz, path, len, fd) : -ENOMEM;
 	btf__free(btf);
 	return err;
+}
+
+/* glibc's defaults (mallopt(3)) */
+#define MMAP_THRESHOLD_DEFAULT	(128 * 1024)
+#define TRIM_THRESHOLD_DEFAULT	(128 * 1024)
+
+void bp_twin_heap_ready(size_t bytes)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	uintptr_t lo, hi;
+	char *p;
+
+	/* a parse's 5 MB buffers from the arena, not each from a fresh mmap */
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 256 << 20);
+	p = malloc(bytes);
+	if (!p || page <= 0) {
+		free(p);
+		return;
+	}
+	lo = ((uintptr_t)p + (uintptr_t)page - 1) & ~((uintptr_t)page - 1);
+	hi = ((uintptr_t)p + bytes) & ~((uintptr_t)page - 1);
+	/* MADV_POPULATE_WRITE (5.14): a kernel without it leaves the faults to the parse */
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+	free(p);
+}
+
+void bp_twin_heap_done(void)
+{
+	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_DEFAULT);
+	mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_DEFAULT);
+	malloc_trim(0);
 }
 
 void bp_twin_maps_only(struct bpf_object *obj)

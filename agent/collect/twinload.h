@@ -41,6 +41,18 @@ void bp_twin_maps_only(struct bpf_object *obj);
  */
 void bp_twin_keep(struct bpf_object *obj, const char *const *names, size_t n, bool in_list);
 
+/*
+ * Pages for a load's parse of the kernel's BTF, mapped ahead in one call,
+ * in the calling thread's own malloc arena: each libbpf open parses the
+ * kernel's BTF into fresh heap (the file read, a copy of it, an index),
+ * and in a guest every first touch of a page is a fault that leaves the
+ * guest. bytes is what the parse will take. Large allocations stay in
+ * the heap and freed memory is kept until bp_twin_heap_done().
+ */
+void bp_twin_heap_ready(size_t bytes);
+/* malloc's defaults back, and the kept memory given back to the kernel */
+void bp_twin_heap_done(void);
+
 /* dst's maps are the maps src created (same ELF, src loaded). 0 or -errno. */
 int bp_twin_reuse_maps(struct bpf_object *dst, struct bpf_object *src);
 
