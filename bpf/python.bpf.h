@@ -25,6 +25,8 @@
 /* the maps are defined once, in proc.bpf.c, like the shared ones of common.bpf.h */
 struct bp_py_procs_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
+	/* written by userspace, an element a process: nothing to preallocate */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__uint(max_entries, 4096);
 	__type(key, __u32);
 	__type(value, struct bp_py_proc);
