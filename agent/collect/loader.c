@@ -386,7 +386,7 @@ static int load_programs(struct bp_loader *l)
 	bp_twin_heap_ready(job.heap);
 	err = boundprof_bpf__load(l->skel);
 	pthread_join(th, NULL);
-	bp_twin_heap_done();
+	bp_twin_heap_done(job.heap);
 	if (!err)
 		err = job.err;
 	if (!err) {

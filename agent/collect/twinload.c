@@ -65,10 +65,6 @@ int bp_twin_empty_btf(char *path, size_t len, int *fd)
 	return err;
 }
 
-/* glibc's defaults (mallopt(3)) */
-#define MMAP_THRESHOLD_DEFAULT	(128 * 1024)
-#define TRIM_THRESHOLD_DEFAULT	(128 * 1024)
-
 void bp_twin_heap_ready(size_t bytes)
 {
 	long page = sysconf(_SC_PAGESIZE);
@@ -91,10 +87,21 @@ void bp_twin_heap_ready(size_t bytes)
 	free(p);
 }
 
-void bp_twin_heap_done(void)
+void bp_twin_heap_done(size_t bytes)
 {
-	mallopt(M_MMAP_THRESHOLD, MMAP_THRESHOLD_DEFAULT);
-	mallopt(M_TRIM_THRESHOLD, TRIM_THRESHOLD_DEFAULT);
+	/*
+	 * What glibc's own sliding thresholds would hold after the parse's
+	 * buffers came from mmap and were freed: requests up to half of it
+	 * from the heap, kept up to twice that (mallopt(3)).
+	 */
+	size_t m = bytes / 2;
+
+	if (m > (32 << 20))
+		m = 32 << 20;
+	if (m < 128 * 1024)
+		m = 128 * 1024;
+	mallopt(M_MMAP_THRESHOLD, (int)m);
+	mallopt(M_TRIM_THRESHOLD, (int)(2 * m));
 	malloc_trim(0);
 }
 

@@ -50,8 +50,12 @@ void bp_twin_keep(struct bpf_object *obj, const char *const *names, size_t n, bo
  * the heap and freed memory is kept until bp_twin_heap_done().
  */
 void bp_twin_heap_ready(size_t bytes);
-/* malloc's defaults back, and the kept memory given back to the kernel */
-void bp_twin_heap_done(void);
+/*
+ * After the loads (bytes as given to bp_twin_heap_ready()): malloc's
+ * thresholds where its own would have moved for such a parse, and the
+ * kept memory given back to the kernel
+ */
+void bp_twin_heap_done(size_t bytes);
 
 /* dst's maps are the maps src created (same ELF, src loaded). 0 or -errno. */
 int bp_twin_reuse_maps(struct bpf_object *dst, struct bpf_object *src);
