@@ -6,6 +6,7 @@
  * and that is the oracle the profile is checked against.
  */
 #include <dirent.h>
+#include <math.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -282,8 +283,26 @@ static void test_python_split(void **state)
 		 * 1999 Hz for 1.5 s: ~3000 samples put the binomial error near
 		 * 0.8 points, in half the time of 999 Hz for 3 s (8 interpreters)
 		 */
-		record_split(&sp, interps[i].label, "1999",
-			     ARGV(interps[i].path, (char *)fix, "1.5"));
+		int tries;
+
+		/*
+		 * The oracle's own times can be disturbed: alpha and beta run the
+		 * same loop for 3:1 iterations, so a fixture whose process_time()
+		 * says more than 2 points off 75% was slowed by the machine in
+		 * one of them (seen: beta 0.42 s where it takes 0.36, with the
+		 * code before and after a change alike). Such a run is said and
+		 * recorded again, twice at most; the check is against the times
+		 * of the run kept.
+		 */
+		for (tries = 0;; tries++) {
+			record_split(&sp, interps[i].label, "1999",
+				     ARGV(interps[i].path, (char *)fix, "1.5"));
+			if (fabs(sp.share - 0.75) <= 0.02 || tries == 2)
+				break;
+			fprintf(stderr, "python %-16s the fixture's own times are %.1f%% alpha, not "
+				"the 75%% its work is: the machine disturbed them; again\n",
+				interps[i].label, 100 * sp.share);
+		}
 		assert_true(sp.a + sp.b > 0);
 		/* each function named by its line, from the code object's line table */
 		assert_int_equal(sp.la, want_a);
