@@ -219,6 +219,11 @@ void bp_kbtf__free(struct bp_kbtf *k)
 	free(k);
 }
 
+size_t bp_kbtf__size(const struct bp_kbtf *k)
+{
+	return k->size;
+}
+
 uint32_t bp_kbtf__count(const struct bp_kbtf *k)
 {
 	return k->nr;

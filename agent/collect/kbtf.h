@@ -14,6 +14,7 @@
 #ifndef BP_KBTF_H
 #define BP_KBTF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct btf_type;
@@ -25,6 +26,8 @@ struct bp_kbtf;
 int bp_kbtf__open(const char *path, struct bp_kbtf **out);
 void bp_kbtf__free(struct bp_kbtf *k);
 
+/* the file's size in bytes */
+size_t bp_kbtf__size(const struct bp_kbtf *k);
 /* ids are 1 .. count - 1 (0 is void), as btf__type_cnt() counts */
 uint32_t bp_kbtf__count(const struct bp_kbtf *k);
 /* the type of that id, or NULL */
