@@ -80,7 +80,7 @@ static int held(struct bp_buf *b)
 	return b->sink && b->len >= b->sink_at ? bp_buf_flush(b) : 0;
 }
 
-int bp_buf_append(struct bp_buf *b, const void *data, size_t n)
+int bp_buf_append_slow(struct bp_buf *b, const void *data, size_t n)
 {
 	int err;
 
@@ -97,11 +97,6 @@ int bp_buf_append(struct bp_buf *b, const void *data, size_t n)
 int bp_buf_puts(struct bp_buf *b, const char *s)
 {
 	return bp_buf_append(b, s, strlen(s));
-}
-
-int bp_buf_putc(struct bp_buf *b, char c)
-{
-	return bp_buf_append(b, &c, 1);
 }
 
 int bp_buf_vprintf(struct bp_buf *b, const char *fmt, va_list ap)

@@ -10,7 +10,9 @@
 #define BP_BUF_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 
 struct bp_buf {
 	char *data;	/* NUL-terminated once allocated; NULL before */
@@ -35,10 +37,41 @@ void bp_buf_init(struct bp_buf *b);
 /* make room for n more bytes without appending; 0 or -ENOMEM */
 int bp_buf_reserve(struct bp_buf *b, size_t n);
 
+/* bp_buf_append() and bp_buf_putc() when their fast path does not apply */
+int bp_buf_append_slow(struct bp_buf *b, const void *data, size_t n);
+
+/*
+ * Room for n more bytes and its NUL, no error, no sink due after them: a
+ * report's writers append a few bytes at a time, millions a window, and
+ * the call and checks of the general path were a tenth of the agent's
+ * JSON writing.
+ */
+static inline bool bp_buf_fits(const struct bp_buf *b, size_t n)
+{
+	return !b->err && n < b->cap - b->len && (!b->sink || b->len + n < b->sink_at);
+}
+
 /* 0, or the buffer's sticky error */
-int bp_buf_append(struct bp_buf *b, const void *data, size_t n);
+static inline int bp_buf_append(struct bp_buf *b, const void *data, size_t n)
+{
+	if (!bp_buf_fits(b, n))
+		return bp_buf_append_slow(b, data, n);
+	memcpy(b->data + b->len, data, n);
+	b->len += n;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
+static inline int bp_buf_putc(struct bp_buf *b, char c)
+{
+	if (!bp_buf_fits(b, 1))
+		return bp_buf_append_slow(b, &c, 1);
+	b->data[b->len++] = c;
+	b->data[b->len] = '\0';
+	return 0;
+}
+
 int bp_buf_puts(struct bp_buf *b, const char *s);
-int bp_buf_putc(struct bp_buf *b, char c);
 int bp_buf_printf(struct bp_buf *b, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 int bp_buf_vprintf(struct bp_buf *b, const char *fmt, va_list ap)

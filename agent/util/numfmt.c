@@ -53,19 +53,81 @@ int bp_num_int64(char *out, int64_t v)
 	return 1 + bp_num_uint64(out + 1, -(uint64_t)v);
 }
 
+/* 10^0 .. 10^19, each exact in a double (10^22 is the last that is) */
+static const double pow10_exact[] = {
+	1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9,
+	1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19,
+};
+
+/*
+ * What "%.15g" prints for a v with a fraction, 1e-4 <= |v| < 1e15, when
+ * that reads back as v; 0 when v is out of that range (the printf path
+ * below decides then). Most of a window's numbers are such:
+ * seconds from nanoseconds (0.013979402), shares. printf's float
+ * formatting, its read-back and the locale switches were a fifth of the
+ * agent's JSON and pprof writing.
+ *
+ * The first k for which m = round(|v| * 10^k) has m / 10^k == |v| exactly:
+ * both are exact doubles and the division is correctly rounded, as strtod
+ * is, so m * 10^-k is a decimal that reads back as v. With m below 10^15
+ * (15 digits at most), %.15g of v is that decimal: v is within 2^-53 of
+ * it, less than half a unit of its 15th digit, and %g drops the trailing
+ * zeros a smaller k would have had. In that range %g writes no exponent.
+ * -1 when v is in the range but needs 16 or 17 digits: %.15g cannot read
+ * back then (it would have been such a decimal), and printf starts at 16.
+ */
+static int fixed_short(char *out, size_t size, double v)
+{
+	double a = fabs(v), m = 0;
+	char dig[BP_NUM_INT_MAX];
+	int k, nd, n = 0, i;
+
+	if (!(a >= 1e-4 && a < 1e15) || size < 24)
+		return 0;
+	for (k = 1; k < (int)(sizeof(pow10_exact) / sizeof(pow10_exact[0])); k++) {
+		m = nearbyint(a * pow10_exact[k]);
+		if (m >= 1e15)
+			return -1;
+		if (m / pow10_exact[k] == a)
+			break;
+	}
+	if (k == (int)(sizeof(pow10_exact) / sizeof(pow10_exact[0])))
+		return -1;
+	nd = bp_num_uint64(dig, (uint64_t)m);
+	if (v < 0)
+		out[n++] = '-';
+	if (nd > k) {
+		memcpy(out + n, dig, nd - k);
+		n += nd - k;
+	} else {
+		out[n++] = '0';
+	}
+	out[n++] = '.';
+	for (i = nd; i < k; i++)
+		out[n++] = '0';
+	memcpy(out + n, nd > k ? dig + nd - k : dig, nd > k ? k : nd);
+	n += nd > k ? k : nd;
+	out[n] = '\0';
+	return n;
+}
+
 /* v finite */
 static int shortest(char *out, size_t size, double v)
 {
-	locale_t loc = bp_num_c_locale(), old = (locale_t)0;
+	locale_t loc, old = (locale_t)0;
 	int prec, n = 0;
 
+	n = fixed_short(out, size, v);
+	if (n > 0)
+		return n;
+	loc = bp_num_c_locale();
 	if (loc)
 		old = uselocale(loc);
 	/*
 	 * %.17g always reads back exactly but prints 0.1 as 0.10000000000000001;
 	 * the first precision that reads back is the shortest of the three.
 	 */
-	for (prec = 15; prec <= 17; prec++) {
+	for (prec = n < 0 ? 16 : 15; prec <= 17; prec++) {
 		n = snprintf(out, size, "%.*g", prec, v);
 		if (prec == 17 || strtod(out, NULL) == v)
 			break;

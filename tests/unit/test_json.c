@@ -738,6 +738,68 @@ static void numfmt__whole_numbers__as_printf_spells_them(void **state)
 	}
 }
 
+/* printf's shortest of %.15g, %.16g and %.17g: what bp_num_double() printed before its fast path */
+static void printf_shortest(char *out, size_t size, double v)
+{
+	int prec;
+
+	for (prec = 15; prec <= 17; prec++) {
+		snprintf(out, size, "%.*g", prec, v);
+		if (prec == 17 || bp_num_strtod(out, NULL) == v)
+			break;
+	}
+}
+
+/*
+ * Numbers with a fraction skip printf where they can (numfmt.c,
+ * fixed_short()): each spelled as printf spells it, for nanoseconds as
+ * seconds, shares, short decimals, the range edges, and random doubles
+ * of every magnitude.
+ */
+static void numfmt__fractions__as_printf_spells_them(void **state)
+{
+	static const double edge[] = { 0.1, -0.1, 0.5, 1e-4, -1e-4, 9.9999999999999e-5, 0.00010000000000000002,
+				       999999999999999.9, 99999999999999.98, 1.5, 0.3, 2.675,
+				       1.0 / 3, 2.0 / 3, 0.013979402, 5.702452643129659e-06, 1e15 - 0.5,
+				       123456789.123456789, 0.000123456789012345, 7.0000000000001 };
+	char want[64], got[BP_NUM_DOUBLE_MAX];
+	uint64_t x = 0x2545f4914f6cdd1dULL, bits;
+	double v;
+	int i, n;
+
+	for (i = 0; i < (int)(sizeof(edge) / sizeof(edge[0])) + 600000; i++) {
+		x ^= x << 13;
+		x ^= x >> 7;
+		x ^= x << 17;
+		if (i < (int)(sizeof(edge) / sizeof(edge[0]))) {
+			v = edge[i];
+		} else if (i % 3 == 0) {
+			/* durations: nanoseconds (or microseconds) as seconds */
+			v = (double)(x >> (x % 50)) / (i % 2 ? 1e9 : 1e6);
+		} else if (i % 3 == 1) {
+			/* short decimals and shares */
+			v = (double)(int64_t)(x % 100000000) / pow(10, (double)(x % 12)) - (double)(x % 7);
+		} else {
+			/* any double from 1e-6 to 1e17, sign and all */
+			bits = (x & 0x800fffffffffffffULL) |
+			       ((uint64_t)(1003 + (x >> 20) % 76) << 52);
+			memcpy(&v, &bits, sizeof(v));
+		}
+		if (v == trunc(v) || !isfinite(v))
+			continue;
+		printf_shortest(want, sizeof(want), v);
+		if (!strpbrk(want, ".e"))
+			strcat(want, ".0");
+		n = bp_num_double(got, sizeof(got), v, BP_NUM_JSON);
+		assert_string_equal(got, want);
+		assert_int_equal(n, strlen(want));
+		/* Prometheus's spelling of a fraction is the same digits */
+		n = bp_num_double(got, sizeof(got), v, BP_NUM_PROM);
+		printf_shortest(want, sizeof(want), v);
+		assert_string_equal(got, want);
+	}
+}
+
 static void writer__comma_locale__still_writes_dot(void **state)
 {
 	static const char *const comma_locales[] = {
@@ -1480,6 +1542,7 @@ int main(void)
 		cmocka_unit_test(writer__integers__extremes_exact),
 		cmocka_unit_test(numfmt__styles__json_and_prometheus_spellings),
 		cmocka_unit_test(numfmt__whole_numbers__as_printf_spells_them),
+		cmocka_unit_test(numfmt__fractions__as_printf_spells_them),
 		cmocka_unit_test(numfmt__integers__as_printf_spells_them),
 		cmocka_unit_test(writer__comma_locale__still_writes_dot),
 		cmocka_unit_test(parse__scalars__types_and_values),
