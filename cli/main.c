@@ -65,8 +65,9 @@ int cli_check_environment(void)
 
 	if (uname(&u) == 0 &&
 	    bp_kernel_at_least(u.release, BP_KERNEL_MIN_MAJOR, BP_KERNEL_MIN_MINOR) == 0) {
-		cli_error("kernel %s is too old: boundprof needs Linux %d.%d or later, for the"
-			  " bpf_loop() helper (see docs/kernels.md)", u.release,
+		cli_error("kernel %s is too old: boundprof needs Linux %d.%d or later, for hash"
+			  " maps that grow as they fill in its sampling program (see docs/kernels.md)",
+			  u.release,
 			  BP_KERNEL_MIN_MAJOR, BP_KERNEL_MIN_MINOR);
 		return -ENOTSUP;
 	}

@@ -170,14 +170,15 @@ void bp_loader__log_run_stats(struct bp_loader *l);
 void bp_loader__free(struct bp_loader *l);
 
 /*
- * The oldest kernel the BPF programs load on: bpf_loop() (the user stack
- * walker, one iteration per frame) arrived in 5.17, after
- * bpf_task_pt_regs() and request_queue::disk (5.15). 6.1 is the oldest
- * tested (make test-kernels); docs/kernels.md has the list of features and
- * versions.
+ * The oldest kernel the BPF programs load on, and the oldest tested (make
+ * test-kernels): 6.1, the first whose verifier lets a perf_event program
+ * use hash maps that allocate an element as they fill (BPF_F_NO_PREALLOC:
+ * the unwind lists, stacks, processes seen). Before it, bpf_loop() (the
+ * user stack walker, 5.17) set the floor; docs/kernels.md has the list of
+ * features and versions.
  */
-#define BP_KERNEL_MIN_MAJOR	5
-#define BP_KERNEL_MIN_MINOR	17
+#define BP_KERNEL_MIN_MAJOR	6
+#define BP_KERNEL_MIN_MINOR	1
 
 /* whether a uname release ("6.1.0-57-cloud-amd64") is major.minor or later: 1, 0 or -EINVAL */
 int bp_kernel_at_least(const char *release, int major, int minor);

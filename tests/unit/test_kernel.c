@@ -19,14 +19,18 @@ static void kernel__supported_releases__accepted(void **state)
 {
 	assert_int_equal(at_least_min("6.1.0-57-cloud-amd64"), 1);	/* Debian 12 */
 	assert_int_equal(at_least_min("6.18.44-fc-v669"), 1);
-	assert_int_equal(at_least_min("5.17.0"), 1);
-	assert_int_equal(at_least_min("5.19.0-50-generic"), 1);	/* Ubuntu 22.04 HWE */
-	assert_int_equal(at_least_min("5.18"), 1);
+	assert_int_equal(at_least_min("6.1"), 1);
+	assert_int_equal(at_least_min("6.8.0-49-generic"), 1);	/* Ubuntu 24.04 */
+	assert_int_equal(at_least_min("6.5.0-45-generic"), 1);	/* Ubuntu 22.04 HWE */
 	assert_int_equal(at_least_min("10.0.0"), 1);
 }
 
 static void kernel__older_releases__refused(void **state)
 {
+	/* the perf_event program's hash maps must be preallocated there */
+	assert_int_equal(at_least_min("6.0.19"), 0);
+	assert_int_equal(at_least_min("5.19.0-50-generic"), 0);	/* Ubuntu 22.04 HWE, 2022 */
+	assert_int_equal(at_least_min("5.17.0"), 0);
 	assert_int_equal(at_least_min("5.15.0-119-generic"), 0);	/* Ubuntu 22.04 GA: no bpf_loop */
 	assert_int_equal(at_least_min("5.16.20"), 0);
 	assert_int_equal(at_least_min("5.14.0-427.13.1.el9_4.x86_64"), 0);	/* RHEL 9 */
