@@ -53,7 +53,7 @@ static void check_accounting(const struct bp_json *proc)
 	double tl = 0;
 	size_t i;
 	const char *const states[] = { "running", "runqueue", "io", "lock", "other", "sleep",
-				       "idle" };
+				       "net", "pipe", "idle" };
 
 	assert_true(bp_json_len(thr) > 0);
 	for (i = 0; i < bp_json_len(thr); i++) {
@@ -101,6 +101,93 @@ static void test_sleeper(void **state)
 	assert_true(num(p, "timeline_s.sleep") >= 1.9);
 	check_accounting(p);
 	bp_json_free(rep);
+}
+
+/*
+ * A thread that blocks at three sites in turn, more than the two a thread's
+ * stacks are kept for, and a writer that leaves while it goes on: their
+ * waits are gathered per site in BPF and written out as a site gives way
+ * to another and at exit (bpf/offcpu.bpf.c, account_off()). Each wait is
+ * counted once, in its class: the reader's sleep, pipe and run-queue waits
+ * add up to the time the fixture's own clock spent in those calls, and
+ * each thread's time is accounted for.
+ */
+static void sites__each_wait_counted_once(void **state)
+{
+	const char *path = h_path("sites.json"), *fpath = h_path("sites.offcpu.folded");
+	double t_sleep = 0, t_pipe = 0, sl = -1, pi = -1, rq = -1, want, got;
+	double f_sleep = 0, f_pipe = 0, f_wrong = 0, us;
+	const struct bp_json *p, *thr, *t;
+	char *text, *line, *save = NULL, *sp;
+	struct bp_json *rep;
+	const char *l;
+	struct run r;
+	long n = 0;
+	size_t i;
+
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)path, "-o",
+				    (char *)fpath, "--", (char *)h_fixture("sites"), "300"), 60, &r),
+			 0);
+	if (r.exit_code)
+		fail_msg("boundprof record exited %d:\n%s\n%s", r.exit_code, r.out, r.err);
+	l = strstr(r.out, "sites: ");
+	if (!l || sscanf(l, "sites: %ld rounds, sleep %lf s, pipe %lf s", &n, &t_sleep,
+			 &t_pipe) != 3)
+		fail_msg("no line from the fixture in:\n%s", r.out);
+	h_run_free(&r);
+	rep = h_json_file(path);
+	assert_non_null(rep);
+	p = h_find_proc(rep, "sites");
+	assert_non_null(p);
+	thr = bp_json_get(p, "threads_detail");
+	assert_int_equal(bp_json_len(thr), 2);
+	for (i = 0; i < bp_json_len(thr); i++) {
+		t = bp_json_at(thr, i);
+		if (num(t, "tid") != num(p, "pid"))
+			continue;
+		sl = num(t, "off_cpu_s.sleep");
+		pi = num(t, "off_cpu_s.pipe");
+		rq = num(t, "off_cpu_s.runqueue");
+	}
+	/* and the 1-ms sleep after the loop, which the fixture does not time */
+	want = t_sleep + t_pipe + 0.001;
+	got = sl + pi + rq;
+	fprintf(stderr, "  sites: %ld rounds; fixture: sleep %.4f s, pipe %.4f s; boundprof: "
+		"sleep %.4f s, pipe %.4f s, runqueue %.4f s (%+.2f%%)\n", n, t_sleep, t_pipe, sl,
+		pi, rq, (got / want - 1) * 100);
+	assert_int_equal(n, 300);
+	assert_true(got >= 0.95 * want && got <= 1.05 * want);
+	assert_true(sl >= 0.8 * t_sleep && sl <= t_sleep + 0.0011);
+	assert_true(pi >= 0.8 * t_pipe && pi <= t_pipe);
+	check_accounting(p);
+	bp_json_free(rep);
+	/*
+	 * and with the stacks they were taken with: a row written out with
+	 * another site's stacks would put the pipe's wait under a sleep
+	 * (microseconds, the reader's own stacks only)
+	 */
+	text = h_slurp(fpath, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		sp = strrchr(line, ' ');
+		if (strncmp(line, "sites;", 6) || !sp || !strstr(line, ";main;site_"))
+			continue;
+		us = atof(sp + 1) / 1e6;
+		if (strstr(line, ";[pipe];") && strstr(line, ";site_pipe;"))
+			f_pipe += us;
+		else if (strstr(line, ";[sleep];") && (strstr(line, ";site_sleep;") ||
+							strstr(line, ";site_poll;")))
+			f_sleep += us;
+		else if (strstr(line, ";[pipe];") || strstr(line, ";[sleep];"))
+			f_wrong += us;
+	}
+	free(text);
+	fprintf(stderr, "  folded: site_pipe [pipe] %.4f s, site_sleep/site_poll [sleep] %.4f s, "
+		"either under the other's stack %.4f s\n", f_pipe, f_sleep, f_wrong);
+	/* the folded lines are whole microseconds each */
+	assert_true(f_pipe >= 0.8 * t_pipe && f_pipe <= pi + 0.001);
+	assert_true(f_sleep >= 0.8 * t_sleep && f_sleep <= sl + 0.001);
+	assert_true(f_wrong == 0);
 }
 
 /*
@@ -347,6 +434,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_sleeper, teardown),
+		cmocka_unit_test_teardown(sites__each_wait_counted_once, teardown),
 		cmocka_unit_test_teardown(test_runqueue, teardown),
 		cmocka_unit_test_teardown(thread_churn__dead_threads_leave_the_timeline, teardown),
 		cmocka_unit_test_teardown(test_lock, teardown),
