@@ -43,6 +43,32 @@ static struct bp_json *record(const char *name, char *const cmd[])
 	return rep;
 }
 
+/* every state of a process timeline (timeline_s): they add up to its wall time */
+static const char *const states[] = { "running", "runqueue", "io", "lock", "other", "sleep",
+				      "net", "pipe", "idle" };
+
+/*
+ * boundprof record ARGS...: it must succeed, and the fixture print a line
+ * starting with @prefix, returned (a copy, to free) for the case to read
+ */
+static char *record_fixture_line(char *const cmd[], const char *prefix)
+{
+	const char *l;
+	char *line;
+	struct run r;
+
+	assert_int_equal(h_run(cmd, 60, &r), 0);
+	if (r.exit_code)
+		fail_msg("boundprof record exited %d:\n%s\n%s", r.exit_code, r.out, r.err);
+	l = strstr(r.out, prefix);
+	if (!l)
+		fail_msg("no line from the fixture in:\n%s", r.out);
+	line = strndup(l, strcspn(l, "\n"));
+	assert_non_null(line);
+	h_run_free(&r);
+	return line;
+}
+
 /*
  * Each thread: on-CPU + every off-CPU class = its wall time, within 5%;
  * and the merged timeline of the process covers its wall time.
@@ -52,8 +78,6 @@ static void check_accounting(const struct bp_json *proc)
 	const struct bp_json *thr = bp_json_get(proc, "threads_detail");
 	double tl = 0;
 	size_t i;
-	const char *const states[] = { "running", "runqueue", "io", "lock", "other", "sleep",
-				       "net", "pipe", "idle" };
 
 	assert_true(bp_json_len(thr) > 0);
 	for (i = 0; i < bp_json_len(thr); i++) {
@@ -120,21 +144,15 @@ static void sites__each_wait_counted_once(void **state)
 	const struct bp_json *p, *thr, *t;
 	char *text, *line, *save = NULL, *sp;
 	struct bp_json *rep;
-	const char *l;
-	struct run r;
 	long n = 0;
 	size_t i;
 
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)path, "-o",
-				    (char *)fpath, "--", (char *)h_fixture("sites"), "300"), 60, &r),
-			 0);
-	if (r.exit_code)
-		fail_msg("boundprof record exited %d:\n%s\n%s", r.exit_code, r.out, r.err);
-	l = strstr(r.out, "sites: ");
-	if (!l || sscanf(l, "sites: %ld rounds, sleep %lf s, pipe %lf s", &n, &t_sleep,
-			 &t_pipe) != 3)
-		fail_msg("no line from the fixture in:\n%s", r.out);
-	h_run_free(&r);
+	line = record_fixture_line(ARGV((char *)h_bin(), "record", "-o", (char *)path, "-o",
+					(char *)fpath, "--", (char *)h_fixture("sites"), "300"),
+				   "sites: ");
+	if (sscanf(line, "sites: %ld rounds, sleep %lf s, pipe %lf s", &n, &t_sleep, &t_pipe) != 3)
+		fail_msg("cannot read the fixture's line: %s", line);
+	free(line);
 	rep = h_json_file(path);
 	assert_non_null(rep);
 	p = h_find_proc(rep, "sites");
@@ -201,21 +219,16 @@ static void thread_churn__dead_threads_leave_the_timeline(void **state)
 	struct bp_json *rep;
 	const struct bp_json *p;
 	double slept = 0, tl = 0;
-	const char *l;
-	struct run r;
+	char *line;
 	long n = 0;
 	size_t i;
-	const char *const states[] = { "running", "runqueue", "io", "lock", "other", "sleep",
-				       "net", "pipe", "idle" };
 
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)path, "--",
-				    (char *)h_fixture("threadchurn"), "2", "2"), 60, &r), 0);
-	if (r.exit_code)
-		fail_msg("boundprof record exited %d:\n%s\n%s", r.exit_code, r.out, r.err);
-	l = strstr(r.out, "threadchurn: ");
-	if (!l || sscanf(l, "threadchurn: %ld threads, slept %lf s", &n, &slept) != 2)
-		fail_msg("no line from the fixture in:\n%s", r.out);
-	h_run_free(&r);
+	line = record_fixture_line(ARGV((char *)h_bin(), "record", "-o", (char *)path, "--",
+					(char *)h_fixture("threadchurn"), "2", "2"),
+				   "threadchurn: ");
+	if (sscanf(line, "threadchurn: %ld threads, slept %lf s", &n, &slept) != 2)
+		fail_msg("cannot read the fixture's line: %s", line);
+	free(line);
 	rep = h_json_file(path);
 	assert_non_null(rep);
 	p = h_find_proc(rep, "threadchurn");
