@@ -35,6 +35,20 @@ struct {
 	__type(value, struct bp_stack);
 } oncpu_scratch SEC(".maps");
 
+/* per CPU: the process sampled last, known to be in seen as sampled */
+struct seen_memo {
+	__u32 tgid;
+	__u32 exec_id;
+	__u64 start_ns;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct seen_memo);
+} seen_memo SEC(".maps");
+
 /*
  * The process's first sample: with its ids (struct bp_first_event), read
  * here in its own context, which userspace would otherwise read from /proc
@@ -125,7 +139,9 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	__u32 idx = buf_idx & 1, zero = 0;
 	void *counts = idx ? (void *)&oncpu1 : (void *)&oncpu0;
 	__u8 one = BP_SEEN_SAMPLED, *seen_state;
-	__u64 ip;
+	struct seen_memo *memo;
+	__u64 ip, start;
+	__u32 exec_id;
 	bool in_exec;
 	long err;
 
@@ -173,7 +189,15 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (!val) {
+		/*
+		 * A new row is born holding this sample: a leaf address seldom
+		 * repeats, so most samples of a busy thread make one, and the
+		 * lookup after the insert was a third map operation for them.
+		 */
 		bpf_get_current_comm(init.comm, sizeof(init.comm));
+		init.samples = 1;
+		if (period_is_ns)
+			init.ns = ctx->sample_period;
 		err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
 		if (err && err != -EEXIST) {
 			stat_inc(BP_STAT_MAP_FULL);
@@ -181,29 +205,51 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		}
 		if (!err)
 			pend_add(&pend_rows);
-		val = bpf_map_lookup_elem(counts, &key);
-		if (!val) {
+		else
+			val = bpf_map_lookup_elem(counts, &key);
+		if (err && !val) {
 			stat_inc(BP_STAT_MAP_FULL);
 			return 0;
 		}
 	}
-	__sync_fetch_and_add(&val->samples, 1);
+	if (val) {
+		__sync_fetch_and_add(&val->samples, 1);
+		if (period_is_ns)
+			__sync_fetch_and_add(&val->ns, ctx->sample_period);
+	}
 	pend_add(&pend_samples);
-	if (period_is_ns)
-		__sync_fetch_and_add(&val->ns, ctx->sample_period);
 	stat_inc(BP_STAT_COUNTED);
 	if (in_exec)
 		return 0;
 
+	/*
+	 * The process this CPU sampled last, known sampled already: a CPU-
+	 * bound process is sampled again and again on its CPU, and the seen
+	 * lookup was a map operation (~1 us here) for each of its samples.
+	 * The start time tells a reused pid apart, the exec count an image
+	 * (whose first sample is reported anew).
+	 */
+	memo = bpf_map_lookup_elem(&seen_memo, &zero);
+	start = BPF_CORE_READ(task, group_leader, start_time);
+	exec_id = BPF_CORE_READ(task, self_exec_id);
+	if (memo && memo->tgid == tgid && memo->start_ns == start && memo->exec_id == exec_id)
+		return 0;
 	seen_state = bpf_map_lookup_elem(&seen, &tgid);
 	if (!seen_state) {
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST) == 0)
 			emit_first_sample(task, tgid);
-		else if (!bpf_map_lookup_elem(&seen, &tgid))
+		else if (!bpf_map_lookup_elem(&seen, &tgid)) {
 			stat_inc(BP_STAT_SEEN_FULL);
+			return 0;
+		}
 	} else if (*seen_state != BP_SEEN_SAMPLED) {
 		*seen_state = BP_SEEN_SAMPLED;
 		emit_first_sample(task, tgid);
+	}
+	if (memo) {
+		memo->tgid = tgid;
+		memo->exec_id = exec_id;
+		memo->start_ns = start;
 	}
 	return 0;
 }
