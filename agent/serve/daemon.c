@@ -615,9 +615,10 @@ static uint64_t rss_bytes(void)
  * is worth it: malloc_trim() hands every free page in the heap back, and
  * the next window faults most of them in again (a trim at every window
  * close was 4% of the agent's CPU under the bench's mixed load, with
- * under a MiB to return).
+ * under a MiB to return). As much as the heap keeps anyway (cli/agent.c:
+ * a window's arrays, reused by the next one).
  */
-#define TRIM_FREE_MIN	(2u << 20)
+#define TRIM_FREE_MIN	(8u << 20)
 
 static void trim_heap(void)
 {
