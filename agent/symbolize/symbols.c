@@ -51,13 +51,6 @@
  * stay allocated while we held it).
  */
 #define INODE_FDS_MAX		8
-/*
- * How long one fstat() of such an fd answers for the file. Each new
- * process woke the agent, which then paid a cold system call per shared
- * library (~30 us each on a guest, two per process under process churn);
- * a library rewritten in place or deleted is noticed within this time.
- */
-#define IFD_STAT_NS		(1000ULL * 1000 * 1000)
 /* how far a non-executable file mapping looks for an executable one of the
  * same file, to borrow its ELF for the vaddr arithmetic */
 #define LINK_WALK		4
@@ -101,8 +94,6 @@ struct sym_file {
 	bool pending;		/* its symbols not read yet: see BP_SYMS_PENDING_MAX */
 	int ifd;		/* O_PATH fd of its inode (INODE_FDS_MAX), or -1 */
 	uint64_t ifd_used;	/* when that fd last served, for the LRU */
-	struct stat ifd_st;	/* its fstat() ... */
-	uint64_t ifd_st_ns;	/* ... when taken (0: none) */
 };
 
 enum map_kind {
@@ -375,7 +366,6 @@ static void ifd_close(struct bp_syms *s, struct sym_file *f)
 		return;
 	close(f->ifd);
 	f->ifd = -1;
-	f->ifd_st_ns = 0;
 	s->nr_ifds--;
 }
 
@@ -423,23 +413,13 @@ static bool ifd_stat(struct bp_syms *s, const struct bp_maps_line *l, struct sta
 {
 	struct sym_file *f = file_find(s, makedev(l->dev_major, l->dev_minor), l->inode);
 
-	uint64_t now;
-
 	if (!f || f->ifd < 0)
 		return false;
-	now = now_ns();
-	if (f->ifd_st_ns && now - f->ifd_st_ns < IFD_STAT_NS) {
-		*st = f->ifd_st;
-		f->ifd_used = ++s->ifd_tick;
-		return true;
-	}
 	if (fstat(f->ifd, st) || st->st_dev != f->dev || st->st_ino != f->ino ||
 	    !st->st_nlink || !S_ISREG(st->st_mode)) {
 		ifd_close(s, f);
 		return false;
 	}
-	f->ifd_st = *st;
-	f->ifd_st_ns = now;
 	f->ifd_used = ++s->ifd_tick;
 	return true;
 }
