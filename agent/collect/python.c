@@ -653,7 +653,18 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	 * again at every tick until they are there. Anything else is not
 	 * looked at again until it execs.
 	 */
-	if (loader_busy(&s) && still_loading(py, p))
+	if (f && f->kind == FILE_PYTHON && !loader_busy(&s))
+		scan_libc(&s);
+	/*
+	 * libc listed but not opened through its map_files entry: the line
+	 * was the loader's first mapping of the whole file, which it replaces
+	 * by the segments' own right after (the range named is gone). Still
+	 * loading, not a python without glibc (seen in 1 run of ~10 of the
+	 * views case: "no glibc mapped", native frames only for the run).
+	 */
+	if ((loader_busy(&s) || (f && f->kind == FILE_PYTHON && s.libc_mapped && !s.musl &&
+				 !s.libc)) &&
+	    still_loading(py, p))
 		return 0;
 	bp_loadwait__done(&p->lw);
 	if (!f) {
@@ -665,8 +676,6 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 		memcpy(p->version, f->version, sizeof(p->version));
 		p->free_threaded = true;
 	}
-	if (f->kind == FILE_PYTHON)
-		scan_libc(&s);
 	if (f->kind == FILE_UNSUPPORTED) {
 		if (!f->warned) {
 			bp_warn("pid %d (%s): %s: native frames only", pid, base_name(s.path), f->why);
