@@ -199,15 +199,9 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		if (period_is_ns)
 			init.ns = ctx->sample_period;
 		err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
-		if (err && err != -EEXIST) {
-			stat_inc(BP_STAT_MAP_FULL);
-			return 0;
-		}
-		if (!err)
+		if (!err) {
 			pend_add(&pend_rows);
-		else
-			val = bpf_map_lookup_elem(counts, &key);
-		if (err && !val) {
+		} else if (err != -EEXIST || !(val = bpf_map_lookup_elem(counts, &key))) {
 			stat_inc(BP_STAT_MAP_FULL);
 			return 0;
 		}

@@ -627,6 +627,7 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	struct py_proc *p = proc_get(py, pid);
 	char path[128];
 	struct py_file *f;
+	bool walkable;
 	int err;
 
 	if (!p)
@@ -653,7 +654,8 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	 * again at every tick until they are there. Anything else is not
 	 * looked at again until it execs.
 	 */
-	if (f && f->kind == FILE_PYTHON && !loader_busy(&s))
+	walkable = f && f->kind == FILE_PYTHON;
+	if (walkable && !loader_busy(&s))
 		scan_libc(&s);
 	/*
 	 * libc listed but not opened through its map_files entry: the line
@@ -662,8 +664,7 @@ int bp_python__attach(struct bp_python *py, pid_t pid)
 	 * loading, not a python without glibc (seen in 1 run of ~10 of the
 	 * views case: "no glibc mapped", native frames only for the run).
 	 */
-	if ((loader_busy(&s) || (f && f->kind == FILE_PYTHON && s.libc_mapped && !s.musl &&
-				 !s.libc)) &&
+	if ((loader_busy(&s) || (walkable && s.libc_mapped && !s.musl && !s.libc)) &&
 	    still_loading(py, p))
 		return 0;
 	bp_loadwait__done(&p->lw);
