@@ -107,6 +107,7 @@ enum bp_event_kind {
 /* bp_event.flags */
 #define BP_EVF_WAS_SAMPLED	1	/* exec: the old image has samples not yet drained */
 #define BP_EVF_IDS		2	/* first sample: bp_first_event's ids were read */
+#define BP_EVF_FORK_IMAGE	4	/* first sample: still its parent's image (ev.ppid), no exec since the fork */
 
 struct bp_event {
 	__u32 kind;
@@ -117,11 +118,23 @@ struct bp_event {
 	char comm[BP_COMM_LEN];
 };
 
+/* cgroup ids of the trees a process's groups are read from (bp_exec_event.cg) */
+enum bp_exec_cg {
+	BP_EXCG_V2,		/* the v2 (default) tree */
+	BP_EXCG_CPU,		/* the cpu controller's tree: v1 or v2 */
+	BP_EXCG_MEMORY,		/* the memory controller's */
+	BP_EXCG__MAX,
+};
+
 /*
  * BP_EV_FIRST_SAMPLE: whose the process is, read where it runs, so that
  * its symbols need neither /proc/PID/status nor /proc/PID/ns/mnt (under
  * 20 new processes a second, those were a tenth of the agent's own work).
  * Valid with BP_EVF_IDS; 0 in nspid or mnt_ns: not known on this kernel.
+ * A child that has not exec'd since its fork (BP_EVF_FORK_IMAGE) maps
+ * what its parent (ev.ppid) mapped then, at the same addresses: its
+ * symbols and facts are its parent's, with the fork time and cgroups
+ * read here, and userspace reads nothing of it from /proc.
  */
 struct bp_first_event {
 	struct bp_event ev;
@@ -129,6 +142,8 @@ struct bp_first_event {
 	__u32 nspid;		/* in its own pid namespace, as NSpid:'s last field */
 	__u32 mnt_ns;		/* inode of its mount namespace, as /proc/PID/ns/mnt */
 	__u32 pad;
+	__u64 start_ns;		/* the process's fork (task->start_time), CLOCK_MONOTONIC */
+	__u64 cg[BP_EXCG__MAX];	/* its cgroups, as bp_exec_event's */
 };
 
 /* the head of argv an exec event carries: a command line longer is read from /proc */
@@ -137,14 +152,6 @@ struct bp_first_event {
 /* bp_exec_event.ids_flags */
 #define BP_EXF_ARGS	1	/* args holds argv, or its head (BP_EXF_ARGS_CUT) */
 #define BP_EXF_ARGS_CUT	2	/* argv is longer than BP_ARGS_LEN */
-
-/* cgroup ids of the trees a process's groups are read from (bp_exec_event.cg) */
-enum bp_exec_cg {
-	BP_EXCG_V2,		/* the v2 (default) tree */
-	BP_EXCG_CPU,		/* the cpu controller's tree: v1 or v2 */
-	BP_EXCG_MEMORY,		/* the memory controller's */
-	BP_EXCG__MAX,
-};
 
 /*
  * BP_EV_EXEC: what /proc would say of the new image, read in the kernel at

@@ -7,6 +7,9 @@
 #ifndef BP_COMMON_BPF_H
 #define BP_COMMON_BPF_H
 
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
+
 #include "boundprof.h"
 
 #ifndef BP_DEFINE
@@ -132,6 +135,31 @@ static __always_inline bool is_target(__u32 tgid)
 #define BP_CG_MAX_WALK	64
 /* css_set::subsys[] has CGROUP_SUBSYS_COUNT entries, 12 or so */
 #define BP_CG_MAX_SSID	16
+
+/* the kernfs id of the cgroup t is in on a controller's tree; 0 without the controller */
+static __always_inline __u64 ctrl_cgroup_id(struct task_struct *t, int ssid)
+{
+	struct cgroup_subsys_state *css;
+
+	if (ssid < 0 || ssid >= BP_CG_MAX_SSID)
+		return 0;
+	css = BPF_CORE_READ(t, cgroups, subsys[ssid]);
+	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
+}
+
+/* the current task's cgroups, as an exec event carries them (enum bp_exec_cg) */
+static __always_inline void current_cg_ids(struct task_struct *t, __u64 cg[BP_EXCG__MAX])
+{
+	int cpu_id = -1, mem_id = -1;
+
+	cg[BP_EXCG_V2] = bpf_get_current_cgroup_id();
+	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
+		cpu_id = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
+	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
+		mem_id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
+	cg[BP_EXCG_CPU] = ctrl_cgroup_id(t, cpu_id);
+	cg[BP_EXCG_MEMORY] = ctrl_cgroup_id(t, mem_id);
+}
 
 /* the task's cgroup in the filter's tree */
 static __always_inline struct cgroup *task_cgroup(struct task_struct *t)

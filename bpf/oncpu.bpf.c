@@ -57,8 +57,10 @@ struct {
 static __always_inline void emit_first_sample(struct task_struct *task, __u32 tgid)
 {
 	struct bp_first_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct task_struct *leader, *parent;
 	struct pid *pid;
 	unsigned int level;
+	__u32 fork_id;
 
 	if (!e) {
 		stat_inc(BP_STAT_EVENT_DROP);
@@ -81,6 +83,27 @@ static __always_inline void emit_first_sample(struct task_struct *task, __u32 tg
 	if (bpf_core_field_exists(struct ns_common, inum))
 		e->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
 	e->pad = 0;
+	leader = BPF_CORE_READ(task, group_leader);
+	e->start_ns = BPF_CORE_READ(leader, start_time);
+	current_cg_ids(task, e->cg);
+	/*
+	 * Still the image it was forked with: no exec since (an exec counts
+	 * self_exec_id up from the parent's count at the fork), its parent
+	 * none either; the same executable open, so that a child taken over
+	 * by a reaper is not named after the reaper; and as many executable
+	 * pages as its parent, so that a child that loaded a library of its
+	 * own (a dlopen after the fork) has its maps read.
+	 */
+	parent = BPF_CORE_READ(leader, real_parent);
+	fork_id = BPF_CORE_READ(leader, parent_exec_id);
+	if (BPF_CORE_READ(leader, self_exec_id) == fork_id &&
+	    BPF_CORE_READ(parent, self_exec_id) == fork_id &&
+	    BPF_CORE_READ(leader, mm, exe_file) == BPF_CORE_READ(parent, mm, exe_file) &&
+	    BPF_CORE_READ(leader, mm, exe_file) &&
+	    BPF_CORE_READ(leader, mm, exec_vm) == BPF_CORE_READ(parent, mm, exec_vm)) {
+		e->ev.flags |= BP_EVF_FORK_IMAGE;
+		e->ev.ppid = BPF_CORE_READ(parent, tgid);
+	}
 	bpf_ringbuf_submit(e, event_wakeup(true, sizeof(*e)));
 }
 

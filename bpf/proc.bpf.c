@@ -53,17 +53,6 @@ int BPF_PROG(bp_fork, struct task_struct *parent, struct task_struct *child)
 	return 0;
 }
 
-/* the kernfs id of the cgroup t is in on a controller's tree; 0 without the controller */
-static __always_inline __u64 ctrl_cgroup_id(struct task_struct *t, int ssid)
-{
-	struct cgroup_subsys_state *css;
-
-	if (ssid < 0 || ssid >= BP_CG_MAX_SSID)
-		return 0;
-	css = BPF_CORE_READ(t, cgroups, subsys[ssid]);
-	return css ? BPF_CORE_READ(css, cgroup, kn, id) : 0;
-}
-
 /* "python..." as the new image's comm: the name userspace attaches a python by */
 static __always_inline bool is_python(const char *c)
 {
@@ -81,7 +70,6 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 	struct bp_exec_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	unsigned long as, ae;
 	__u64 len;
-	int cpu_id = -1, mem_id = -1;
 
 	if (!e) {
 		stat_inc(BP_STAT_EVENT_DROP);
@@ -97,13 +85,7 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 	e->euid = BPF_CORE_READ(p, cred, euid.val);
 	e->image = (__u32)BPF_CORE_READ(p, self_exec_id);
 	e->pad = 0;
-	e->cg[BP_EXCG_V2] = bpf_get_current_cgroup_id();
-	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, cpu_cgrp_id))
-		cpu_id = bpf_core_enum_value(enum cgroup_subsys_id, cpu_cgrp_id);
-	if (bpf_core_enum_value_exists(enum cgroup_subsys_id, memory_cgrp_id))
-		mem_id = bpf_core_enum_value(enum cgroup_subsys_id, memory_cgrp_id);
-	e->cg[BP_EXCG_CPU] = ctrl_cgroup_id(p, cpu_id);
-	e->cg[BP_EXCG_MEMORY] = ctrl_cgroup_id(p, mem_id);
+	current_cg_ids(p, e->cg);
 	e->flags = 0;
 	e->args_len = 0;
 	as = BPF_CORE_READ(p, mm, arg_start);

@@ -161,6 +161,50 @@ static void meta_from_exec(struct bp_session *s, const struct bp_exec_event *x)
 		s->meta_from_exec++;
 }
 
+/*
+ * The facts of a child still in its parent's image (BP_EVF_FORK_IMAGE):
+ * its parent's command line (its argv is the parent's, copied at the
+ * fork), its own fork time, owner and cgroups from the event. False when
+ * the parent's facts are not known: they are read from /proc then.
+ */
+static bool meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
+{
+	const struct bp_meta *pm = meta_find(s, f->ev.ppid);
+	struct bp_meta *m;
+	char *cmdline = NULL;
+
+	if (!pm || !pm->comm[0] || pm->exited)
+		return false;
+	if (pm->cmdline && !(cmdline = strdup(pm->cmdline)))
+		return false;
+	/* pm is not used past here: a new entry may move the table */
+	m = meta_add(s, f->ev.tgid);
+	if (!m) {
+		free(cmdline);
+		return false;
+	}
+	memcpy(m->comm, f->ev.comm, sizeof(m->comm));
+	m->comm[sizeof(m->comm) - 1] = '\0';
+	m->ppid = f->ev.ppid;
+	m->start_ns = f->start_ns;
+	m->image_ns = 0;
+	m->exited = false;
+	m->retiring = false;
+	m->end_ns = 0;
+	free(m->cmdline);
+	m->cmdline = cmdline;
+	ids_free(m);
+	if (s->cgw) {
+		m->ids = calloc(1, sizeof(*m->ids));
+		if (m->ids && bp_cgwatch__exec_ids(s->cgw, f->ev.tgid, f->cg, f->euid, m->ids)) {
+			free(m->ids);
+			m->ids = NULL;
+		}
+	}
+	s->meta_from_fork++;
+	return true;
+}
+
 /* the facts about a process, read from /proc once and then kept */
 static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 {
@@ -704,6 +748,43 @@ static bool keep_image(struct bp_session *s, const struct bp_event *ev, size_t s
 	return !bp_syms__keep_image(s->syms, ev->tgid, (uint16_t)(x->image - 1));
 }
 
+/*
+ * The first sample of a child that has not exec'd since its fork: a shell
+ * loop's or a server's children, sampled between their fork and exec or
+ * running on as workers. Its maps are its parent's, so are its command
+ * line and interpreter: it takes them from what is held of the parent, and
+ * /proc is not read (its maps, exe, stat, status and cgroup: the work of a
+ * new process, done again for every child). False when the parent is not
+ * known well enough (no maps held, read before the parent's last exec, a
+ * walked Python or R, another owner): the child is read as any process.
+ */
+static bool first_in_parent_image(struct bp_session *s, struct bp_proc *proc,
+				  const struct bp_event *ev, size_t size)
+{
+	const struct bp_first_event *f = (const void *)ev;
+	const struct bp_meta *pm;
+	uint64_t parent_image = 0;
+
+	if (size < sizeof(*f) || !(ev->flags & BP_EVF_FORK_IMAGE) ||
+	    !(ev->flags & BP_EVF_IDS) || !ev->ppid || ev->ppid == ev->tgid)
+		return false;
+	if (bp_python__walks(s->python, ev->ppid) || bp_rlang__walks(s->rlang, ev->ppid))
+		return false;
+	pm = meta_find(s, ev->ppid);
+	if (pm)
+		parent_image = pm->image_ns;
+	if (bp_syms__clone(s->syms, ev->ppid, ev->tgid, f->euid, f->nspid, f->mnt_ns,
+			   parent_image, ev->ts_ns))
+		return false;
+	/* else its facts from /proc, its maps still from its parent */
+	meta_from_fork(s, f);
+	fill_meta(s, proc);
+	/* its tables once it has lived a moment, as any young image's */
+	if (s->unwind && !tables_later(s, ev->tgid, image_born(s, ev->tgid)))
+		unwind_update(s, ev->tgid, true);
+	return true;
+}
+
 static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 {
 	struct bp_session *s = ctx;
@@ -798,6 +879,8 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
 		break;
 	case BP_EV_FIRST_SAMPLE:
+		if (first_in_parent_image(s, proc, ev, size))
+			break;
 		/*
 		 * The interpreter first: a short-lived Python under process
 		 * churn may be gone by the time its facts and symbols are read,
@@ -1155,10 +1238,12 @@ uint64_t bp_session__exits_noticed(const struct bp_session *s)
 	return s->exits_noticed;
 }
 
-void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc)
+void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc,
+			uint64_t *from_fork)
 {
 	*from_exec = s->meta_from_exec;
 	*from_proc = s->meta_proc_reads;
+	*from_fork = s->meta_from_fork;
 }
 
 uint32_t bp_session__known_exited(const struct bp_session *s)
@@ -1340,9 +1425,10 @@ int bp_session__stop(struct bp_session *s)
 	bp_session__evidence(s, s->prof);
 	bp_loader__log_run_stats(s->loader);
 	bp_dbg("process events: %" PRIu64 "; facts from exec %" PRIu64 ", from /proc %" PRIu64
-	       "; first samples of processes gone %" PRIu64 "; unwind rewrites dropped at exit %"
+	       ", from the parent %" PRIu64 "; first samples of processes gone %" PRIu64 "; unwind rewrites dropped at exit %"
 	       PRIu64 "; exec drains %" PRIu64 ", skipped %" PRIu64 ", images kept %" PRIu64,
-	       s->events, s->meta_from_exec, s->meta_proc_reads, s->first_gone, s->uw_cancelled,
+	       s->events, s->meta_from_exec, s->meta_proc_reads, s->meta_from_fork, s->first_gone,
+	       s->uw_cancelled,
 	       s->exec_drains, s->exec_drains_skipped, s->exec_images_kept);
 	return err;
 }

@@ -114,6 +114,7 @@ struct bp_session {
 	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
 	uint64_t meta_from_exec;	/* processes whose facts came with their exec event */
 	uint64_t meta_proc_reads;	/* ... and whose facts or command line /proc gave */
+	uint64_t meta_from_fork;	/* ... and whose facts were their parent's (no exec yet) */
 	uint64_t first_gone;		/* first samples of processes gone (or zombies) when handled */
 	uint64_t uw_cancelled;		/* unwind list rewrites dropped: the process exited first */
 	int err;			/* first error from an event or drain */
@@ -202,7 +203,8 @@ uint32_t bp_session__known_exited(const struct bp_session *s);
 uint64_t bp_session__exits_noticed(const struct bp_session *s);
 
 /* processes whose facts came whole with their exec event, and those /proc was read for */
-void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc);
+void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc,
+			uint64_t *from_fork);
 
 /* samples so far (cheap: reads the per-CPU counters) */
 uint64_t bp_session__samples(struct bp_session *s);

@@ -479,6 +479,7 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 		       "took, by source: the exec event, or /proc files");
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "exec" } }, 1, a->facts_exec);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "proc" } }, 1, a->facts_proc);
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "fork" } }, 1, a->facts_fork);
 	scalar_u64(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
 	       "Processes whose memory maps the symbolizer holds", a->sym_processes);
 	scalar_u64(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,

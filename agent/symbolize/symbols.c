@@ -1112,6 +1112,53 @@ void bp_syms__drop_ids(struct bp_syms *s)
 	s->held.pid = 0;
 }
 
+int bp_syms__clone(struct bp_syms *s, pid_t from, pid_t to, uid_t euid, pid_t nspid,
+		   uint64_t mnt_ns, uint64_t not_before_ns, uint64_t as_of_ns)
+{
+	struct sym_proc *pp = proc_find(s, from), *c = proc_find(s, to);
+	struct sym_map *maps;
+	size_t i;
+
+	if (!pp || pp->exited || !pp->nr_maps)
+		return -ENOENT;
+	if (pp->last_refresh < not_before_ns)
+		return -ESTALE;
+	if (!pp->euid_known || pp->euid != euid)
+		return -EPERM;
+	if (c && (c->nr_maps || c->has_kept))
+		return -EEXIST;
+	maps = malloc(pp->nr_maps * sizeof(*maps));
+	if (!maps)
+		return -ENOMEM;
+	if (!c) {
+		c = proc_new(s, to);
+		if (!c) {
+			free(maps);
+			return -ENOMEM;
+		}
+	}
+	memcpy(maps, pp->maps, pp->nr_maps * sizeof(*maps));
+	for (i = 0; i < pp->nr_maps; i++)
+		if (maps[i].file)
+			file_get(s, maps[i].file);
+	/* a pid used again: the perf map was the other process's */
+	bp_perfmap__free(c->pm);
+	c->pm = NULL;
+	c->last_pm_check = 0;
+	c->maps = maps;
+	c->nr_maps = pp->nr_maps;
+	c->exited = false;
+	c->retiring = false;
+	c->last_refresh = as_of_ns;
+	c->nspid = nspid ? nspid : to;
+	c->euid = euid;
+	c->euid_known = true;
+	/* an unshare() between the fork and the sample moves it out of its parent's root */
+	c->same_root = mnt_ns ? !s->self_mnt_ns || mnt_ns == s->self_mnt_ns : pp->same_root;
+	s->stats.clones++;
+	return 0;
+}
+
 uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid)
 {
 	struct sym_proc *p = proc_find(s, pid);

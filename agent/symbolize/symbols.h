@@ -97,6 +97,7 @@ struct bp_syms_stats {
 	uint64_t string_bytes;		/* the interned names' arena */
 	uint64_t snapshots;		/* /proc/PID/maps reads */
 	uint64_t ids_held;		/* snapshots whose owner came from BPF, not /proc */
+	uint64_t clones;		/* forked children given their parent's maps, no read */
 	uint64_t exe_held;		/* executables known by the stat held with the maps */
 	uint64_t inode_held;		/* files known by the fd their inode is held by */
 	uint64_t files_opened;		/* distinct ELF files opened */
@@ -153,6 +154,21 @@ int bp_syms__snapshot(struct bp_syms *s, pid_t pid);
  */
 void bp_syms__hold_ids(struct bp_syms *s, pid_t pid, uid_t euid, pid_t nspid, uint64_t mnt_ns);
 void bp_syms__drop_ids(struct bp_syms *s);
+
+/*
+ * A child (to) that has not exec'd since its fork maps what its parent
+ * (from) mapped, at the same addresses: it takes the parent's maps, held
+ * as of as_of_ns (CLOCK_MONOTONIC: when the child was seen still in that
+ * image), with no /proc read. Its owner, pid in its namespace and mount
+ * namespace are the child's own (as bp_syms__hold_ids() takes them).
+ * 0; -ENOENT when the parent holds no live maps, -ESTALE when they were
+ * read before not_before_ns (the parent's own exec), -EPERM when the
+ * child's owner is not the one its parent's files were opened as,
+ * -EEXIST when the child's pid holds maps already: the caller reads
+ * /proc instead. -ENOMEM.
+ */
+int bp_syms__clone(struct bp_syms *s, pid_t from, pid_t to, uid_t euid, pid_t nspid,
+		   uint64_t mnt_ns, uint64_t not_before_ns, uint64_t as_of_ns);
 
 /* when the maps held for pid were read (CLOCK_MONOTONIC ns), 0 if none are */
 uint64_t bp_syms__snapshot_ns(struct bp_syms *s, pid_t pid);

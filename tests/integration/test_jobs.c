@@ -9,6 +9,8 @@
  * here: the server's own request log (how many requests, how long it held
  * each), curl's own timing of each transfer (-w time_total), and the
  * dynamic loader's own count of its start-up (LD_DEBUG=statistics).
+ * Children that fork and work without an exec are named from their
+ * parent's image, by the fixture's own count of them.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -329,10 +331,112 @@ static void shell_loop_of_curl__one_job_waiting_on_the_server(void **state)
 	bp_json_free(rep);
 }
 
+/* the samples of the folded lines of comm whose stack holds what, and all of comm's */
+static long folded_samples(const char *path, const char *comm, const char *what, long *all)
+{
+	char *text = h_slurp(path, NULL), *line, *save = NULL, *sp;
+	size_t n = strlen(comm);
+	long hits = 0, v;
+
+	assert_non_null(text);
+	*all = 0;
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		sp = strrchr(line, ' ');
+		if (!sp || strncmp(line, comm, n) || line[n] != ';')
+			continue;
+		v = atol(sp + 1);
+		*all += v;
+		if (strstr(line, what))
+			hits += v;
+	}
+	free(text);
+	return hits;
+}
+
+/*
+ * A server's workers, a shell's subshells: children forked that work
+ * without an exec. Such a child is still its parent's image, and its first
+ * sample takes the parent's maps and facts (agent/collect/session.c,
+ * first_in_parent_image()) where /proc was read before: a child gone
+ * within its few milliseconds had nothing left there, its frames unnamed
+ * ("[unknown]": 66 of 800 samples) and its user unknown (16 of 300
+ * children). The fixture forks 100 children a second for 2 s, each burning a
+ * millisecond in churn_child(); the oracle is its own count of children.
+ */
+static void forked_children__named_from_their_parents_image(void **state)
+{
+	const char *json = h_path("forks.json"), *folded = h_path("forks.folded");
+	const struct bp_json *procs, *parent = NULL;
+	long started = 0, ok = 0, from_parent = -1, unknown, in_child, all;
+	int i, children = 0, sampled = 0;
+	char fix[4096];
+	const char *at;
+	struct bp_json *rep;
+	struct run r;
+
+	(void)state;
+	snprintf(fix, sizeof(fix), "%s", h_fixture("churn"));
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "999", "-vv", "-o",
+				    (char *)json, "-o", (char *)folded, "--", fix, "2", "100"),
+			       60, &r), 0);
+	if (r.exit_code)
+		fail_msg("boundprof record exited %d:\n%s", r.exit_code, r.err);
+	at = strstr(r.out, "started ");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "started %ld ok %ld", &started, &ok), 2);
+	at = strstr(r.err, "from the parent ");
+	assert_non_null(at);
+	from_parent = atol(at + strlen("from the parent "));
+	h_run_free(&r);
+
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	procs = bp_json_get(rep, "processes");
+	for (i = 0; i < (int)bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+		const char *cmd = bp_json_str(bp_json_get(p, "cmdline"));
+
+		if (cmd && !strncmp(cmd, fix, strlen(fix)) && !strcmp(cmd + strlen(fix), " 2 100") &&
+		    (!parent || bp_json_num(bp_json_get(p, "pid")) ==
+					bp_json_num(bp_json_get(parent, "ppid"))))
+			parent = p;
+	}
+	assert_non_null(parent);
+	for (i = 0; i < (int)bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+
+		if (bp_json_num(bp_json_get(p, "ppid")) != bp_json_num(bp_json_get(parent, "pid")))
+			continue;
+		children++;
+		sampled += bp_json_num(bp_json_get(p, "samples")) > 0;
+		/* its facts are its parent's: command line and user, whenever it went */
+		assert_string_equal(bp_json_str(bp_json_get(p, "comm")), "churn");
+		assert_string_equal(bp_json_str(bp_json_get(p, "cmdline")),
+				    bp_json_str(bp_json_get(parent, "cmdline")));
+		assert_string_equal(bp_json_str(bp_json_get(p, "user")),
+				    bp_json_str(bp_json_get(parent, "user")));
+	}
+	in_child = folded_samples(folded, "churn", ";churn_child", &all);
+	unknown = folded_samples(folded, "churn", "[unknown]", &all);
+	fprintf(stderr, "  churn: started %ld, ok %ld; %d children in the report, %d sampled, %ld "
+		"taken from the parent's image; %ld of churn's %ld samples in churn_child(), %ld "
+		"unnamed\n", started, ok, children, sampled, from_parent, in_child, all, unknown);
+	assert_true(started >= 100 && ok == started);
+	assert_true(children <= started && sampled >= 20);
+	/* every sampled child's first sample: none read from /proc */
+	assert_true(from_parent >= sampled);
+	assert_true(in_child > 0);
+	/* a sample now and then in a frame-pointer walk's garbage, not a child's whole stack */
+	assert_true(unknown * 50 < all);
+	bp_json_free(rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(shell_loop_of_curl__one_job_waiting_on_the_server,
+					  teardown),
+		cmocka_unit_test_teardown(forked_children__named_from_their_parents_image,
 					  teardown),
 	};
 

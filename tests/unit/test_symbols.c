@@ -145,6 +145,45 @@ static void user__kept_image__names_its_addresses(void **state)
 	assert_null(fi[n - 1].name);
 }
 
+/*
+ * A child forked without an exec takes its parent's maps: its addresses are
+ * named with no read of its own (its pid here is one no process has), as
+ * of the time given, after the parent is gone too. Refused: a parent with
+ * no maps, maps read before the parent's last exec, another owner, a pid
+ * that holds maps already.
+ */
+static void user__forked_child__takes_parents_maps(void **state)
+{
+	const pid_t child = 0x3ffffff0;
+	struct bp_syms_stats st;
+	struct bp_frame_info fi;
+	char path[PATH_MAX];
+	const struct sf_sym *f;
+	struct bp_syms *s;
+	struct sf_child c;
+	uint64_t snap;
+
+	s = new_syms(NULL);
+	sf_data_path(path, sizeof(path), "symfix_pie");
+	sf_spawn(&c, path);
+	f = sf_sym(&c, "symfix_alpha");
+	assert_int_equal(bp_syms__clone(s, c.pid, child, geteuid(), 0, 0, 0, 5), -ENOENT);
+	assert_int_equal(bp_syms__snapshot(s, c.pid), 0);
+	snap = bp_syms__snapshot_ns(s, c.pid);
+	assert_int_equal(bp_syms__clone(s, c.pid, child, geteuid(), 0, 0, snap + 1, 5), -ESTALE);
+	assert_int_equal(bp_syms__clone(s, c.pid, child, geteuid() + 1, 0, 0, snap, 5), -EPERM);
+	assert_int_equal(bp_syms__clone(s, c.pid, child, geteuid(), 0, 0, snap, 5), 0);
+	assert_int_equal(bp_syms__snapshot_ns(s, child), 5);
+	assert_int_equal(bp_syms__clone(s, c.pid, child, geteuid(), 0, 0, snap, 6), -EEXIST);
+	sf_kill(&c);
+	bp_syms__exited(s, c.pid);
+	expect_named(s, child, f->addr + 3, "symfix_alpha", "symfix_pie", &fi);
+	assert_int_equal(fi.sym_offset, 3);
+	bp_syms__stats(s, &st);
+	assert_int_equal(st.clones, 1);
+	assert_int_equal(st.snapshots, 1);
+}
+
 /* eager: every file is read at the snapshot */
 static void user__nopie__survives_exit(void **state)
 {
@@ -955,6 +994,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(user__kept_image__names_its_addresses, teardown),
+		cmocka_unit_test_teardown(user__forked_child__takes_parents_maps, teardown),
 		cmocka_unit_test_teardown(user__pie__survives_exit, teardown),
 		cmocka_unit_test_teardown(user__nopie__survives_exit, teardown),
 		cmocka_unit_test_teardown(user__shared_library__survives_exit, teardown),
