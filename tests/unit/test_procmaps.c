@@ -4,6 +4,10 @@
 #include <setjmp.h>
 #include <cmocka.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "proc/procmaps.h"
 #include "unit/symfix/symfix_test.h"
 
@@ -235,6 +239,49 @@ static void read__own_maps__sane(void **state)
 	assert_true(c.n > 5);
 	assert_true(c.exec > 1);
 	assert_true(c.stack);
+	/* the last line, where the read stopped */
+	assert_string_equal(c.last, "[vsyscall]");
+}
+
+/*
+ * The gate area's line ends a maps file (the kernel lists it after every
+ * mapping): nothing is read past it, held or not. A FIFO whose writer
+ * stays open stands for the file: a read() past the line finds no end
+ * there (-EAGAIN), as a file without the line shows.
+ */
+static void read__vsyscall_line__no_read_past_it(void **state)
+{
+	static const char a[] = "400000-401000 r-xp 00001000 08:02 42 /bin/a\n";
+	static const char gate[] = "ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0"
+				   "                  [vsyscall]\n";
+	struct collect c = { 0 };
+	char path[PATH_MAX];
+	size_t bad = 99;
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/maps", sf_tmpdir());
+	assert_int_equal(mkfifo(path, 0600), 0);
+	fd = open(path, O_RDWR);
+	assert_true(fd >= 0);
+	assert_int_equal(write(fd, a, strlen(a)), (ssize_t)strlen(a));
+	assert_int_equal(write(fd, gate, strlen(gate)), (ssize_t)strlen(gate));
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, &bad), 0);
+	assert_int_equal(c.n, 2);
+	assert_int_equal(bad, 0);
+	assert_string_equal(c.last, "[vsyscall]");
+
+	assert_int_equal(write(fd, a, strlen(a)), (ssize_t)strlen(a));
+	assert_int_equal(write(fd, gate, strlen(gate)), (ssize_t)strlen(gate));
+	assert_int_equal(bp_procmaps__hold(path), 0);
+	assert_int_equal(bp_procmaps__held_lines(), 2);
+	bp_procmaps__unhold();
+
+	/* without the line, the reader asks for more, and the FIFO has none yet */
+	assert_int_equal(write(fd, a, strlen(a)), (ssize_t)strlen(a));
+	memset(&c, 0, sizeof(c));
+	assert_int_equal(bp_procmaps__read(path, collect_cb, &c, NULL), -EAGAIN);
+	assert_int_equal(c.n, 1);
+	close(fd);
 }
 
 /*
@@ -355,6 +402,7 @@ int main(void)
 		cmocka_unit_test_teardown(read__line_bound__cut_and_counted, sf_cleanup),
 		cmocka_unit_test(read__missing_file__enoent),
 		cmocka_unit_test(read__own_maps__sane),
+		cmocka_unit_test_teardown(read__vsyscall_line__no_read_past_it, sf_cleanup),
 		cmocka_unit_test_teardown(hold__one_read_serves_the_readers, sf_cleanup),
 		cmocka_unit_test_teardown(exe_stat__held_answer_kept, sf_cleanup),
 	};
