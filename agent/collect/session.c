@@ -161,15 +161,44 @@ static void meta_from_exec(struct bp_session *s, const struct bp_exec_event *x)
 		s->meta_from_exec++;
 }
 
+/* the facts about a process, read from /proc once and then kept */
+static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
+{
+	struct bp_meta *m = meta_find(s, pid);
+	struct bp_procinfo pi;
+
+	if (m && m->comm[0])
+		return m;
+	if (m && m->exited)
+		return NULL;
+	s->meta_proc_reads++;
+	if (bp_procinfo_read(NULL, pid, &pi))
+		return NULL;
+	m = meta_add(s, pid);
+	if (!m) {
+		bp_procinfo_free(&pi);
+		return NULL;
+	}
+	memcpy(m->comm, pi.comm, sizeof(m->comm));
+	m->ppid = pi.ppid;
+	m->start_ns = pi.start_ns;
+	free(m->cmdline);
+	m->cmdline = pi.cmdline;
+	meta_ids(s, m);
+	return m;
+}
+
 /*
  * The facts of a child still in its parent's image (BP_EVF_FORK_IMAGE):
  * its parent's command line (its argv is the parent's, copied at the
- * fork), its own fork time, owner and cgroups from the event. False when
- * the parent's facts are not known: they are read from /proc then.
+ * fork), its own fork time, owner and cgroups from the event. The
+ * parent's are read once if they are not known yet (a shell whose
+ * children run loops is seldom sampled itself). False when they cannot
+ * be: the child's are read from /proc then.
  */
 static bool meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
 {
-	const struct bp_meta *pm = meta_find(s, f->ev.ppid);
+	const struct bp_meta *pm = meta_get(s, f->ev.ppid);
 	struct bp_meta *m;
 	char *cmdline = NULL;
 
@@ -203,33 +232,6 @@ static bool meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
 	}
 	s->meta_from_fork++;
 	return true;
-}
-
-/* the facts about a process, read from /proc once and then kept */
-static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
-{
-	struct bp_meta *m = meta_find(s, pid);
-	struct bp_procinfo pi;
-
-	if (m && m->comm[0])
-		return m;
-	if (m && m->exited)
-		return NULL;
-	s->meta_proc_reads++;
-	if (bp_procinfo_read(NULL, pid, &pi))
-		return NULL;
-	m = meta_add(s, pid);
-	if (!m) {
-		bp_procinfo_free(&pi);
-		return NULL;
-	}
-	memcpy(m->comm, pi.comm, sizeof(m->comm));
-	m->ppid = pi.ppid;
-	m->start_ns = pi.start_ns;
-	free(m->cmdline);
-	m->cmdline = pi.cmdline;
-	meta_ids(s, m);
-	return m;
 }
 
 /* a process changed image: its facts are read again */
@@ -764,6 +766,7 @@ static bool first_in_parent_image(struct bp_session *s, struct bp_proc *proc,
 	const struct bp_first_event *f = (const void *)ev;
 	const struct bp_meta *pm;
 	uint64_t parent_image = 0;
+	int err;
 
 	if (size < sizeof(*f) || !(ev->flags & BP_EVF_FORK_IMAGE) ||
 	    !(ev->flags & BP_EVF_IDS) || !ev->ppid || ev->ppid == ev->tgid)
@@ -773,8 +776,18 @@ static bool first_in_parent_image(struct bp_session *s, struct bp_proc *proc,
 	pm = meta_find(s, ev->ppid);
 	if (pm)
 		parent_image = pm->image_ns;
-	if (bp_syms__clone(s->syms, ev->ppid, ev->tgid, f->euid, f->nspid, f->mnt_ns,
-			   parent_image, ev->ts_ns))
+	err = bp_syms__clone(s->syms, ev->ppid, ev->tgid, f->euid, f->nspid, f->mnt_ns,
+			     parent_image, ev->ts_ns);
+	/*
+	 * A parent never sampled (a shell, a server's listener) is read once,
+	 * now, for all its children: it is alive (it forked this one), and in
+	 * the image it forked with unless it exec'd in the moment since the
+	 * child's sample (its exec event, still queued, then drops the maps).
+	 */
+	if (err == -ENOENT && !bp_syms__snapshot(s->syms, ev->ppid))
+		err = bp_syms__clone(s->syms, ev->ppid, ev->tgid, f->euid, f->nspid, f->mnt_ns,
+				     parent_image, ev->ts_ns);
+	if (err)
 		return false;
 	/* else its facts from /proc, its maps still from its parent */
 	meta_from_fork(s, f);
