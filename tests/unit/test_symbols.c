@@ -628,7 +628,7 @@ static void user__fake_proc__every_kind_of_frame(void **state)
 	struct bp_syms *s;
 	struct sf_child c;
 	size_t len = 0;
-	char line[8192];
+	char line[8192], gate[256] = "";
 	FILE *in, *out;
 
 	sf_data_path(src, sizeof(src), "symfix_nopie");
@@ -646,6 +646,11 @@ static void user__fake_proc__every_kind_of_frame(void **state)
 	while (fgets(line, sizeof(line), in)) {
 		unsigned long long a;
 
+		/* the kernel prints the gate area last: the fake lines go before it */
+		if (strstr(line, "[vsyscall]")) {
+			snprintf(gate, sizeof(gate), "%s", line);
+			continue;
+		}
 		fputs(line, out);
 		if (strstr(line, "[heap]") && sscanf(line, "%llx", &a) == 1)
 			heap = a;
@@ -660,6 +665,7 @@ static void user__fake_proc__every_kind_of_frame(void **state)
 	fprintf(out, "%llx-%llx r-xp 00001000 08:01 1 %s\n", FAKE_BADINO,
 		FAKE_BADINO + 0x1000, real);
 	fprintf(out, "this line is garbage\n");
+	fputs(gate, out);
 	fclose(out);
 	snprintf(path, sizeof(path), "%s/%d/maps", root, FAKE_PID);
 	sf_write_file(path, maps, "w");
