@@ -108,6 +108,7 @@ enum bp_event_kind {
 #define BP_EVF_WAS_SAMPLED	1	/* exec: the old image has samples not yet drained */
 #define BP_EVF_IDS		2	/* first sample: bp_first_event's ids were read */
 #define BP_EVF_FORK_IMAGE	4	/* first sample: still its parent's image (ev.ppid), no exec since the fork */
+#define BP_EVF_EXE		8	/* first sample: bp_first_event.exe was read */
 
 struct bp_event {
 	__u32 kind;
@@ -131,11 +132,31 @@ enum bp_exec_cg {
  * its symbols need neither /proc/PID/status nor /proc/PID/ns/mnt (under
  * 20 new processes a second, those were a tenth of the agent's own work).
  * Valid with BP_EVF_IDS; 0 in nspid or mnt_ns: not known on this kernel.
+ * Its executable's identity spares a stat of /proc/PID/exe (BP_EVF_EXE).
  * A child that has not exec'd since its fork (BP_EVF_FORK_IMAGE) maps
  * what its parent (ev.ppid) mapped then, at the same addresses: its
  * symbols and facts are its parent's, with the fork time and cgroups
  * read here, and userspace reads nothing of it from /proc.
  */
+/*
+ * An executable as stat(2) of /proc/PID/exe describes it, read from its
+ * inode by BPF (bp_first_event.exe): device (the kernel's dev_t, major <<
+ * 20 | minor, as /proc/PID/maps prints it), inode, type, links, size,
+ * modification and change times.
+ */
+struct bp_exe_id {
+	__u64 ino;
+	__s64 size;
+	__s64 mtime_sec;
+	__s64 ctime_sec;
+	__u32 mtime_nsec;
+	__u32 ctime_nsec;
+	__u32 dev;
+	__u32 mode;
+	__u32 nlink;
+	__u32 pad;
+};
+
 struct bp_first_event {
 	struct bp_event ev;
 	__u32 euid;		/* effective, as /proc/PID/status's second Uid: field */
@@ -144,6 +165,7 @@ struct bp_first_event {
 	__u32 pad;
 	__u64 start_ns;		/* the process's fork (task->start_time), CLOCK_MONOTONIC */
 	__u64 cg[BP_EXCG__MAX];	/* its cgroups, as bp_exec_event's */
+	struct bp_exe_id exe;	/* its executable, with BP_EVF_EXE */
 };
 
 /* the head of argv an exec event carries: a command line longer is read from /proc */

@@ -136,6 +136,75 @@ static __always_inline bool is_target(__u32 tgid)
 /* css_set::subsys[] has CGROUP_SUBSYS_COUNT entries, 12 or so */
 #define BP_CG_MAX_SSID	16
 
+/*
+ * The inode's mtime: i_mtime until 6.6, __i_mtime from 12cd44023651
+ * ("fs: rename i_atime and i_mtime fields", v6.7) and its seconds alone,
+ * i_mtime_sec, from 3aa63a569c64 ("fs: switch timespec64 fields in inode
+ * to discrete integers", v6.11).
+ */
+struct inode___mtime_ts {
+	struct timespec64 i_mtime;
+} __attribute__((preserve_access_index));
+
+struct inode___mtime_priv {
+	struct timespec64 __i_mtime;
+} __attribute__((preserve_access_index));
+
+static __always_inline __s64 bp_inode_mtime(struct inode *i)
+{
+	if (bpf_core_field_exists(i->i_mtime_sec))
+		return BPF_CORE_READ(i, i_mtime_sec);
+	if (bpf_core_field_exists(((struct inode___mtime_priv *)i)->__i_mtime))
+		return BPF_CORE_READ((struct inode___mtime_priv *)i, __i_mtime.tv_sec);
+	return BPF_CORE_READ((struct inode___mtime_ts *)i, i_mtime.tv_sec);
+}
+
+/* the change time: i_ctime until 6.5, __i_ctime from 6.6, i_ctime_sec from 6.11 */
+struct inode___ctime_ts {
+	struct timespec64 i_ctime;
+} __attribute__((preserve_access_index));
+
+struct inode___ctime_priv {
+	struct timespec64 __i_ctime;
+} __attribute__((preserve_access_index));
+
+/* the task's executable, as stat(2) of /proc/PID/exe gives it; false: none */
+static __always_inline bool bp_exe_id(struct task_struct *t, struct bp_exe_id *x)
+{
+	struct inode *i = BPF_CORE_READ(t, mm, exe_file, f_inode);
+
+	if (!i)
+		return false;
+	x->ino = BPF_CORE_READ(i, i_ino);
+	x->dev = BPF_CORE_READ(i, i_sb, s_dev);
+	x->mode = BPF_CORE_READ(i, i_mode);
+	x->nlink = BPF_CORE_READ(i, __i_nlink);
+	x->size = BPF_CORE_READ(i, i_size);
+	x->pad = 0;
+	if (bpf_core_field_exists(i->i_mtime_sec)) {
+		x->mtime_sec = BPF_CORE_READ(i, i_mtime_sec);
+		x->mtime_nsec = BPF_CORE_READ(i, i_mtime_nsec);
+	} else if (bpf_core_field_exists(((struct inode___mtime_priv *)i)->__i_mtime)) {
+		x->mtime_sec = BPF_CORE_READ((struct inode___mtime_priv *)i, __i_mtime.tv_sec);
+		x->mtime_nsec = BPF_CORE_READ((struct inode___mtime_priv *)i, __i_mtime.tv_nsec);
+	} else {
+		x->mtime_sec = BPF_CORE_READ((struct inode___mtime_ts *)i, i_mtime.tv_sec);
+		x->mtime_nsec = BPF_CORE_READ((struct inode___mtime_ts *)i, i_mtime.tv_nsec);
+	}
+	if (bpf_core_field_exists(i->i_ctime_sec)) {
+		x->ctime_sec = BPF_CORE_READ(i, i_ctime_sec);
+		/* multigrain timestamps (6.13) keep a flag in its top bit: I_CTIME_QUERIED */
+		x->ctime_nsec = BPF_CORE_READ(i, i_ctime_nsec) & ~(1U << 31);
+	} else if (bpf_core_field_exists(((struct inode___ctime_priv *)i)->__i_ctime)) {
+		x->ctime_sec = BPF_CORE_READ((struct inode___ctime_priv *)i, __i_ctime.tv_sec);
+		x->ctime_nsec = BPF_CORE_READ((struct inode___ctime_priv *)i, __i_ctime.tv_nsec);
+	} else {
+		x->ctime_sec = BPF_CORE_READ((struct inode___ctime_ts *)i, i_ctime.tv_sec);
+		x->ctime_nsec = BPF_CORE_READ((struct inode___ctime_ts *)i, i_ctime.tv_nsec);
+	}
+	return true;
+}
+
 /* the kernfs id of the cgroup t is in on a controller's tree; 0 without the controller */
 static __always_inline __u64 ctrl_cgroup_id(struct task_struct *t, int ssid)
 {

@@ -85,6 +85,10 @@ static __always_inline void emit_first_sample(struct task_struct *task, __u32 tg
 	e->pad = 0;
 	leader = BPF_CORE_READ(task, group_leader);
 	e->start_ns = BPF_CORE_READ(leader, start_time);
+	if (bp_exe_id(task, &e->exe))
+		e->ev.flags |= BP_EVF_EXE;
+	else
+		__builtin_memset(&e->exe, 0, sizeof(e->exe));
 	current_cg_ids(task, e->cg);
 	/*
 	 * Still the image it was forked with: no exec since (an exec counts

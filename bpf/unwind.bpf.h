@@ -175,29 +175,6 @@ static __always_inline struct bp_uw_map *bp_uw_find_map(struct bp_uw_proc *p, __
 	return m;
 }
 
-/*
- * The inode's mtime: i_mtime until 6.6, __i_mtime from 12cd44023651
- * ("fs: rename i_atime and i_mtime fields", v6.7) and its seconds alone,
- * i_mtime_sec, from 3aa63a569c64 ("fs: switch timespec64 fields in inode
- * to discrete integers", v6.11).
- */
-struct inode___mtime_ts {
-	struct timespec64 i_mtime;
-} __attribute__((preserve_access_index));
-
-struct inode___mtime_priv {
-	struct timespec64 __i_mtime;
-} __attribute__((preserve_access_index));
-
-static __always_inline __s64 bp_inode_mtime(struct inode *i)
-{
-	if (bpf_core_field_exists(i->i_mtime_sec))
-		return BPF_CORE_READ(i, i_mtime_sec);
-	if (bpf_core_field_exists(((struct inode___mtime_priv *)i)->__i_mtime))
-		return BPF_CORE_READ((struct inode___mtime_priv *)i, __i_mtime.tv_sec);
-	return BPF_CORE_READ((struct inode___mtime_ts *)i, i_mtime.tv_sec);
-}
-
 #define BP_VM_EXEC	0x4
 
 /*

@@ -115,6 +115,7 @@ struct bp_session {
 	uint64_t meta_from_exec;	/* processes whose facts came with their exec event */
 	uint64_t meta_proc_reads;	/* ... and whose facts or command line /proc gave */
 	uint64_t meta_from_fork;	/* ... and whose facts were their parent's (no exec yet) */
+	uint64_t exe_from_bpf;		/* first samples whose executable BPF named (no stat) */
 	uint64_t first_gone;		/* first samples of processes gone (or zombies) when handled */
 	uint64_t uw_cancelled;		/* unwind list rewrites dropped: the process exited first */
 	int err;			/* first error from an event or drain */

@@ -252,6 +252,13 @@ bool bp_procmaps__holds(const char *path)
 	return held.on && !strcmp(path, held.path);
 }
 
+static __thread uint64_t exe_stats;
+
+uint64_t bp_procmaps__exe_stats(void)
+{
+	return exe_stats;
+}
+
 int bp_procmaps__exe_stat(const char *maps_path, struct stat *st)
 {
 	bool mine = bp_procmaps__holds(maps_path);
@@ -267,6 +274,7 @@ int bp_procmaps__exe_stat(const char *maps_path, struct stat *st)
 		return -EINVAL;
 	memcpy(path, maps_path, len - 4);
 	memcpy(path + len - 4, "exe", 4);
+	exe_stats++;
 	if (stat(path, st)) {
 		err = -errno;
 		memset(st, 0, sizeof(*st));
@@ -276,6 +284,14 @@ int bp_procmaps__exe_stat(const char *maps_path, struct stat *st)
 		held.exe_st = *st;
 	}
 	return err;
+}
+
+void bp_procmaps__hold_exe(const struct stat *st)
+{
+	if (!held.on)
+		return;
+	held.exe_st = *st;
+	held.exe_err = 0;
 }
 
 void bp_procmaps__unhold(void)

@@ -83,4 +83,14 @@ bool bp_procmaps__holds(const char *path);
  */
 int bp_procmaps__exe_stat(const char *maps_path, struct stat *st);
 
+/*
+ * The answer bp_procmaps__exe_stat() gives for the maps held, known
+ * already (BPF read it from the executable's inode at the process's first
+ * sample): no stat is made. Nothing when no maps are held.
+ */
+void bp_procmaps__hold_exe(const struct stat *st);
+
+/* how many stat(2) calls bp_procmaps__exe_stat() has made (this thread) */
+uint64_t bp_procmaps__exe_stats(void);
+
 #endif /* BP_PROCMAPS_H */

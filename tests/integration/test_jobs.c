@@ -362,12 +362,14 @@ static long folded_samples(const char *path, const char *comm, const char *what,
  * ("[unknown]": 66 of 800 samples) and its user unknown (16 of 300
  * children). The fixture forks 100 children a second for 2 s, each burning a
  * millisecond in churn_child(); the oracle is its own count of children.
+ * The parent's own first sample names its executable from BPF's read of
+ * the inode: no stat of /proc/PID/exe is made in the whole run.
  */
 static void forked_children__named_from_their_parents_image(void **state)
 {
 	const char *json = h_path("forks.json"), *folded = h_path("forks.folded");
 	const struct bp_json *procs, *parent = NULL;
-	long started = 0, ok = 0, from_parent = -1, unknown, in_child, all;
+	long started = 0, ok = 0, from_parent = -1, unknown, in_child, all, exe_bpf, exe_stat;
 	int i, children = 0, sampled = 0;
 	char fix[4096];
 	const char *at;
@@ -387,6 +389,11 @@ static void forked_children__named_from_their_parents_image(void **state)
 	at = strstr(r.err, "from the parent ");
 	assert_non_null(at);
 	from_parent = atol(at + strlen("from the parent "));
+	/* the parent's own first sample: its executable from BPF, no stat of it */
+	at = strstr(r.err, "executables from BPF ");
+	assert_non_null(at);
+	assert_int_equal(sscanf(at, "executables from BPF %ld, by stat %ld", &exe_bpf, &exe_stat),
+			 2);
 	h_run_free(&r);
 
 	rep = h_json_file(json);
@@ -425,6 +432,10 @@ static void forked_children__named_from_their_parents_image(void **state)
 	assert_true(children <= started && sampled >= 20);
 	/* every sampled child's first sample: none read from /proc */
 	assert_true(from_parent >= sampled);
+	fprintf(stderr, "  executables named by BPF %ld, by a stat of /proc/PID/exe %ld\n", exe_bpf,
+		exe_stat);
+	assert_true(exe_bpf >= 1);
+	assert_int_equal(exe_stat, 0);
 	assert_true(in_child > 0);
 	/* a sample now and then in a frame-pointer walk's garbage, not a child's whole stack */
 	assert_true(unknown * 50 < all);

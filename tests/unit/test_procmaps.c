@@ -6,6 +6,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "proc/procmaps.h"
@@ -336,6 +337,38 @@ static uint64_t ino_of(const char *path)
 }
 
 /*
+ * An executable known already (BPF read it at the first sample) is the
+ * answer for the maps held: no stat is made, though there is no exe link
+ * beside this maps file at all; without maps held it is not taken.
+ */
+static void exe_stat__identity_given__no_stat(void **state)
+{
+	char dir[PATH_MAX], path[PATH_MAX];
+	struct stat given = { .st_dev = makedev(8, 2), .st_ino = 4242, .st_mode = S_IFREG | 0755,
+			      .st_size = 1234 }, st;
+	uint64_t made;
+
+	snprintf(dir, sizeof(dir), "%s/77", sf_tmpdir());
+	assert_int_equal(mkdir(dir, 0700), 0);
+	snprintf(path, sizeof(path), "%s/maps", dir);
+	sf_write_file(path, "400000-401000 r-xp 00001000 08:02 4242 /bin/a\n", "w");
+	bp_procmaps__hold_exe(&given);
+	assert_int_equal(bp_procmaps__exe_stat(path, &st), -ENOENT);
+	assert_int_equal(bp_procmaps__hold(path), 0);
+	bp_procmaps__hold_exe(&given);
+	made = bp_procmaps__exe_stats();
+	assert_int_equal(bp_procmaps__exe_stat(path, &st), 0);
+	assert_int_equal(bp_procmaps__exe_stats(), made);
+	assert_int_equal(st.st_ino, 4242);
+	assert_int_equal(st.st_dev, makedev(8, 2));
+	assert_int_equal(st.st_size, 1234);
+	assert_true(S_ISREG(st.st_mode));
+	bp_procmaps__unhold();
+	assert_int_equal(bp_procmaps__exe_stat(path, &st), -ENOENT);
+	assert_int_equal(bp_procmaps__exe_stats(), made + 1);
+}
+
+/*
  * The executable's stat beside held maps: asked once, the answer kept for
  * the other walkers while held (the file replaced meanwhile does not change
  * it), asked again after unhold. An empty held file (a zombie's) holds no
@@ -405,6 +438,7 @@ int main(void)
 		cmocka_unit_test_teardown(read__vsyscall_line__no_read_past_it, sf_cleanup),
 		cmocka_unit_test_teardown(hold__one_read_serves_the_readers, sf_cleanup),
 		cmocka_unit_test_teardown(exe_stat__held_answer_kept, sf_cleanup),
+		cmocka_unit_test_teardown(exe_stat__identity_given__no_stat, sf_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("procmaps", tests, NULL, sf_cleanup);
