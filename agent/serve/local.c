@@ -60,6 +60,8 @@ struct bp_local {
 	int agent_hz;
 	int lfd, ep;
 	char path[sizeof(((struct sockaddr_un *)0)->sun_path)];
+	/* the socket's directory when the agent made it: removed with the socket */
+	char made_dir[sizeof(((struct sockaddr_un *)0)->sun_path)];
 	struct conn *conns[BP_LOCAL_MAX_CONNS];
 	struct bp_local_stats st;
 	struct {
@@ -157,7 +159,14 @@ static int listen_at(struct bp_local *l)
 		slash = strrchr(dir, '/');
 		if (slash && slash != dir) {
 			*slash = '\0';
-			if (mkdir(dir, 0755) && errno != EEXIST)
+			/*
+			 * Made here, it goes when the agent stops (a unit's
+			 * RuntimeDirectory= is the service manager's to remove):
+			 * an agent run by hand leaves the machine as it was.
+			 */
+			if (!mkdir(dir, 0755))
+				strcpy(l->made_dir, dir);
+			else if (errno != EEXIST)
 				bp_warn("cannot create %s: %s", dir, strerror(errno));
 		}
 	}
@@ -261,6 +270,9 @@ void bp_local__free(struct bp_local *l)
 		close(l->lfd);
 		unlink(l->path);
 	}
+	/* only if empty: whatever else is there is not ours */
+	if (l->made_dir[0])
+		rmdir(l->made_dir);
 	if (l->ep >= 0)
 		close(l->ep);
 	free(l);

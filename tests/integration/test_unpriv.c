@@ -123,6 +123,15 @@ static void user_drop(struct user *u)
 	u->made = false;
 }
 
+static void agent_stop(void)
+{
+	if (agent_pid > 0) {
+		kill(agent_pid, SIGTERM);
+		waitpid(agent_pid, NULL, 0);
+		agent_pid = -1;
+	}
+}
+
 static int setup(void **state)
 {
 	/* the users reach the socket and their copies; what is inside keeps its modes */
@@ -139,11 +148,7 @@ static int teardown(void **state)
 {
 	char cmd[600];
 
-	if (agent_pid > 0) {
-		kill(agent_pid, SIGTERM);
-		waitpid(agent_pid, NULL, 0);
-		agent_pid = -1;
-	}
+	agent_stop();
 	h_cleanup();
 	user_drop(&ua);
 	user_drop(&ub);
@@ -163,13 +168,16 @@ static int teardown(void **state)
 	return 0;
 }
 
-/* the agent, on a socket in the test's directory and a free port */
+/*
+ * The agent, on a socket in a directory of the test's that it makes itself
+ * (as /run/boundprof by default), and a free port.
+ */
 static void agent_start(const char *opts)
 {
 	double deadline = wall_now() + 60;
 	char cmd[2048], *text, *p;
 
-	snprintf(agent_sock, sizeof(agent_sock), "%s", h_path("agent.sock"));
+	snprintf(agent_sock, sizeof(agent_sock), "%s/agent.sock", h_path("run"));
 	snprintf(agent_log, sizeof(agent_log), "%s", h_path("agent.log"));
 	snprintf(cmd, sizeof(cmd), "exec %s agent --listen 127.0.0.1:0 --socket %s --dir %s "
 		 "--interval 2 %s >>%s 2>&1", h_bin(), agent_sock, h_path("windows"), opts,
@@ -376,6 +384,12 @@ static void test_users_record_their_own(void **state)
 	bp_json_free(jr);
 	h_run_free(&ra);
 	h_run_free(&rb);
+
+	/* stopped, the agent takes its socket away, and the directory it made for it */
+	agent_stop();
+	assert_int_equal(access(agent_sock, F_OK), -1);
+	assert_int_equal(access(h_path("run"), F_OK), -1);
+	assert_int_equal(errno, ENOENT);
 }
 
 /*
