@@ -108,6 +108,20 @@ static void meta_ids(struct bp_session *s, struct bp_meta *m)
 	}
 }
 
+/* the user and cgroups of m from the ids an event carries (cached by cgroup set) */
+static void meta_event_ids(struct bp_session *s, struct bp_meta *m, const __u64 cg[BP_EXCG__MAX],
+			   uint32_t euid)
+{
+	ids_free(m);
+	if (!s->cgw)
+		return;
+	m->ids = calloc(1, sizeof(*m->ids));
+	if (m->ids && bp_cgwatch__exec_ids(s->cgw, m->pid, cg, euid, m->ids)) {
+		free(m->ids);
+		m->ids = NULL;
+	}
+}
+
 /*
  * The facts of a new image from its exec event, as /proc would give them
  * (bp_procinfo_read(), meta_ids()): no /proc file is read but a command
@@ -151,14 +165,7 @@ static void meta_from_exec(struct bp_session *s, const struct bp_exec_event *x)
 		if (!bp_procinfo_read(NULL, x->ev.tgid, &pi))
 			m->cmdline = pi.cmdline;
 	}
-	ids_free(m);
-	if (s->cgw) {
-		m->ids = calloc(1, sizeof(*m->ids));
-		if (m->ids && bp_cgwatch__exec_ids(s->cgw, x->ev.tgid, x->cg, x->euid, m->ids)) {
-			free(m->ids);
-			m->ids = NULL;
-		}
-	}
+	meta_event_ids(s, m, x->cg, x->euid);
 	if (whole)
 		s->meta_from_exec++;
 }
@@ -195,24 +202,24 @@ static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
  * its parent's command line (its argv is the parent's, copied at the
  * fork), its own fork time, owner and cgroups from the event. The
  * parent's are read once if they are not known yet (a shell whose
- * children run loops is seldom sampled itself). False when they cannot
- * be: the child's are read from /proc then.
+ * children run loops is seldom sampled itself). When they cannot be,
+ * nothing is set: the child's are read from /proc then.
  */
-static bool meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
+static void meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
 {
 	const struct bp_meta *pm = meta_get(s, f->ev.ppid);
 	struct bp_meta *m;
 	char *cmdline = NULL;
 
-	if (!pm || !pm->comm[0] || pm->exited)
-		return false;
+	if (!pm || pm->exited)
+		return;
 	if (pm->cmdline && !(cmdline = strdup(pm->cmdline)))
-		return false;
+		return;
 	/* pm is not used past here: a new entry may move the table */
 	m = meta_add(s, f->ev.tgid);
 	if (!m) {
 		free(cmdline);
-		return false;
+		return;
 	}
 	memcpy(m->comm, f->ev.comm, sizeof(m->comm));
 	m->comm[sizeof(m->comm) - 1] = '\0';
@@ -224,16 +231,8 @@ static bool meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
 	m->end_ns = 0;
 	free(m->cmdline);
 	m->cmdline = cmdline;
-	ids_free(m);
-	if (s->cgw) {
-		m->ids = calloc(1, sizeof(*m->ids));
-		if (m->ids && bp_cgwatch__exec_ids(s->cgw, f->ev.tgid, f->cg, f->euid, m->ids)) {
-			free(m->ids);
-			m->ids = NULL;
-		}
-	}
+	meta_event_ids(s, m, f->cg, f->euid);
 	s->meta_from_fork++;
-	return true;
 }
 
 /* a process changed image: its facts are read again */

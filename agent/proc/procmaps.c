@@ -133,18 +133,24 @@ struct read_ctx {
 	bp_procmaps_cb cb;
 	void *ctx;
 	size_t bad;
+	bool ended;		/* stopped at the gate area's line, not by cb */
 };
 
 static int read_line(char *line, size_t len, void *ctx)
 {
 	struct read_ctx *rc = ctx;
 	struct bp_maps_line l;
+	int err;
 
 	if (bp_procmaps__parse_line(line, &l)) {
 		rc->bad++;
 		return 0;
 	}
-	return rc->cb(&l, rc->ctx) ?: maps_last(&l);
+	err = rc->cb(&l, rc->ctx);
+	if (err)
+		return err;
+	rc->ended = maps_last(&l) == MAPS_END;
+	return rc->ended ? MAPS_END : 0;
 }
 
 /*
@@ -329,7 +335,7 @@ int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr
 		return -errno;
 	err = bp_read_lines(fd, &lr, read_line, &rc);
 	close(fd);
-	if (err == MAPS_END)
+	if (rc.ended)
 		err = 0;
 	rc.bad += lr.too_long + (lr.truncated ? 1 : 0);
 	if (nr_bad)
