@@ -109,6 +109,9 @@ enum bp_event_kind {
 #define BP_EVF_IDS		2	/* first sample: bp_first_event's ids were read */
 #define BP_EVF_FORK_IMAGE	4	/* first sample: still its parent's image (ev.ppid), no exec since the fork */
 #define BP_EVF_EXE		8	/* first sample: bp_first_event.exe was read */
+#define BP_EVF_MAPS		16	/* exit: struct bp_exit_event, its mappings walked */
+#define BP_EVF_EXEC_FILE	32	/* exec: bp_exec_event.file and .path were read */
+#define BP_EVF_LAZY		64	/* first sample: it woke no one (its exit names it if gone) */
 
 struct bp_event {
 	__u32 kind;
@@ -157,6 +160,64 @@ struct bp_exe_id {
 	__u32 pad;
 };
 
+/*
+ * A process's mappings, walked by BPF at its exit while its memory is
+ * still there (BP_EV_EXIT with BP_EVF_MAPS, struct bp_exit_event): each
+ * one /proc/PID/maps shows with a file, and its [heap], [stack] and [vdso];
+ * other anonymous mappings are left out. A process gone before userspace
+ * read its maps is named from them: its first sample need not wake
+ * userspace to read /proc at once (first_lazy in oncpu.bpf.c). The walk
+ * keeps the first BP_WALK_MAPS mappings of BP_WALK_FILES files (whole 0
+ * when there were more); it needs the task_vma iterator (6.7).
+ */
+#define BP_WALK_MAPS		96
+#define BP_WALK_FILES		16
+/* bp_walk_map.file: an index into bp_maps_walk.files, or one of these */
+#define BP_WM_HEAP		0xfd
+#define BP_WM_STACK		0xfe
+#define BP_WM_VDSO		0xff
+/* bp_walk_map.prot: the kernel's VM_READ, VM_WRITE, VM_EXEC, and VM_MAYSHARE as this */
+#define BP_WM_R			1
+#define BP_WM_W			2
+#define BP_WM_X			4
+#define BP_WM_SHARED		8
+
+struct bp_walk_map {
+	__u64 start;
+	__u64 end;
+	__u64 off;		/* bytes into the file, as /proc prints vm_pgoff */
+	__u8 file;
+	__u8 prot;
+	__u8 pad[6];
+};
+
+struct bp_maps_walk {
+	__u32 nr_maps;		/* in address order */
+	__u32 nr_files;
+	__u32 vmas;		/* mappings looked at, those left out too */
+	__u32 whole;		/* 1: none left out for want of room */
+	struct bp_exe_id files[BP_WALK_FILES];
+	struct bp_walk_map maps[BP_WALK_MAPS];	/* last: the record ends at maps[nr_maps] */
+};
+
+/*
+ * BP_EV_EXIT of a sampled process, with BP_EVF_MAPS: its ids, as
+ * bp_first_event's, and its mappings; the record is cut after the last
+ * one (BP_EXIT_EVENT_SIZE).
+ */
+struct bp_exit_event {
+	struct bp_event ev;
+	__u32 euid;
+	__u32 nspid;
+	__u32 mnt_ns;
+	__u32 pad;
+	struct bp_maps_walk w;
+};
+
+#define BP_EXIT_EVENT_SIZE(nr_maps)						\
+	(__builtin_offsetof(struct bp_exit_event, w.maps) +			\
+	 (nr_maps) * sizeof(struct bp_walk_map))
+
 struct bp_first_event {
 	struct bp_event ev;
 	__u32 euid;		/* effective, as /proc/PID/status's second Uid: field */
@@ -170,6 +231,8 @@ struct bp_first_event {
 
 /* the head of argv an exec event carries: a command line longer is read from /proc */
 #define BP_ARGS_LEN		256
+/* the longest executable path an exec event carries */
+#define BP_PATH_LEN		256
 
 /* bp_exec_event.ids_flags */
 #define BP_EXF_ARGS	1	/* args holds argv, or its head (BP_EXF_ARGS_CUT) */
@@ -188,8 +251,16 @@ struct bp_exec_event {
 	__u16 args_len;		/* bytes of args: argv NUL-separated, as /proc/PID/cmdline */
 	__u16 flags;		/* BP_EXF_* */
 	__u32 image;		/* task->self_exec_id after the exec: BP_STACK_IMAGE_SHIFT */
-	__u32 pad;
+	__u32 mnt_ns;		/* as bp_first_event's: the namespace path is in */
 	char args[BP_ARGS_LEN];
+	/*
+	 * With BP_EVF_EXEC_FILE: the file exec'd and the path it was asked
+	 * by, absolute or relative to the process's directory (for a script:
+	 * its interpreter's): what names a process gone before its maps were
+	 * read.
+	 */
+	struct bp_exe_id file;
+	char path[BP_PATH_LEN];
 };
 
 /* ------------------------------------------------------------ off-CPU */

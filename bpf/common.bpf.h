@@ -81,6 +81,17 @@ BP_EXTERN struct bp_events_map events SEC(".maps");
  * with an update of the entry it is reading.
  */
 BP_EXTERN volatile __u32 buf_idx;
+
+/*
+ * The exit program walks a sampled process's mappings (proc.bpf.c): 1 once
+ * it has done so (the kernel's exit tracepoint comes before the memory is
+ * let go, as on 6.18), 2 once it found a process's memory gone there (a
+ * kernel that let it go first). Only at 1 may a first sample wait for
+ * userspace's next tick: its process can be named after it is gone.
+ */
+BP_EXTERN volatile __u32 exit_walks;
+#define BP_EXIT_WALKS_OK	1
+#define BP_EXIT_WALKS_NONE	2
 /*
  * Cumulative counts userspace reads from the mmapped .bss, without a system
  * call, to drain only when the buffer fills, exits pile up or a busy process
@@ -168,13 +179,9 @@ struct inode___ctime_priv {
 	struct timespec64 __i_ctime;
 } __attribute__((preserve_access_index));
 
-/* the task's executable, as stat(2) of /proc/PID/exe gives it; false: none */
-static __always_inline bool bp_exe_id(struct task_struct *t, struct bp_exe_id *x)
+/* an inode as stat(2) gives it: into x */
+static __always_inline void bp_inode_id(struct inode *i, struct bp_exe_id *x)
 {
-	struct inode *i = BPF_CORE_READ(t, mm, exe_file, f_inode);
-
-	if (!i)
-		return false;
 	x->ino = BPF_CORE_READ(i, i_ino);
 	x->dev = BPF_CORE_READ(i, i_sb, s_dev);
 	x->mode = BPF_CORE_READ(i, i_mode);
@@ -202,6 +209,16 @@ static __always_inline bool bp_exe_id(struct task_struct *t, struct bp_exe_id *x
 		x->ctime_sec = BPF_CORE_READ((struct inode___ctime_ts *)i, i_ctime.tv_sec);
 		x->ctime_nsec = BPF_CORE_READ((struct inode___ctime_ts *)i, i_ctime.tv_nsec);
 	}
+}
+
+/* the task's executable, as stat(2) of /proc/PID/exe gives it; false: none */
+static __always_inline bool bp_exe_id(struct task_struct *t, struct bp_exe_id *x)
+{
+	struct inode *i = BPF_CORE_READ(t, mm, exe_file, f_inode);
+
+	if (!i)
+		return false;
+	bp_inode_id(i, x);
 	return true;
 }
 

@@ -96,6 +96,10 @@
 	BPF(R_TRUNC, 33, "r_stacks_truncated", LOST, "R stacks truncated at 63 frames")	\
 	BPF(R_NAME_LOST, 34, "r_names_lost", LOST,						\
 	    "R function names or source files not sent: event ring full (tried again later)") \
+	BPF(EXIT_MAPS, 38, "exit_maps_walked", SEEN,						\
+	    "sampled processes whose mappings BPF walked at their exit")			\
+	BPF(EXIT_MAPS_UNWALKED, 39, "exit_maps_unwalked", SEEN,					\
+	    "sampled processes whose mappings BPF could not walk at their exit")		\
 	USER(user_stacks_cut, "user_stacks_cut", NOTE,						\
 	     "user stacks end at [truncated]: the unwind stopped early")			\
 	USER(io_done_unseen, "io_completions_unseen", LOST,					\

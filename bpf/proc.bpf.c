@@ -18,7 +18,10 @@
 #include "python.bpf.h"
 #include "rlang.bpf.h"
 
+#define PF_KTHREAD	0x00200000
+
 volatile __u32 buf_idx = 0;
+volatile __u32 exit_walks = 0;
 volatile __u64 pend_rows = 0;
 volatile __u64 pend_exits = 0;
 volatile __u64 pend_samples = 0;
@@ -65,10 +68,13 @@ static __always_inline bool is_python(const char *c)
  * /proc files (stat, cmdline, status, cgroup) per new image: the argv head
  * was just copied onto the new stack by the exec, so it is resident.
  */
-static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 flags)
+static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 flags,
+				      struct linux_binprm *bprm)
 {
 	struct bp_exec_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
+	struct inode *ino;
 	unsigned long as, ae;
+	const char *interp;
 	__u64 len;
 
 	if (!e) {
@@ -84,7 +90,9 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 	e->start_ns = BPF_CORE_READ(p, start_time);
 	e->euid = BPF_CORE_READ(p, cred, euid.val);
 	e->image = (__u32)BPF_CORE_READ(p, self_exec_id);
-	e->pad = 0;
+	e->mnt_ns = 0;
+	if (bpf_core_field_exists(struct ns_common, inum))
+		e->mnt_ns = BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
 	current_cg_ids(p, e->cg);
 	e->flags = 0;
 	e->args_len = 0;
@@ -98,6 +106,20 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 	if (!len || !bpf_probe_read_user(e->args, len, (void *)as)) {
 		e->args_len = len;
 		e->flags |= BP_EXF_ARGS;
+	}
+	/*
+	 * The file exec'd (a script's interpreter) and the path it was
+	 * asked by: what names the process's code if it is gone before
+	 * userspace reads its maps (the exit's walk, struct bp_exit_event).
+	 */
+	ino = BPF_CORE_READ(bprm, file, f_inode);
+	interp = BPF_CORE_READ(bprm, interp);
+	e->path[0] = '\0';
+	if (ino && interp && bpf_probe_read_kernel_str(e->path, sizeof(e->path), interp) > 1) {
+		bp_inode_id(ino, &e->file);
+		e->ev.flags |= BP_EVF_EXEC_FILE;
+	} else {
+		__builtin_memset(&e->file, 0, sizeof(e->file));
 	}
 	/* a python is attached at its exec (agent/collect/session.c) */
 	bpf_ringbuf_submit(e, event_wakeup((flags & BP_EVF_WAS_SAMPLED) || is_python(e->ev.comm),
@@ -129,12 +151,170 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 	/* the new image is found anew: never walk it with the old one's offsets */
 	bpf_map_delete_elem(&py_procs, &tgid);
 	bpf_map_delete_elem(&r_procs, &tgid);
-	emit_exec(p, tgid, flags);
+	emit_exec(p, tgid, flags, bprm);
 	return 0;
 }
 
-SEC("tp_btf/sched_process_exit")
-int BPF_PROG(bp_exit, struct task_struct *p)
+/* the task_vma iterator (6.7): weak, for the variant of bp_exit that walks nothing */
+extern int bpf_iter_task_vma_new(struct bpf_iter_task_vma *it, struct task_struct *task,
+				 __u64 addr) __weak __ksym;
+extern struct vm_area_struct *bpf_iter_task_vma_next(struct bpf_iter_task_vma *it) __weak __ksym;
+extern void bpf_iter_task_vma_destroy(struct bpf_iter_task_vma *it) __weak __ksym;
+
+#define VM_READ		0x1
+#define VM_WRITE	0x2
+#define VM_EXEC		0x4
+#define VM_MAYSHARE	0x80
+/* mappings looked at, at most */
+#define BP_WALK_VMAS	1024
+
+/*
+ * The file of a mapping, as an index into w->files: the previous mapping's
+ * when it is the same inode (a file's segments are mapped side by side),
+ * else a new one; BP_WALK_FILES when there is no room. The counts live in
+ * w, not in registers: loaded back as unknown values, they let the
+ * verifier take each pass of the walk for the same state (else it walked
+ * the loop once per count).
+ */
+static __always_inline __u32 walk_file(struct bp_maps_walk *w, struct inode *ino)
+{
+	__u64 i_ino = BPF_CORE_READ(ino, i_ino);
+	__u32 dev = BPF_CORE_READ(ino, i_sb, s_dev), n = w->nr_files;
+
+	if (n > BP_WALK_FILES)
+		return BP_WALK_FILES;
+	if (n && w->files[n - 1].ino == i_ino && w->files[n - 1].dev == dev)
+		return n - 1;
+	if (n == BP_WALK_FILES)
+		return BP_WALK_FILES;
+	bp_inode_id(ino, &w->files[n]);
+	w->nr_files = n + 1;
+	return n;
+}
+
+/*
+ * p's mappings into w, at its exit (process context: the iterator only
+ * tries its locks, and gives up with interrupts off). False when they
+ * could not be walked at all.
+ */
+static __always_inline bool walk_maps(struct task_struct *p, struct bp_maps_walk *w)
+{
+	struct mm_struct *mm = p->mm;
+	struct bpf_iter_task_vma it;
+	struct vm_area_struct *vma;
+	__u64 vdso, brk, start_brk, start_stack, flags, start, end;
+	struct bp_walk_map *m;
+	struct file *file;
+	__u32 n, f;
+
+	w->nr_maps = 0;
+	w->nr_files = 0;
+	w->vmas = 0;
+	w->whole = 0;
+	if (!mm)
+		return false;
+	vdso = (__u64)BPF_CORE_READ(mm, context.vdso);
+	brk = BPF_CORE_READ(mm, brk);
+	start_brk = BPF_CORE_READ(mm, start_brk);
+	start_stack = BPF_CORE_READ(mm, start_stack);
+	if (bpf_iter_task_vma_new(&it, p, 0)) {
+		bpf_iter_task_vma_destroy(&it);
+		return false;
+	}
+	while ((vma = bpf_iter_task_vma_next(&it))) {
+		if (w->vmas++ >= BP_WALK_VMAS)
+			goto out;
+		file = vma->vm_file;
+		flags = vma->vm_flags;
+		start = vma->vm_start;
+		end = vma->vm_end;
+		if (file) {
+			f = walk_file(w, file->f_inode);
+			if (f >= BP_WALK_FILES)
+				goto out;
+		} else if (start == vdso) {
+			f = BP_WM_VDSO;
+		} else if (start <= brk && end >= start_brk) {
+			f = BP_WM_HEAP;
+		} else if (start <= start_stack && end >= start_stack) {
+			f = BP_WM_STACK;
+		} else {
+			continue;
+		}
+		n = w->nr_maps;
+		if (n >= BP_WALK_MAPS)
+			goto out;
+		m = &w->maps[n];
+		m->start = start;
+		m->end = end;
+		m->off = file ? vma->vm_pgoff << 12 : 0;
+		m->file = f;
+		m->prot = (flags & (VM_READ | VM_WRITE | VM_EXEC)) |
+			  (flags & VM_MAYSHARE ? BP_WM_SHARED : 0);
+		__builtin_memset(m->pad, 0, sizeof(m->pad));
+		w->nr_maps = n + 1;
+	}
+	w->whole = 1;
+out:
+	bpf_iter_task_vma_destroy(&it);
+	return true;
+}
+
+/* the exit event is built here, then copied into the ring as long as its mappings */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bp_exit_event);
+} exit_scratch SEC(".maps");
+
+/* a sampled process's exit, with its ids and mappings (struct bp_exit_event) */
+static __always_inline void emit_exit_walked(struct task_struct *p, __u32 tgid)
+{
+	struct bp_exit_event *e;
+	struct pid *pid;
+	unsigned int level;
+	__u32 zero = 0;
+	__u64 n;
+
+	e = bpf_map_lookup_elem(&exit_scratch, &zero);
+	if (!e)
+		return;
+	e->ev.kind = BP_EV_EXIT;
+	e->ev.tgid = tgid;
+	e->ev.ppid = BPF_CORE_READ(p, real_parent, tgid);
+	e->ev.flags = 0;
+	e->ev.ts_ns = bpf_ktime_get_ns();
+	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
+	e->euid = BPF_CORE_READ(p, real_cred, euid.val);
+	pid = BPF_CORE_READ(p, group_leader, thread_pid);
+	level = BPF_CORE_READ(pid, level);
+	e->nspid = 0;
+	bpf_core_read(&e->nspid, sizeof(e->nspid), &pid->numbers[level & 31].nr);
+	e->mnt_ns = 0;
+	if (bpf_core_field_exists(struct ns_common, inum))
+		e->mnt_ns = BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
+	e->pad = 0;
+	if (walk_maps(p, &e->w)) {
+		e->ev.flags |= BP_EVF_MAPS;
+		stat_inc(BP_STAT_EXIT_MAPS);
+		if (exit_walks != BP_EXIT_WALKS_OK && exit_walks != BP_EXIT_WALKS_NONE)
+			exit_walks = BP_EXIT_WALKS_OK;
+	} else {
+		stat_inc(BP_STAT_EXIT_MAPS_UNWALKED);
+		/* its memory let go before this tracepoint: first samples wake us again */
+		if (!p->mm)
+			exit_walks = BP_EXIT_WALKS_NONE;
+	}
+	n = e->w.nr_maps;
+	if (n > BP_WALK_MAPS)
+		n = BP_WALK_MAPS;
+	n = BP_EXIT_EVENT_SIZE(n);
+	if (bpf_ringbuf_output(&events, e, n, event_wakeup(false, n)))
+		stat_inc(BP_STAT_EVENT_DROP);
+}
+
+static __always_inline int exit_prog(struct task_struct *p, bool walk)
 {
 	__u32 tgid = BPF_CORE_READ(p, tgid);
 	bool sampled;
@@ -153,8 +333,27 @@ int BPF_PROG(bp_exit, struct task_struct *p)
 	} else if (!sampled) {
 		return 0;
 	}
-	emit_event(BP_EV_EXIT, tgid, BPF_CORE_READ(p, real_parent, tgid), 0);
+	if (walk && sampled && !(p->flags & PF_KTHREAD))
+		emit_exit_walked(p, tgid);
+	else
+		emit_event(BP_EV_EXIT, tgid, BPF_CORE_READ(p, real_parent, tgid), 0);
 	return 0;
+}
+
+/*
+ * Two variants, one loaded: with the walk of a sampled process's mappings
+ * where the kernel has the task_vma iterator (loader.c), without it before.
+ */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(bp_exit, struct task_struct *p)
+{
+	return exit_prog(p, true);
+}
+
+SEC("?tp_btf/sched_process_exit")
+int BPF_PROG(bp_exit_nowalk, struct task_struct *p)
+{
+	return exit_prog(p, false);
 }
 
 char LICENSE[] SEC("license") = "GPL";

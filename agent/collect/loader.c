@@ -577,6 +577,16 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		}
 	}
 
+	/*
+	 * A sampled process's mappings walked at its exit need the task_vma
+	 * iterator (6.7, for every program type); before it, the variant
+	 * without the walk, and new processes' maps are read at once, as
+	 * before (bpf/boundprof.h, struct bp_exit_event).
+	 */
+	l->exit_walk = kb && bp_kbtf__find(kb, "bpf_iter_task_vma_new", BTF_KIND_FUNC) > 0;
+	bpf_program__set_autoload(l->skel->progs.bp_exit, l->exit_walk);
+	bpf_program__set_autoload(l->skel->progs.bp_exit_nowalk, !l->exit_walk);
+
 	if (!o->no_blockio) {
 		err = bp_blockio__prepare(l->skel, l->counts_entries, kb);
 		if (err)

@@ -71,6 +71,7 @@ struct bp_loader {
 	int core_btf_fd;		/* until loaded: the relocation subset's memfd (corebtf.h) */
 	char core_btf_path[32];		/* its /proc/self/fd path, for libbpf */
 	uint32_t core_btf_types;	/* kernel types in it; 0: relocated against the whole */
+	bool exit_walk;			/* bp_exit walks sampled processes' mappings (else bp_exit_nowalk) */
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */

@@ -16,6 +16,8 @@
 #include "collect/collect.h"
 #include "collect/cpus.h"
 #include "collect/loader.h"
+#include "collect/mapfiles.h"
+#include "proc/pidset.h"
 #include "collect/python.h"
 #include "collect/rlang.h"
 #include "util/log.h"
@@ -296,16 +298,20 @@ static void meta_drop(struct bp_session *s, struct bp_meta *m)
 	s->dead_meta++;
 }
 
-static bool pid_gone(uint32_t pid)
+/* live: the pids alive, read once for this pass; NULL when that read failed */
+static bool pid_gone(const struct bp_pidset *live, uint32_t pid)
 {
 	char path[32];
 
+	if (live)
+		return !bp_pidset__has(live, (pid_t)pid);
 	snprintf(path, sizeof(path), "/proc/%u", pid);
 	return access(path, F_OK) && errno == ENOENT;
 }
 
 uint32_t bp_session__retire(struct bp_session *s)
 {
+	const struct bp_pidset *live = bp_pidset__read(&s->live, "/proc") ? NULL : &s->live;
 	uint32_t i, dropped = 0;
 
 	/*
@@ -320,7 +326,7 @@ uint32_t bp_session__retire(struct bp_session *s)
 		if (m->retiring) {
 			meta_drop(s, m);
 			dropped++;
-		} else if (m->exited || pid_gone(m->pid)) {
+		} else if (m->exited || pid_gone(live, m->pid)) {
 			/* not every exit is reported (unsampled processes), and events can be lost */
 			s->exits_noticed += !m->exited;
 			m->exited = true;
@@ -328,9 +334,9 @@ uint32_t bp_session__retire(struct bp_session *s)
 		}
 	}
 	meta_compact(s);
-	bp_syms__retire(s->syms);
+	bp_syms__retire_live(s->syms, live);
 	if (s->unwind)
-		bp_unwind__sweep(s->unwind);
+		bp_unwind__sweep_live(s->unwind, live);
 	bp_python__retire(s->python);
 	bp_rlang__retire(s->rlang);
 	return dropped;
@@ -823,12 +829,194 @@ static bool first_in_parent_image(struct bp_session *s, struct bp_proc *proc,
 	return true;
 }
 
+/*
+ * A sampled process exited before its maps were read (its first sample
+ * waits for our tick: oncpu.bpf.c): named from the mappings BPF walked at
+ * its exit, by the paths learnt of their files. Its samples, still in the
+ * maps, are named at the next drain.
+ */
+static void exit_maps(struct bp_session *s, const struct bp_exit_event *x)
+{
+	uint64_t snap = bp_syms__snapshot_ns(s->syms, x->ev.tgid);
+	char maps[64];
+
+	/* read while it lived, in this image (not its parent's image, before its exec) */
+	if (snap && snap >= image_born(s, x->ev.tgid))
+		return;
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", x->ev.tgid);
+	if (bp_mapfiles__hold(s->mapfiles, x, maps))
+		return;
+	bp_syms__hold_ids(s->syms, x->ev.tgid, x->euid, x->nspid, x->mnt_ns);
+	if (!bp_syms__snapshot(s->syms, x->ev.tgid))
+		s->maps_from_exit++;
+	bp_syms__drop_ids(s->syms);
+	bp_procmaps__unhold();
+}
+
+/*
+ * A process's first sample (in this image): its maps read and held for
+ * its readers (interpreters, symbols, unwind tables) while it lives. gone:
+ * its exit came in the same batch of events (first_queue()), nothing of it
+ * is left to read: its exit's walk named it (exit_maps()).
+ */
+static void first_sample(struct bp_session *s, struct bp_proc *proc, const struct bp_event *ev,
+			 size_t size, bool gone)
+{
+	const struct bp_first_event *f = size >= sizeof(*f) ? (const void *)ev : NULL;
+	char maps[64];
+	int err;
+
+	if (first_in_parent_image(s, proc, ev, size))
+		return;
+	if (gone) {
+		s->first_gone++;
+		s->first_gone_batch++;
+		fill_meta(s, proc);
+		return;
+	}
+	/* four readers of its maps below, one read: procmaps.h */
+	snprintf(maps, sizeof(maps), "/proc/%u/maps", ev->tgid);
+	err = bp_procmaps__hold(maps);
+	/* their paths, for when a process mapping them is gone before we look */
+	if (!err && f && (ev->flags & BP_EVF_IDS) && bp_procmaps__held_lines()) {
+		s->maps_from_proc++;
+		bp_mapfiles__learn_maps(s->mapfiles, f->mnt_ns, maps);
+	}
+	/*
+	 * Gone already, or a zombie (which maps nothing): its walkers,
+	 * symbols and tables would each find /proc empty (under 20 new
+	 * processes a second, half the agent's opens were of such
+	 * processes). Its facts may still be read: a zombie's status names
+	 * it.
+	 */
+	if (err == -ENOENT || err == -ESRCH || (!err && !bp_procmaps__held_lines())) {
+		s->first_gone++;
+		fill_meta(s, proc);
+		bp_procmaps__unhold();
+		return;
+	}
+	if (err)
+		bp_dbg("pid %u: maps not held: each reader reads them", ev->tgid);
+	if (f && (ev->flags & BP_EVF_IDS))
+		bp_syms__hold_ids(s->syms, ev->tgid, f->euid, f->nspid, f->mnt_ns);
+	if (!err && f && (ev->flags & BP_EVF_EXE)) {
+		hold_exe(f);
+		s->exe_from_bpf++;
+	}
+	/*
+	 * The interpreter first: a short-lived Python under process churn may
+	 * be gone by the time its facts and symbols are read, and its maps are
+	 * all the walker needs.
+	 */
+	set_err(s, bp_python__attach(s->python, ev->tgid));
+	set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
+	fill_meta(s, proc);
+	/* a young image: its names now, while it lives; its tables if it lives on */
+	if (tables_later(s, ev->tgid, image_born(s, ev->tgid)))
+		bp_syms__snapshot(s->syms, ev->tgid);
+	else
+		snapshot(s, ev->tgid);
+	bp_syms__drop_ids(s->syms);
+	bp_procmaps__unhold();
+}
+
+/*
+ * First samples that woke no one (BP_EVF_LAZY) wait for the end of their
+ * batch of events: a process whose exit is in the same batch is gone, and
+ * /proc is not asked for it (under 20 new processes a second, 10 failed
+ * opens a second). Another event of the same process (an exec) hands its
+ * queued first sample over first, so each is handled in the ring's order.
+ */
+struct first_q {
+	struct bp_first_event ev;
+	bool gone;
+};
+
+static void first_queue(struct bp_session *s, const struct bp_event *ev, size_t size)
+{
+	struct first_q *q;
+
+	if (s->nr_first_q == s->cap_first_q) {
+		uint32_t ncap = s->cap_first_q ? 2 * s->cap_first_q : 64;
+		void *nv = reallocarray(s->first_q, ncap, sizeof(*q));
+
+		if (!nv) {
+			set_err(s, -ENOMEM);
+			return;
+		}
+		s->first_q = nv;
+		s->cap_first_q = ncap;
+	}
+	q = &s->first_q[s->nr_first_q++];
+	memset(q, 0, sizeof(*q));
+	memcpy(&q->ev, ev, size < sizeof(q->ev) ? size : sizeof(q->ev));
+}
+
+static void first_handle(struct bp_session *s, struct first_q *q)
+{
+	struct bp_proc *proc = bp_profile__proc(s->prof, q->ev.ev.tgid, true);
+
+	if (!proc) {
+		set_err(s, -ENOMEM);
+		return;
+	}
+	first_sample(s, proc, &q->ev.ev, sizeof(q->ev), q->gone);
+}
+
+/* kind of another event of pid: an exit marks its queued first sample gone, else it goes first */
+static void first_before(struct bp_session *s, uint32_t pid, uint32_t kind)
+{
+	uint32_t i, j;
+
+	for (i = 0; i < s->nr_first_q; i++) {
+		struct first_q *q = &s->first_q[i];
+
+		if (q->ev.ev.tgid != pid)
+			continue;
+		if (kind == BP_EV_EXIT) {
+			q->gone = true;
+			continue;
+		}
+		/* this one and the ones before it, in order */
+		for (j = 0; j <= i; j++)
+			first_handle(s, &s->first_q[j]);
+		memmove(s->first_q, s->first_q + i + 1,
+			(s->nr_first_q - i - 1) * sizeof(*s->first_q));
+		s->nr_first_q -= i + 1;
+		i = (uint32_t)-1;
+	}
+}
+
+static void first_flush(struct bp_session *s)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->nr_first_q; i++)
+		first_handle(s, &s->first_q[i]);
+	s->nr_first_q = 0;
+}
+
+/* the process events waiting, then the first samples they held back */
+static int poll_events(struct bp_session *s, int timeout_ms)
+{
+	int n = bp_loader__poll(s->loader, timeout_ms);
+
+	first_flush(s);
+	return n;
+}
+
 static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 {
 	struct bp_session *s = ctx;
 	struct bp_proc *proc;
 
 	s->events++;
+	if (s->nr_first_q)
+		first_before(s, ev->tgid, ev->kind);
+	if (ev->kind == BP_EV_FIRST_SAMPLE && (ev->flags & BP_EVF_LAZY)) {
+		first_queue(s, ev, size);
+		return;
+	}
 	if (ev->kind == BP_EV_UNWIND_MISS) {
 		unwind_miss(s, ev->tgid);
 		return;
@@ -876,8 +1064,10 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 	switch (ev->kind) {
 	case BP_EV_EXEC:
 		meta_invalidate(s, ev->tgid);
-		if (size >= sizeof(struct bp_exec_event))
+		if (size >= sizeof(struct bp_exec_event)) {
 			meta_from_exec(s, (const struct bp_exec_event *)ev);
+			bp_mapfiles__learn_exec(s->mapfiles, (const struct bp_exec_event *)ev);
+		}
 		bp_python__exec(s->python, ev->tgid);
 		bp_rlang__exec(s->rlang, ev->tgid);
 		proc->have_meta = false;
@@ -917,58 +1107,14 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
 		break;
 	case BP_EV_FIRST_SAMPLE:
-		if (first_in_parent_image(s, proc, ev, size))
-			break;
-		/*
-		 * The interpreter first: a short-lived Python under process
-		 * churn may be gone by the time its facts and symbols are read,
-		 * and its maps are all the walker needs.
-		 */
-		{
-			char maps[64];
-			int err;
-
-			/* four readers of its maps below, one read: procmaps.h */
-			snprintf(maps, sizeof(maps), "/proc/%u/maps", ev->tgid);
-			err = bp_procmaps__hold(maps);
-			/*
-			 * Gone already, or a zombie (which maps nothing): its
-			 * walkers, symbols and tables would each find /proc empty
-			 * (under 20 new processes a second, half the agent's
-			 * opens were of such processes). Its facts may still be
-			 * read: a zombie's status names it.
-			 */
-			if (err == -ENOENT || err == -ESRCH || (!err && !bp_procmaps__held_lines())) {
-				s->first_gone++;
-				fill_meta(s, proc);
-				bp_procmaps__unhold();
-				break;
-			}
-			if (err)
-				bp_dbg("pid %u: maps not held: each reader reads them", ev->tgid);
-			if (size >= sizeof(struct bp_first_event) && (ev->flags & BP_EVF_IDS)) {
-				const struct bp_first_event *f = (const void *)ev;
-
-				bp_syms__hold_ids(s->syms, ev->tgid, f->euid, f->nspid, f->mnt_ns);
-			}
-			if (!err && size >= sizeof(struct bp_first_event) && (ev->flags & BP_EVF_EXE)) {
-				hold_exe((const struct bp_first_event *)ev);
-				s->exe_from_bpf++;
-			}
-			set_err(s, bp_python__attach(s->python, ev->tgid));
-			set_err(s, bp_rlang__attach(s->rlang, ev->tgid));
-			fill_meta(s, proc);
-			/* a young image: its names now, while it lives; its tables if it lives on */
-			if (tables_later(s, ev->tgid, image_born(s, ev->tgid)))
-				bp_syms__snapshot(s->syms, ev->tgid);
-			else
-				snapshot(s, ev->tgid);
-			bp_syms__drop_ids(s->syms);
-			bp_procmaps__unhold();
-		}
+		first_sample(s, proc, ev, size, false);
 		break;
 	case BP_EV_EXIT: {
 		struct bp_meta *m = meta_find(s, ev->tgid);
+
+		if (size >= BP_EXIT_EVENT_SIZE(0) && (ev->flags & BP_EVF_MAPS) &&
+		    size >= BP_EXIT_EVENT_SIZE(((const struct bp_exit_event *)ev)->w.nr_maps))
+			exit_maps(s, (const struct bp_exit_event *)ev);
 
 		if (m) {
 			s->exits_noticed += !m->exited;
@@ -1046,6 +1192,12 @@ int bp_session__open(struct bp_session **out, const struct bp_session_opts *opts
 		goto fail;
 	if (lo.unwind_rows) {
 		err = bp_unwind__new(s->loader, s->syms, &s->unwind);
+		if (err)
+			goto fail;
+	}
+	/* only where BPF walks exiting processes' mappings: else nothing asks */
+	if (s->loader->exit_walk) {
+		err = bp_mapfiles__new(&s->mapfiles);
 		if (err)
 			goto fail;
 	}
@@ -1209,7 +1361,7 @@ int bp_session__poll(struct bp_session *s, int timeout_ms)
 		/* an interpreter being loaded is looked at again soon, not a drain later */
 		if ((waiting_python || waiting_r) && timeout_ms > PY_LOADER_POLL_MS)
 			timeout_ms = PY_LOADER_POLL_MS;
-		n = bp_loader__poll(s->loader, timeout_ms);
+		n = poll_events(s, timeout_ms);
 		if (n < 0) {
 			bp_err("failed to read process events: %s", strerror(-n));
 			return n;
@@ -1239,7 +1391,7 @@ int bp_session__tick(struct bp_session *s)
 {
 	int n, err;
 
-	n = bp_loader__poll(s->loader, 0);
+	n = poll_events(s, 0);
 	if (n < 0) {
 		bp_err("failed to read process events: %s", strerror(-n));
 		return n;
@@ -1286,6 +1438,13 @@ void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t
 	*from_exec = s->meta_from_exec;
 	*from_proc = s->meta_proc_reads;
 	*from_fork = s->meta_from_fork;
+}
+
+void bp_session__maps_sources(const struct bp_session *s, uint64_t *from_proc,
+			      uint64_t *from_exit)
+{
+	*from_proc = s->maps_from_proc;
+	*from_exit = s->maps_from_exit;
 }
 
 uint32_t bp_session__known_exited(const struct bp_session *s)
@@ -1444,20 +1603,21 @@ static void settle_facts(struct bp_session *s)
 {
 	uint32_t i;
 
-	bp_loader__poll(s->loader, 0);
+	poll_events(s, 0);
 	for (i = 0; i < s->prof->nr_procs; i++)
 		fill_meta(s, s->prof->procs[i]);
 }
 
 int bp_session__stop(struct bp_session *s)
 {
+	struct bp_mapfiles_stats mf;
 	int err;
 
 	if (!s->started || s->stopped)
 		return 0;
 	s->stopped = true;
 	/* events first: exits that happened before the end belong to the window */
-	bp_loader__poll(s->loader, 0);
+	poll_events(s, 0);
 	sweep_io(s);
 	err = drain(s, true);
 	if (!err) {
@@ -1466,12 +1626,18 @@ int bp_session__stop(struct bp_session *s)
 	}
 	bp_session__evidence(s, s->prof);
 	bp_loader__log_run_stats(s->loader);
+	bp_mapfiles__stats(s->mapfiles, &mf);
 	bp_dbg("process events: %" PRIu64 "; facts from exec %" PRIu64 ", from /proc %" PRIu64
 	       ", from the parent %" PRIu64 "; executables from BPF %" PRIu64 ", by stat %" PRIu64
-	       "; first samples of processes gone %" PRIu64 "; unwind rewrites dropped at exit %"
+	       "; maps from /proc %" PRIu64 ", from the exit's walk %" PRIu64
+	       " (paths learnt %" PRIu64 ", files unnamed %" PRIu64 ")"
+	       "; first samples of processes gone %" PRIu64 " (%" PRIu64 " with their exit in the"
+	       " same batch)"
+	       "; unwind rewrites dropped at exit %"
 	       PRIu64 "; exec drains %" PRIu64 ", skipped %" PRIu64 ", images kept %" PRIu64,
 	       s->events, s->meta_from_exec, s->meta_proc_reads, s->meta_from_fork,
-	       s->exe_from_bpf, bp_procmaps__exe_stats(), s->first_gone,
+	       s->exe_from_bpf, bp_procmaps__exe_stats(), s->maps_from_proc, s->maps_from_exit,
+	       mf.learnt, mf.unnamed, s->first_gone, s->first_gone_batch,
 	       s->uw_cancelled,
 	       s->exec_drains, s->exec_drains_skipped, s->exec_images_kept);
 	return err;
@@ -1504,7 +1670,7 @@ int bp_session__rotate(struct bp_session *s, struct bp_profile **closed)
 	int err;
 
 	*closed = NULL;
-	bp_loader__poll(s->loader, 0);
+	poll_events(s, 0);
 	sweep_io(s);
 	err = drain(s, true);
 	if (!err) {
@@ -1547,6 +1713,9 @@ void bp_session__free(struct bp_session *s)
 	bp_loader__free(s->loader);
 	bp_python__free(s->python);
 	bp_rlang__free(s->rlang);
+	bp_mapfiles__free(s->mapfiles);
+	free(s->first_q);
+	bp_pidset__free(&s->live);
 	bp_syms__free(s->syms);
 	bp_profile__free(s->prof);
 	free(s);

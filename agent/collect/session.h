@@ -13,6 +13,7 @@
 
 #include "boundprof.h"
 #include "collect/loader.h"
+#include "proc/pidset.h"
 #include "util/htab.h"
 
 struct bp_loader;
@@ -94,6 +95,10 @@ struct bp_session {
 	uint64_t uw_over0;		/* unwind tables over budget at the start of the profile */
 	struct bp_python *python;	/* CPython processes: their frames */
 	struct bp_rlang *rlang;		/* R processes: their frames */
+	struct bp_mapfiles *mapfiles;	/* paths of mapped files: maps from BPF's walk */
+	struct bp_pidset live;		/* the pids alive at the last retire pass */
+	struct first_q *first_q;	/* first samples held to the end of their batch */
+	uint32_t nr_first_q, cap_first_q;
 	pid_t *pmu_pids;
 	uint32_t nr_pmu_pids;
 	uint64_t last_drain_ns;
@@ -117,6 +122,9 @@ struct bp_session {
 	uint64_t meta_from_fork;	/* ... and whose facts were their parent's (no exec yet) */
 	uint64_t exe_from_bpf;		/* first samples whose executable BPF named (no stat) */
 	uint64_t first_gone;		/* first samples of processes gone (or zombies) when handled */
+	uint64_t maps_from_proc;	/* first samples whose maps /proc gave */
+	uint64_t first_gone_batch;	/* ... gone: their exit in the same batch, /proc not asked */
+	uint64_t maps_from_exit;	/* processes gone first, named from their exit's walk */
 	uint64_t uw_cancelled;		/* unwind list rewrites dropped: the process exited first */
 	int err;			/* first error from an event or drain */
 	bool started, stopped;
@@ -206,6 +214,9 @@ uint64_t bp_session__exits_noticed(const struct bp_session *s);
 /* processes whose facts came whole with their exec event, and those /proc was read for */
 void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc,
 			uint64_t *from_fork);
+/* new processes' maps: read from /proc, and taken from the exit's walk (mapfiles.h) */
+void bp_session__maps_sources(const struct bp_session *s, uint64_t *from_proc,
+			      uint64_t *from_exit);
 
 /* samples so far (cheap: reads the per-CPU counters) */
 uint64_t bp_session__samples(struct bp_session *s);

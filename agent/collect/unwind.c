@@ -28,6 +28,7 @@
 #include "boundprof.h"
 #include "collect/loader.h"
 #include "collect/unwind.h"
+#include "proc/pidset.h"
 #include "proc/procmaps.h"
 #include "symbolize/dwarf_cfi.h"
 #include "symbolize/elfsym.h"
@@ -1113,14 +1114,25 @@ void bp_unwind__forget(struct bp_unwind *u, pid_t pid)
 
 uint32_t bp_unwind__sweep(struct bp_unwind *u)
 {
+	return bp_unwind__sweep_live(u, NULL);
+}
+
+uint32_t bp_unwind__sweep_live(struct bp_unwind *u, const struct bp_pidset *live)
+{
 	char path[64];
 	uint32_t i, n = 0;
 
 	for (i = u->procs.n; i-- > 0;) {
 		struct uw_proc *p = u->procs.v[i];
+		bool gone;
 
-		snprintf(path, sizeof(path), "/proc/%d", p->pid);
-		if (access(path, F_OK) && errno == ENOENT) {
+		if (live) {
+			gone = !bp_pidset__has(live, p->pid);
+		} else {
+			snprintf(path, sizeof(path), "/proc/%d", p->pid);
+			gone = access(path, F_OK) && errno == ENOENT;
+		}
+		if (gone) {
 			bp_unwind__forget(u, p->pid);
 			n++;
 		}

@@ -79,6 +79,9 @@ void bp_unwind__forget(struct bp_unwind *u, pid_t pid);
 
 /* forget processes that are gone (an exit event can be lost); how many */
 uint32_t bp_unwind__sweep(struct bp_unwind *u);
+/* the same, with the pids alive read once by the caller (pidset.h) */
+struct bp_pidset;
+uint32_t bp_unwind__sweep_live(struct bp_unwind *u, const struct bp_pidset *live);
 
 /*
  * Build the table of a file of ours, or of a command about to run, before

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include "proc/procmaps.h"
 #include "util/hex.h"
@@ -168,6 +169,8 @@ static __thread struct {
 	size_t bad;
 	int exe_err;		/* 1: not asked yet; else bp_procmaps__exe_stat()'s answer */
 	struct stat exe_st;
+	struct stat *stats;	/* the files' own, when they came with the lines */
+	size_t nr_stats;
 } held;
 
 /* what is held of one file at most: beyond it the readers read the file */
@@ -215,6 +218,74 @@ static int hold_line(char *line, size_t len, void *ctx)
 	return last;
 }
 
+/* the lines read into held: theirs from now until the unhold */
+static void hold_done(const char *path, size_t bad)
+{
+	size_t i;
+
+	for (i = 0; i < held.nr; i++)
+		held.lines[i].path = held.paths + (uintptr_t)held.lines[i].path;
+	held.bad = bad;
+	snprintf(held.path, sizeof(held.path), "%s", path);
+	held.exe_err = 1;
+	held.on = true;
+}
+
+int bp_procmaps__hold_text(const char *path, char *text, size_t len,
+			   const struct stat *stats, size_t nr_stats)
+{
+	size_t bad = 0, n;
+	char *nl;
+	int err = 0;
+
+	bp_procmaps__unhold();
+	if (strlen(path) >= sizeof(held.path))
+		return -ENAMETOOLONG;
+	while (len && !err) {
+		nl = memchr(text, '\n', len);
+		n = nl ? (size_t)(nl - text) : len;
+		text[n] = '\0';
+		err = hold_line(text, n, &bad);
+		if (err == MAPS_END)
+			err = 0;
+		n = n < len ? n + 1 : n;
+		text += n;
+		len -= n;
+	}
+	if (!err && nr_stats) {
+		held.stats = calloc(nr_stats, sizeof(*stats));
+		if (!held.stats)
+			err = -ENOMEM;
+		else
+			memcpy(held.stats, stats, nr_stats * sizeof(*stats));
+		held.nr_stats = nr_stats;
+	}
+	if (err) {
+		bp_procmaps__unhold();
+		return err;
+	}
+	hold_done(path, bad);
+	return 0;
+}
+
+bool bp_procmaps__held_stat(const char *maps_path, const struct bp_maps_line *l, struct stat *st)
+{
+	size_t i;
+
+	if (!held.nr_stats || !bp_procmaps__holds(maps_path))
+		return false;
+	for (i = 0; i < held.nr_stats; i++) {
+		const struct stat *h = &held.stats[i];
+
+		if (h->st_ino == l->inode && major(h->st_dev) == l->dev_major &&
+		    minor(h->st_dev) == l->dev_minor) {
+			*st = *h;
+			return true;
+		}
+	}
+	return false;
+}
+
 int bp_procmaps__hold(const char *path)
 {
 	struct bp_lines lr = {
@@ -222,7 +293,7 @@ int bp_procmaps__hold(const char *path)
 		.max_lines = BP_MAPS_LINES_MAX,
 		.take_partial = true,
 	};
-	size_t bad = 0, i;
+	size_t bad = 0;
 	int fd, err;
 
 	bp_procmaps__unhold();
@@ -239,12 +310,7 @@ int bp_procmaps__hold(const char *path)
 		bp_procmaps__unhold();
 		return err;
 	}
-	for (i = 0; i < held.nr; i++)
-		held.lines[i].path = held.paths + (uintptr_t)held.lines[i].path;
-	held.bad = bad + lr.too_long + (lr.truncated ? 1 : 0);
-	snprintf(held.path, sizeof(held.path), "%s", path);
-	held.exe_err = 1;
-	held.on = true;
+	hold_done(path, bad + lr.too_long + (lr.truncated ? 1 : 0));
 	return 0;
 }
 
@@ -304,6 +370,7 @@ void bp_procmaps__unhold(void)
 {
 	free(held.lines);
 	free(held.paths);
+	free(held.stats);
 	memset(&held, 0, sizeof(held));
 }
 

@@ -68,6 +68,18 @@ int bp_procmaps__read(const char *path, bp_procmaps_cb cb, void *ctx, size_t *nr
 int bp_procmaps__hold(const char *path);
 void bp_procmaps__unhold(void);
 
+/*
+ * The same, of maps given as text in /proc's format (text is cut into
+ * lines in place), with the stat of each file they name when known
+ * (nr_stats may be 0): maps BPF walked where the process ran
+ * (collect/mapfiles.h). 0 or -errno.
+ */
+int bp_procmaps__hold_text(const char *path, char *text, size_t len,
+			   const struct stat *stats, size_t nr_stats);
+
+/* the stat held with the maps at maps_path of the file line l names: true when there is one */
+bool bp_procmaps__held_stat(const char *maps_path, const struct bp_maps_line *l, struct stat *st);
+
 /* lines in the held file: 0 for a zombie or an exiting process, which maps nothing */
 size_t bp_procmaps__held_lines(void);
 

@@ -480,6 +480,11 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "exec" } }, 1, a->facts_exec);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "proc" } }, 1, a->facts_proc);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "fork" } }, 1, a->facts_fork);
+	bp_prom_family(m, "boundprof_agent_process_maps_total", BP_PROM_COUNTER,
+		       "New processes whose memory maps the agent took, by source: /proc while "
+		       "they lived, or the mappings BPF walked at their exit when they were gone");
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "proc" } }, 1, a->maps_proc);
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "exit" } }, 1, a->maps_exit);
 	scalar_u64(m, "boundprof_agent_symbolizer_processes", BP_PROM_GAUGE,
 	       "Processes whose memory maps the symbolizer holds", a->sym_processes);
 	scalar_u64(m, "boundprof_agent_symbolizer_files", BP_PROM_GAUGE,

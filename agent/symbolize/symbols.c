@@ -32,6 +32,7 @@
 #include "util/htab.h"
 #include "util/log.h"
 #include "util/safeopen.h"
+#include "proc/pidset.h"
 
 /*
  * Garbage addresses from broken frame-pointer chains are common; without a
@@ -784,9 +785,13 @@ static void snap_root(struct snap_ctx *c)
  * The executable's mapping: the stat of /proc/PID/exe taken with the maps
  * held (procmaps.h), when it is the very file the line names, stands for
  * the stat of its map_files entry. Only when held: else it costs the same.
+ * Maps BPF walked come with each file's stat, read from its inode where
+ * the process ran (collect/mapfiles.h): that stands for any file's.
  */
 static bool held_exe(struct snap_ctx *c, const struct bp_maps_line *l, struct stat *st)
 {
+	if (c->maps_held && bp_procmaps__held_stat(c->maps_path, l, st))
+		return S_ISREG(st->st_mode);
 	return c->maps_held && !bp_procmaps__exe_stat(c->maps_path, st) &&
 	       S_ISREG(st->st_mode) && st->st_ino == l->inode &&
 	       major(st->st_dev) == l->dev_major && minor(st->st_dev) == l->dev_minor;
@@ -865,8 +870,15 @@ static struct sym_file *snap_file(struct snap_ctx *c, const struct bp_maps_line 
 	}
 	if (fd < 0) {
 		fd = open(mf, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+		/* gone since its maps were walked (mapfiles.h): by its path, the same inode */
+		if (fd < 0 && errno == ENOENT)
+			fd = open_by_path(c, l, &fst);
+		else if (fd >= 0 && fstat(fd, &fst)) {
+			close(fd);
+			fd = -1;
+		}
 		/* replaced between the stat and the open: take what is there now */
-		if (fd < 0 || fstat(fd, &fst) || !S_ISREG(fst.st_mode) ||
+		if (fd < 0 || !S_ISREG(fst.st_mode) ||
 		    fst.st_dev != st.st_dev || fst.st_ino != st.st_ino) {
 			if (fd >= 0)
 				close(fd);
@@ -1229,15 +1241,22 @@ void bp_syms__forget(struct bp_syms *s, pid_t pid)
 		proc_destroy(s, p);
 }
 
-static bool proc_gone(const struct bp_syms *s, pid_t pid)
+static bool proc_gone(const struct bp_syms *s, const struct bp_pidset *live, pid_t pid)
 {
 	char path[4096];
 
+	if (live)
+		return !bp_pidset__has(live, pid);
 	snprintf(path, sizeof(path), "%s/%d", s->proc_root, pid);
 	return access(path, F_OK) && errno == ENOENT;
 }
 
 uint32_t bp_syms__retire(struct bp_syms *s)
+{
+	return bp_syms__retire_live(s, NULL);
+}
+
+uint32_t bp_syms__retire_live(struct bp_syms *s, const struct bp_pidset *live)
 {
 	uint32_t dropped = 0, i;
 
@@ -1248,7 +1267,7 @@ uint32_t bp_syms__retire(struct bp_syms *s)
 		if (p->retiring) {
 			proc_destroy(s, p);
 			dropped++;
-		} else if (p->exited || proc_gone(s, p->pid)) {
+		} else if (p->exited || proc_gone(s, live, p->pid)) {
 			/* an exit event can be lost; the pid's absence cannot */
 			p->exited = true;
 			p->retiring = true;

@@ -198,6 +198,9 @@ void bp_syms__exited(struct bp_syms *s, pid_t pid);
  * gone now are marked to be dropped at the next. Returns how many left.
  */
 uint32_t bp_syms__retire(struct bp_syms *s);
+/* the same, with the pids alive read once by the caller (pidset.h); NULL: each asked of /proc */
+struct bp_pidset;
+uint32_t bp_syms__retire_live(struct bp_syms *s, const struct bp_pidset *live);
 
 /* drop everything about a process (bounded memory in continuous mode) */
 void bp_syms__forget(struct bp_syms *s, pid_t pid);

@@ -243,6 +243,8 @@ for p in $want; do
 	case $p in
 	# block_io_start/block_io_done: 6.5 and later (bpf/compat.bpf.h)
 	bp_io_start | bp_io_done) continue ;;
+	# the exit's walk of the mappings: the task_vma iterator, 6.7 (bp_exit_nowalk here)
+	bp_exit) continue ;;
 	esac
 	grep -q " name $p " "$work/progs" || missing="$missing $p"
 done
