@@ -234,6 +234,32 @@ static __always_inline __u64 ctrl_cgroup_id(struct task_struct *t, int ssid)
 }
 
 /* the current task's cgroups, as an exec event carries them (enum bp_exec_cg) */
+/* inode of t's mount namespace, as /proc/PID/ns/mnt; 0: not known on this kernel */
+static __always_inline __u32 bp_mnt_ns(struct task_struct *t)
+{
+	if (!bpf_core_field_exists(struct ns_common, inum))
+		return 0;
+	return BPF_CORE_READ(t, nsproxy, mnt_ns, ns.inum);
+}
+
+/*
+ * Whose t's process is, as /proc/PID/status says it: the objective
+ * effective uid (not an override_creds() in flight), the pid in its own
+ * pid namespace (NSpid:'s last field) and its mount namespace.
+ */
+static __always_inline void bp_task_ids(struct task_struct *t, __u32 *euid, __u32 *nspid,
+					__u32 *mnt_ns)
+{
+	struct pid *pid = BPF_CORE_READ(t, group_leader, thread_pid);
+	unsigned int level = BPF_CORE_READ(pid, level);
+
+	*euid = BPF_CORE_READ(t, real_cred, euid.val);
+	*nspid = 0;
+	/* 32 levels at most (MAX_PID_NS_LEVEL) */
+	bpf_core_read(nspid, sizeof(*nspid), &pid->numbers[level & 31].nr);
+	*mnt_ns = bp_mnt_ns(t);
+}
+
 static __always_inline void current_cg_ids(struct task_struct *t, __u64 cg[BP_EXCG__MAX])
 {
 	int cpu_id = -1, mem_id = -1;

@@ -69,8 +69,6 @@ static __always_inline void emit_first_sample(struct task_struct *task, __u32 tg
 {
 	struct bp_first_event *e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	struct task_struct *leader, *parent;
-	struct pid *pid;
-	unsigned int level;
 	__u32 fork_id;
 	bool lazy;
 
@@ -84,16 +82,7 @@ static __always_inline void emit_first_sample(struct task_struct *task, __u32 tg
 	e->ev.flags = BP_EVF_IDS;
 	e->ev.ts_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
-	/* objective credentials, as /proc shows them (not an override_creds() in flight) */
-	e->euid = BPF_CORE_READ(task, real_cred, euid.val);
-	pid = BPF_CORE_READ(task, group_leader, thread_pid);
-	level = BPF_CORE_READ(pid, level);
-	e->nspid = 0;
-	/* 32 levels at most (MAX_PID_NS_LEVEL) */
-	bpf_core_read(&e->nspid, sizeof(e->nspid), &pid->numbers[level & 31].nr);
-	e->mnt_ns = 0;
-	if (bpf_core_field_exists(struct ns_common, inum))
-		e->mnt_ns = BPF_CORE_READ(task, nsproxy, mnt_ns, ns.inum);
+	bp_task_ids(task, &e->euid, &e->nspid, &e->mnt_ns);
 	e->pad = 0;
 	leader = BPF_CORE_READ(task, group_leader);
 	e->start_ns = BPF_CORE_READ(leader, start_time);

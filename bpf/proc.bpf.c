@@ -90,9 +90,7 @@ static __always_inline void emit_exec(struct task_struct *p, __u32 tgid, __u32 f
 	e->start_ns = BPF_CORE_READ(p, start_time);
 	e->euid = BPF_CORE_READ(p, cred, euid.val);
 	e->image = (__u32)BPF_CORE_READ(p, self_exec_id);
-	e->mnt_ns = 0;
-	if (bpf_core_field_exists(struct ns_common, inum))
-		e->mnt_ns = BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
+	e->mnt_ns = bp_mnt_ns(p);
 	current_cg_ids(p, e->cg);
 	e->flags = 0;
 	e->args_len = 0;
@@ -272,8 +270,6 @@ struct {
 static __always_inline void emit_exit_walked(struct task_struct *p, __u32 tgid)
 {
 	struct bp_exit_event *e;
-	struct pid *pid;
-	unsigned int level;
 	__u32 zero = 0;
 	__u64 n;
 
@@ -286,14 +282,7 @@ static __always_inline void emit_exit_walked(struct task_struct *p, __u32 tgid)
 	e->ev.flags = 0;
 	e->ev.ts_ns = bpf_ktime_get_ns();
 	bpf_get_current_comm(e->ev.comm, sizeof(e->ev.comm));
-	e->euid = BPF_CORE_READ(p, real_cred, euid.val);
-	pid = BPF_CORE_READ(p, group_leader, thread_pid);
-	level = BPF_CORE_READ(pid, level);
-	e->nspid = 0;
-	bpf_core_read(&e->nspid, sizeof(e->nspid), &pid->numbers[level & 31].nr);
-	e->mnt_ns = 0;
-	if (bpf_core_field_exists(struct ns_common, inum))
-		e->mnt_ns = BPF_CORE_READ(p, nsproxy, mnt_ns, ns.inum);
+	bp_task_ids(p, &e->euid, &e->nspid, &e->mnt_ns);
 	e->pad = 0;
 	if (walk_maps(p, &e->w)) {
 		e->ev.flags |= BP_EVF_MAPS;

@@ -204,7 +204,7 @@ void bp_mapfiles__learn_exec(struct bp_mapfiles *m, const struct bp_exec_event *
 		learn_relative(m, &k, x, len);
 }
 
-static void file_stat(const struct bp_exe_id *x, struct stat *st)
+void bp_exe_id_stat(const struct bp_exe_id *x, struct stat *st)
 {
 	memset(st, 0, sizeof(*st));
 	st->st_dev = makedev(x->dev >> 20, x->dev & 0xfffff);
@@ -252,7 +252,7 @@ int bp_mapfiles__hold(struct bp_mapfiles *m, const struct bp_exit_event *x,
 		paths[i] = kn ? kn->path : NULL;
 		m->st.unnamed += !kn;
 		if (kn)
-			file_stat(&w->files[i], &st[known++]);
+			bp_exe_id_stat(&w->files[i], &st[known++]);
 	}
 	if (!known)
 		return -ENOENT;

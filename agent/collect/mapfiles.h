@@ -48,4 +48,9 @@ int bp_mapfiles__hold(struct bp_mapfiles *m, const struct bp_exit_event *x,
 
 void bp_mapfiles__stats(const struct bp_mapfiles *m, struct bp_mapfiles_stats *out);
 
+/* a file as BPF read it from its inode (struct bp_exe_id), as stat(2) would give it */
+struct bp_exe_id;
+struct stat;
+void bp_exe_id_stat(const struct bp_exe_id *x, struct stat *st);
+
 #endif /* BP_MAPFILES_H */

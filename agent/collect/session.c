@@ -4,7 +4,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <unistd.h>
 #include <time.h>
 
@@ -767,17 +766,9 @@ static bool keep_image(struct bp_session *s, const struct bp_event *ev, size_t s
  */
 static void hold_exe(const struct bp_first_event *f)
 {
-	struct stat st = {};
+	struct stat st;
 
-	st.st_dev = makedev(f->exe.dev >> 20, f->exe.dev & 0xfffff);
-	st.st_ino = f->exe.ino;
-	st.st_mode = f->exe.mode;
-	st.st_nlink = f->exe.nlink;
-	st.st_size = f->exe.size;
-	st.st_mtim.tv_sec = f->exe.mtime_sec;
-	st.st_mtim.tv_nsec = f->exe.mtime_nsec;
-	st.st_ctim.tv_sec = f->exe.ctime_sec;
-	st.st_ctim.tv_nsec = f->exe.ctime_nsec;
+	bp_exe_id_stat(&f->exe, &st);
 	bp_procmaps__hold_exe(&st);
 }
 
@@ -963,28 +954,29 @@ static void first_handle(struct bp_session *s, struct first_q *q)
 	first_sample(s, proc, &q->ev.ev, sizeof(q->ev), q->gone);
 }
 
-/* kind of another event of pid: an exit marks its queued first sample gone, else it goes first */
+/*
+ * Another event of pid, of this kind: an exit marks its queued first
+ * samples gone; anything else has them (and those queued before them)
+ * handled first.
+ */
 static void first_before(struct bp_session *s, uint32_t pid, uint32_t kind)
 {
-	uint32_t i, j;
+	uint32_t i, n = 0;
 
 	for (i = 0; i < s->nr_first_q; i++) {
-		struct first_q *q = &s->first_q[i];
-
-		if (q->ev.ev.tgid != pid)
+		if (s->first_q[i].ev.ev.tgid != pid)
 			continue;
-		if (kind == BP_EV_EXIT) {
-			q->gone = true;
-			continue;
-		}
-		/* this one and the ones before it, in order */
-		for (j = 0; j <= i; j++)
-			first_handle(s, &s->first_q[j]);
-		memmove(s->first_q, s->first_q + i + 1,
-			(s->nr_first_q - i - 1) * sizeof(*s->first_q));
-		s->nr_first_q -= i + 1;
-		i = (uint32_t)-1;
+		if (kind == BP_EV_EXIT)
+			s->first_q[i].gone = true;
+		else
+			n = i + 1;
 	}
+	for (i = 0; i < n; i++)
+		first_handle(s, &s->first_q[i]);
+	if (!n)
+		return;
+	memmove(s->first_q, s->first_q + n, (s->nr_first_q - n) * sizeof(*s->first_q));
+	s->nr_first_q -= n;
 }
 
 static void first_flush(struct bp_session *s)
