@@ -92,6 +92,13 @@ BP_EXTERN volatile __u32 buf_idx;
 BP_EXTERN volatile __u32 exit_walks;
 #define BP_EXIT_WALKS_OK	1
 #define BP_EXIT_WALKS_NONE	2
+
+/*
+ * Counted up by userspace after it adds a process to py_procs or r_procs:
+ * what a program remembered of a process not being an interpreter holds
+ * only while this has not moved.
+ */
+BP_EXTERN volatile __u32 interp_gen;
 /*
  * Cumulative counts userspace reads from the mmapped .bss, without a system
  * call, to drain only when the buffer fills, exits pile up or a busy process

@@ -35,12 +35,25 @@ struct {
 	__type(value, struct bp_stack);
 } oncpu_scratch SEC(".maps");
 
-/* per CPU: the process sampled last, known to be in seen as sampled */
+/*
+ * Per CPU: the process sampled last, and what is known of it: that it is
+ * in seen as sampled, and whether it is an interpreter (as of interp_gen).
+ * A CPU-bound process is sampled again and again on its CPU, and each of
+ * these was a hash lookup (~1 us in a guest) for each of its samples.
+ */
 struct seen_memo {
 	__u32 tgid;
 	__u32 exec_id;
 	__u64 start_ns;
+	__u32 interp_gen;
+	__u8 sampled;
+	__u8 interp;	/* BP_MEMO_* */
+	__u16 pad;
 };
+
+#define BP_MEMO_PY		1
+#define BP_MEMO_R		2
+#define BP_MEMO_KNOWN		4
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -178,11 +191,11 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	struct bp_stack *scratch;
 	__u32 idx = buf_idx & 1, zero = 0;
 	void *counts = idx ? (void *)&oncpu1 : (void *)&oncpu0;
-	__u8 one = BP_SEEN_SAMPLED, *seen_state;
+	__u8 one = BP_SEEN_SAMPLED, *seen_state, interp;
 	struct seen_memo *memo;
 	__u64 ip, start;
-	__u32 exec_id;
-	bool in_exec;
+	__u32 exec_id, gen;
+	bool in_exec, user;
 	long err;
 
 	stat_inc(BP_STAT_SAMPLES);
@@ -217,15 +230,41 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	 * under process churn is most execs. The kernel stack tells the story.
 	 */
 	in_exec = BPF_CORE_READ_BITFIELD(task, in_execve);
-	if (!(task->flags & PF_KTHREAD) && !in_exec) {
-		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task, &key.sysnr);
+	user = !(task->flags & PF_KTHREAD) && !in_exec;
+	memo = bpf_map_lookup_elem(&seen_memo, &zero);
+	if (!memo)
+		return 0;
+	start = BPF_CORE_READ(task, group_leader, start_time);
+	exec_id = BPF_CORE_READ(task, self_exec_id);
+	if (memo->tgid != tgid || memo->start_ns != start || memo->exec_id != exec_id) {
+		memo->tgid = tgid;
+		memo->exec_id = exec_id;
+		memo->start_ns = start;
+		memo->sampled = 0;
+		memo->interp = 0;
 	}
-	/* Python frames apart from the native walk: merged in userspace */
-	if (!(task->flags & PF_KTHREAD) && !in_exec)
-		key.pystack = py_store_stack(task, tgid, tid, idx);
-	/* or R's: a process runs one of the two (its own subprogram, verified once) */
-	if (!key.pystack && !(task->flags & PF_KTHREAD) && !in_exec)
-		key.pystack = r_store_stack(tgid, tid, idx);
+	if (user) {
+		key.ustack = sample_ustack(ctx, scratch, idx, tgid, task, &key.sysnr);
+		/* read once: userspace counts it up after adding a process */
+		gen = interp_gen;
+		barrier_var(gen);
+		interp = memo->interp;
+		if (!(interp & BP_MEMO_KNOWN) || memo->interp_gen != gen) {
+			interp = BP_MEMO_KNOWN;
+			if (py_walk && bpf_map_lookup_elem(&py_procs, &tgid))
+				interp |= BP_MEMO_PY;
+			if (r_walk && bpf_map_lookup_elem(&r_procs, &tgid))
+				interp |= BP_MEMO_R;
+			memo->interp = interp;
+			memo->interp_gen = gen;
+		}
+		/* Python frames apart from the native walk: merged in userspace */
+		if (interp & BP_MEMO_PY)
+			key.pystack = py_store_stack(task, tgid, tid, idx);
+		/* or R's: a process runs one of the two (its own subprogram, verified once) */
+		if (!key.pystack && (interp & BP_MEMO_R))
+			key.pystack = r_store_stack(tgid, tid, idx);
+	}
 
 	val = bpf_map_lookup_elem(counts, &key);
 	if (!val) {
@@ -257,16 +296,11 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		return 0;
 
 	/*
-	 * The process this CPU sampled last, known sampled already: a CPU-
-	 * bound process is sampled again and again on its CPU, and the seen
-	 * lookup was a map operation (~1 us here) for each of its samples.
-	 * The start time tells a reused pid apart, the exec count an image
+	 * The process this CPU sampled last, known sampled already. The
+	 * start time tells a reused pid apart, the exec count an image
 	 * (whose first sample is reported anew).
 	 */
-	memo = bpf_map_lookup_elem(&seen_memo, &zero);
-	start = BPF_CORE_READ(task, group_leader, start_time);
-	exec_id = BPF_CORE_READ(task, self_exec_id);
-	if (memo && memo->tgid == tgid && memo->start_ns == start && memo->exec_id == exec_id)
+	if (memo->sampled)
 		return 0;
 	seen_state = bpf_map_lookup_elem(&seen, &tgid);
 	if (!seen_state) {
@@ -280,11 +314,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		*seen_state = BP_SEEN_SAMPLED;
 		emit_first_sample(task, tgid);
 	}
-	if (memo) {
-		memo->tgid = tgid;
-		memo->exec_id = exec_id;
-		memo->start_ns = start;
-	}
+	memo->sampled = 1;
 	return 0;
 }
 

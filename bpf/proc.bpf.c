@@ -22,6 +22,7 @@
 
 volatile __u32 buf_idx = 0;
 volatile __u32 exit_walks = 0;
+volatile __u32 interp_gen = 0;
 volatile __u64 pend_rows = 0;
 volatile __u64 pend_exits = 0;
 volatile __u64 pend_samples = 0;

@@ -1030,6 +1030,12 @@ int bp_loader__r_procs_fd(struct bp_loader *l)
 	return bpf_map__fd(l->skel->maps.r_procs);
 }
 
+void bp_loader__interp_added(struct bp_loader *l)
+{
+	/* after the map update: a program that sees the new count finds the entry */
+	__atomic_add_fetch(&l->skel->bss->interp_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 int64_t bp_loader__run_ns(struct bp_loader *l)
 {
 	struct bpf_program *prog;

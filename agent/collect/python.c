@@ -578,6 +578,7 @@ static int publish(struct bp_python *py, struct py_proc *p)
 		       strerror(-err));
 		return err;
 	}
+	bp_loader__interp_added(py->l);
 	return 0;
 }
 

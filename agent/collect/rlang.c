@@ -471,6 +471,7 @@ static int publish(struct bp_rlang *r, struct r_proc *p)
 		bp_dbg("pid %u: cannot hand R to the walker: %s", p->pid, strerror(-err));
 		return err;
 	}
+	bp_loader__interp_added(r->l);
 	return 0;
 }
 
