@@ -74,6 +74,8 @@
 	    "unwind lists asked for again after a miss: new executable code mapped")	\
 	BPF(UW_BY_FILE, 36, "unwind_by_file", SEEN,						\
 	    "frames unwound by their file's table before the process's unwind list had them") \
+	BPF(UW_ROW_KEPT, 40, "unwind_rows_kept", SEEN,						\
+	    "frames whose unwind row the CPU had found for an earlier walk")			\
 	BPF(UW_NO_TABLE, 23, "unwind_no_table", LOST,						\
 	    "user stacks cut: code without unwind tables whose frame pointers ended")	\
 	BPF(UW_BUDGET, 24, "unwind_over_budget", LOST,						\

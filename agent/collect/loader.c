@@ -1036,6 +1036,12 @@ void bp_loader__interp_added(struct bp_loader *l)
 	__atomic_add_fetch(&l->skel->bss->interp_gen, 1, __ATOMIC_SEQ_CST);
 }
 
+void bp_loader__unwind_rows_written(struct bp_loader *l)
+{
+	/* after the rows: a walk that reads the new count reads the new rows */
+	__atomic_add_fetch(&l->skel->bss->uw_rows_gen, 1, __ATOMIC_SEQ_CST);
+}
+
 int64_t bp_loader__run_ns(struct bp_loader *l)
 {
 	struct bpf_program *prog;

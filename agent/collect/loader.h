@@ -147,6 +147,8 @@ int bp_loader__open_interp_ring(struct bp_loader *l);
 int bp_loader__r_procs_fd(struct bp_loader *l);
 /* after a process was added to py_procs or r_procs: what BPF remembered as none is stale */
 void bp_loader__interp_added(struct bp_loader *l);
+/* after unwind rows were written: the rows BPF kept per CPU may be stale */
+void bp_loader__unwind_rows_written(struct bp_loader *l);
 
 /* the unwind maps: rows (an array) and per-process mappings (a hash) */
 int bp_loader__unwind_rows_fd(struct bp_loader *l);

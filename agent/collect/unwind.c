@@ -96,6 +96,7 @@ struct vec {
 };
 
 struct bp_unwind {
+	struct bp_loader *l;
 	struct bp_syms *syms;
 	int rows_fd, procs_fd, files_fd;
 	bool no_mmap;		/* the rows map could not be mapped: upload() batches */
@@ -595,6 +596,8 @@ static void file_load(struct bp_unwind *u, struct uw_file *f, struct bp_elf *e, 
 		goto out;
 	}
 	err = upload(u, start, v, len);
+	/* written, even in part: rows kept from these slots' last table go */
+	bp_loader__unwind_rows_written(u->l);
 	if (err) {
 		bp_err("failed to load the unwind table of %s: %s", what, strerror(-err));
 		free_add(u, start, len);
@@ -1226,6 +1229,7 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 		return -ENOMEM;
 	}
 	u->syms = syms;
+	u->l = l;
 	u->rows_fd = bp_loader__unwind_rows_fd(l);
 	u->procs_fd = bp_loader__unwind_procs_fd(l);
 	u->files_fd = bp_loader__unwind_files_fd(l);
