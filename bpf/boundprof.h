@@ -37,6 +37,21 @@ struct bp_stack {
 };
 
 /*
+ * A stack of at most BP_SHORT_STACK_DEPTH frames is stored as this, the
+ * head of a struct bp_stack, in maps of its own (kstacks_s0/1,
+ * ustacks_s0/1): most stacks are short (new ones in a mixed load: 8 user
+ * frames, 10 kernel frames on average), and each was a 1-KiB element to
+ * allocate, write and drain. A hash is in one class only: nr is hashed.
+ */
+#define BP_SHORT_STACK_DEPTH	32
+
+struct bp_stack_short {
+	__u32 nr;
+	__u32 flags;
+	__u64 ips[BP_SHORT_STACK_DEPTH];
+};
+
+/*
  * The unwinder stopped before the outermost frame (a cut counted in the
  * unwind_* stats): the stack is shown under [truncated], never as whole.
  */

@@ -611,21 +611,21 @@ __noinline int bp_off_add(const struct bp_off_key *row, __u64 ns, __u64 count)
 /* make sure a slot's stacks are in the buffer being written */
 static __always_inline void store_slot(struct bp_stslot *sl, __u32 idx)
 {
-	void *km = idx ? (void *)&kstacks1 : (void *)&kstacks0;
-	void *um = idx ? (void *)&ustacks1 : (void *)&ustacks0;
 	long err;
 
 	if (sl->stored == idx + 1)
 		return;
 	if (sl->kstack) {
-		err = bpf_map_update_elem(km, &sl->kstack, &sl->kst, BPF_NOEXIST);
+		err = bpf_map_update_elem(stack_map(idx, false, sl->kst.nr), &sl->kstack, &sl->kst,
+					  BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
 		else if (!err)
 			pend_add(&pend_rows);
 	}
 	if (sl->ustack) {
-		err = bpf_map_update_elem(um, &sl->ustack, &sl->ust, BPF_NOEXIST);
+		err = bpf_map_update_elem(stack_map(idx, true, sl->ust.nr), &sl->ustack, &sl->ust,
+					  BPF_NOEXIST);
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
 		else if (!err)

@@ -30,6 +30,37 @@ BP_EXTERN struct bp_stacks_map kstacks1 SEC(".maps");
 BP_EXTERN struct bp_stacks_map ustacks0 SEC(".maps");
 BP_EXTERN struct bp_stacks_map ustacks1 SEC(".maps");
 
+/* the short ones (boundprof.h, BP_SHORT_STACK_DEPTH), apart for the same reason */
+struct bp_short_stacks_map {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__uint(max_entries, 8192);	/* sized from userspace before load */
+	__type(key, __u64);
+	__type(value, struct bp_stack_short);
+};
+
+BP_EXTERN struct bp_short_stacks_map kstacks_s0 SEC(".maps");
+BP_EXTERN struct bp_short_stacks_map kstacks_s1 SEC(".maps");
+BP_EXTERN struct bp_short_stacks_map ustacks_s0 SEC(".maps");
+BP_EXTERN struct bp_short_stacks_map ustacks_s1 SEC(".maps");
+
+/*
+ * The map of buffer idx that keeps a stack of nr frames: kernel or user,
+ * short or not. The update copies the map's value size from the stack, so a
+ * short one is stored straight from its struct bp_stack.
+ */
+static __always_inline void *stack_map(__u32 idx, bool user, __u32 nr)
+{
+	if (nr <= BP_SHORT_STACK_DEPTH) {
+		if (user)
+			return idx ? (void *)&ustacks_s1 : (void *)&ustacks_s0;
+		return idx ? (void *)&kstacks_s1 : (void *)&kstacks_s0;
+	}
+	if (user)
+		return idx ? (void *)&ustacks1 : (void *)&ustacks0;
+	return idx ? (void *)&kstacks1 : (void *)&kstacks0;
+}
+
 /* murmur3's 64-bit finalizer: cheap, and every input bit reaches every output bit */
 static __always_inline __u64 mix64(__u64 h)
 {
@@ -80,10 +111,7 @@ static __always_inline __u64 put_stack(struct bp_stack *st, __u32 idx, bool user
 	if (!st->nr)
 		return 0;
 	h = bp_hash_stack(st);
-	if (user)
-		map = idx ? (void *)&ustacks1 : (void *)&ustacks0;
-	else
-		map = idx ? (void *)&kstacks1 : (void *)&kstacks0;
+	map = stack_map(idx, user, st->nr);
 	err = bpf_map_update_elem(map, &h, st, BPF_NOEXIST);
 	if (err && err != -EEXIST) {
 		stat_inc(BP_STAT_STACK_FULL);

@@ -525,12 +525,40 @@ static int stack_row(void *ctx, const void *key, const void *val)
 	return 0;
 }
 
-static int load_stacks(struct bp_collect *c, int fd, struct stack_table *t)
+/* the Python stacks of a buffer (struct bp_stack, frames as Python frame ids) */
+static int load_pystacks(struct bp_collect *c, int fd, struct stack_table *t)
 {
 	bp_htab_clear(&t->h);
 	t->len = 0;
 	t->ips_len = 0;
 	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), &c->dbuf, stack_row, t);
+}
+
+static int short_stack_row(void *ctx, const void *key, const void *val)
+{
+	struct bp_stack s;
+
+	/* the head of a struct bp_stack (boundprof.h); nr bounded like any value's */
+	memcpy(&s, val, sizeof(struct bp_stack_short));
+	if (s.nr > BP_SHORT_STACK_DEPTH)
+		s.nr = BP_SHORT_STACK_DEPTH;
+	return stack_row(ctx, key, &s);
+}
+
+/* a buffer's stacks of one kind, short and long, into one table */
+static int load_stacks(struct bp_collect *c, int idx, bool user, struct stack_table *t)
+{
+	int err;
+
+	bp_htab_clear(&t->h);
+	t->len = 0;
+	t->ips_len = 0;
+	err = bp_drain_map(bp_loader__stacks_fd(c->l, idx, user, true), sizeof(uint64_t),
+			   sizeof(struct bp_stack_short), &c->dbuf, short_stack_row, t);
+	if (err)
+		return err;
+	return bp_drain_map(bp_loader__stacks_fd(c->l, idx, user, false), sizeof(uint64_t),
+			    sizeof(struct bp_stack), &c->dbuf, stack_row, t);
 }
 
 /* the process of a row, with its metadata filled in on first sight */
@@ -1033,11 +1061,11 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 	off_rows = c->st.off_rows;
 	if (c->ucache.len > UCACHE_MAX || c->ucache.pool_len > 4 * UCACHE_MAX)
 		cache_clear(&c->ucache);
-	err = load_stacks(c, bp_loader__stacks_fd(c->l, idx, false), &c->kst);
+	err = load_stacks(c, idx, false, &c->kst);
 	if (!err)
-		err = load_stacks(c, bp_loader__stacks_fd(c->l, idx, true), &c->ust);
+		err = load_stacks(c, idx, true, &c->ust);
 	if (!err)
-		err = load_stacks(c, bp_loader__pystacks_fd(c->l, idx), &c->pst);
+		err = load_pystacks(c, bp_loader__pystacks_fd(c->l, idx), &c->pst);
 	if (!err)
 		err = bp_drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
 				sizeof(struct bp_oncpu_val), &c->dbuf, oncpu_row, c);

@@ -497,6 +497,10 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks1, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.kstacks_s0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.kstacks_s1, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.ustacks_s0, l->stack_entries);
+	bpf_map__set_max_entries(l->skel->maps.ustacks_s1, l->stack_entries);
 	/* preallocated: the budget is what the kernel holds */
 	l->uw_rows = o->unwind_rows ? o->unwind_rows : 1;
 	l->skel->rodata->unwind_on = o->unwind_rows != 0;
@@ -993,11 +997,16 @@ int bp_loader__oncpu_fd(struct bp_loader *l, int idx)
 	return bpf_map__fd(idx ? l->skel->maps.oncpu1 : l->skel->maps.oncpu0);
 }
 
-int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user)
+int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user, bool shrt)
 {
+	struct boundprof_bpf *s = l->skel;
+
+	if (shrt)
+		return bpf_map__fd(user ? (idx ? s->maps.ustacks_s1 : s->maps.ustacks_s0)
+					: (idx ? s->maps.kstacks_s1 : s->maps.kstacks_s0));
 	if (user)
-		return bpf_map__fd(idx ? l->skel->maps.ustacks1 : l->skel->maps.ustacks0);
-	return bpf_map__fd(idx ? l->skel->maps.kstacks1 : l->skel->maps.kstacks0);
+		return bpf_map__fd(idx ? s->maps.ustacks1 : s->maps.ustacks0);
+	return bpf_map__fd(idx ? s->maps.kstacks1 : s->maps.kstacks0);
 }
 
 int bp_loader__unwind_rows_fd(struct bp_loader *l)

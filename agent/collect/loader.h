@@ -137,7 +137,8 @@ int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
 int bp_loader__off_fd(struct bp_loader *l, int idx);
 int bp_loader__wake_fd(struct bp_loader *l, int idx);
 int bp_loader__net_fd(struct bp_loader *l, int idx);
-int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user);
+/* the stacks of buffer idx: kernel or user, short (struct bp_stack_short) or not */
+int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user, bool shrt);
 int bp_loader__pystacks_fd(struct bp_loader *l, int idx);
 /* py_procs: the CPython processes the on-CPU program walks (bpf/python.h) */
 int bp_loader__py_procs_fd(struct bp_loader *l);
