@@ -236,6 +236,56 @@ static void meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
 	s->meta_from_fork++;
 }
 
+/*
+ * A child forked in a targeted run: its parent's facts as the fork copied
+ * them (argv, owner, cgroups), with its own fork time. A child that only
+ * waits may never be sampled, and by the report it is gone: its facts
+ * would be /proc's of no one. Its first sample (meta_from_fork()) or its
+ * exec sets them anew.
+ */
+static void meta_at_fork(struct bp_session *s, const struct bp_event *ev)
+{
+	const struct bp_meta *pm;
+	struct bp_proc_ids *ids = NULL;
+	struct bp_meta *m = meta_find(s, ev->tgid);
+	char *cmdline = NULL;
+
+	if (m && m->comm[0])
+		return;
+	pm = meta_get(s, ev->ppid);
+	if (!pm || pm->exited)
+		return;
+	if (pm->cmdline && !(cmdline = strdup(pm->cmdline)))
+		return;
+	/* a failed copy frees what it had copied */
+	if (pm->ids && (!(ids = calloc(1, sizeof(*ids))) || bp_proc_ids_copy(ids, pm->ids))) {
+		free(ids);
+		free(cmdline);
+		return;
+	}
+	/* pm is not used past here: a new entry may move the table */
+	m = meta_add(s, ev->tgid);
+	if (!m) {
+		if (ids)
+			bp_proc_ids_free(ids);
+		free(ids);
+		free(cmdline);
+		return;
+	}
+	memcpy(m->comm, ev->comm, sizeof(m->comm));
+	m->comm[sizeof(m->comm) - 1] = '\0';
+	m->ppid = ev->ppid;
+	m->start_ns = ev->ts_ns;
+	m->image_ns = 0;
+	m->exited = false;
+	m->retiring = false;
+	m->end_ns = 0;
+	free(m->cmdline);
+	m->cmdline = cmdline;
+	ids_free(m);
+	m->ids = ids;
+}
+
 /* a process changed image: its facts are read again */
 static void meta_invalidate(struct bp_session *s, uint32_t pid)
 {
@@ -1097,6 +1147,7 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		proc->start_ns = ev->ts_ns;
 		proc->ppid = ev->ppid;
 		memcpy(proc->comm, ev->comm, sizeof(proc->comm));
+		meta_at_fork(s, ev);
 		break;
 	case BP_EV_FIRST_SAMPLE:
 		first_sample(s, proc, ev, size, false);

@@ -442,6 +442,64 @@ static void forked_children__named_from_their_parents_image(void **state)
 	bp_json_free(rep);
 }
 
+/*
+ * Children that only wait: perl forks 20 that sleep 50 ms and exit. Most
+ * are never sampled on a CPU, so no first sample names them; they are in
+ * the report by their waits, gone by its end. Their facts are their
+ * parent's as the fork copied them (before: 14 of 20 had no command line,
+ * read from /proc after they were gone).
+ */
+static void waiting_children__named_at_their_fork(void **state)
+{
+	const char *json = h_path("waitkids.json");
+	const struct bp_json *procs, *parent = NULL;
+	int i, children = 0, unsampled = 0;
+	struct bp_json *rep;
+	struct run r;
+
+	(void)state;
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "49", "-o", (char *)json, "--",
+				    "perl", "-e",
+				    "for (1..20) { if (!fork) { select(undef, undef, undef, 0.05); "
+				    "exit 0 } } 1 while wait != -1"),
+			       60, &r), 0);
+	if (r.exit_code)
+		fail_msg("boundprof record exited %d:\n%s", r.exit_code, r.err);
+	h_run_free(&r);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	procs = bp_json_get(rep, "processes");
+	for (i = 0; i < (int)bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+		const char *cmd = bp_json_str(bp_json_get(p, "cmdline"));
+
+		if (cmd && !strncmp(cmd, "perl -e for (1..20)", 19) &&
+		    (!parent || bp_json_num(bp_json_get(p, "pid")) ==
+					bp_json_num(bp_json_get(parent, "ppid"))))
+			parent = p;
+	}
+	assert_non_null(parent);
+	for (i = 0; i < (int)bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+
+		if (bp_json_num(bp_json_get(p, "ppid")) != bp_json_num(bp_json_get(parent, "pid")))
+			continue;
+		children++;
+		unsampled += bp_json_num(bp_json_get(p, "samples")) == 0;
+		assert_string_equal(bp_json_str(bp_json_get(p, "comm")), "perl");
+		assert_string_equal(bp_json_str(bp_json_get(p, "cmdline")),
+				    bp_json_str(bp_json_get(parent, "cmdline")));
+		assert_string_equal(bp_json_str(bp_json_get(p, "user")),
+				    bp_json_str(bp_json_get(parent, "user")));
+	}
+	fprintf(stderr, "  perl: %d children in the report, %d never sampled\n", children,
+		unsampled);
+	assert_true(children >= 10 && children <= 20);
+	/* the case under test: a child named without a first sample */
+	assert_true(unsampled >= 1);
+	bp_json_free(rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -449,6 +507,7 @@ int main(void)
 					  teardown),
 		cmocka_unit_test_teardown(forked_children__named_from_their_parents_image,
 					  teardown),
+		cmocka_unit_test_teardown(waiting_children__named_at_their_fork, teardown),
 	};
 
 	if (!h_need_root())
