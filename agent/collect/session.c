@@ -199,69 +199,30 @@ static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 }
 
 /*
- * The facts of a child still in its parent's image (BP_EVF_FORK_IMAGE):
- * its parent's command line (its argv is the parent's, copied at the
- * fork), its own fork time, owner and cgroups from the event. The
- * parent's are read once if they are not known yet (a shell whose
- * children run loops is seldom sampled itself). When they cannot be,
- * nothing is set: the child's are read from /proc then.
+ * A child's entry, in its parent's image: the parent's command line (its
+ * argv is the parent's, copied at the fork) and, with with_ids, its owner
+ * and cgroups; its own comm and start. The parent's facts are read once if
+ * they are not known yet (a shell whose children run loops is seldom
+ * sampled itself). NULL when they cannot be: nothing is set then.
  */
-static void meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
+static struct bp_meta *meta_child(struct bp_session *s, const struct bp_event *ev,
+				  uint64_t start_ns, bool with_ids)
 {
-	const struct bp_meta *pm = meta_get(s, f->ev.ppid);
-	struct bp_meta *m;
-	char *cmdline = NULL;
-
-	if (!pm || pm->exited)
-		return;
-	if (pm->cmdline && !(cmdline = strdup(pm->cmdline)))
-		return;
-	/* pm is not used past here: a new entry may move the table */
-	m = meta_add(s, f->ev.tgid);
-	if (!m) {
-		free(cmdline);
-		return;
-	}
-	memcpy(m->comm, f->ev.comm, sizeof(m->comm));
-	m->comm[sizeof(m->comm) - 1] = '\0';
-	m->ppid = f->ev.ppid;
-	m->start_ns = f->start_ns;
-	m->image_ns = 0;
-	m->exited = false;
-	m->retiring = false;
-	m->end_ns = 0;
-	free(m->cmdline);
-	m->cmdline = cmdline;
-	meta_event_ids(s, m, f->cg, f->euid);
-	s->meta_from_fork++;
-}
-
-/*
- * A child forked in a targeted run: its parent's facts as the fork copied
- * them (argv, owner, cgroups), with its own fork time. A child that only
- * waits may never be sampled, and by the report it is gone: its facts
- * would be /proc's of no one. Its first sample (meta_from_fork()) or its
- * exec sets them anew.
- */
-static void meta_at_fork(struct bp_session *s, const struct bp_event *ev)
-{
-	const struct bp_meta *pm;
+	const struct bp_meta *pm = meta_get(s, ev->ppid);
 	struct bp_proc_ids *ids = NULL;
-	struct bp_meta *m = meta_find(s, ev->tgid);
 	char *cmdline = NULL;
+	struct bp_meta *m;
 
-	if (m && m->comm[0])
-		return;
-	pm = meta_get(s, ev->ppid);
 	if (!pm || pm->exited)
-		return;
+		return NULL;
 	if (pm->cmdline && !(cmdline = strdup(pm->cmdline)))
-		return;
+		return NULL;
 	/* a failed copy frees what it had copied */
-	if (pm->ids && (!(ids = calloc(1, sizeof(*ids))) || bp_proc_ids_copy(ids, pm->ids))) {
+	if (with_ids && pm->ids &&
+	    (!(ids = calloc(1, sizeof(*ids))) || bp_proc_ids_copy(ids, pm->ids))) {
 		free(ids);
 		free(cmdline);
-		return;
+		return NULL;
 	}
 	/* pm is not used past here: a new entry may move the table */
 	m = meta_add(s, ev->tgid);
@@ -270,12 +231,12 @@ static void meta_at_fork(struct bp_session *s, const struct bp_event *ev)
 			bp_proc_ids_free(ids);
 		free(ids);
 		free(cmdline);
-		return;
+		return NULL;
 	}
 	memcpy(m->comm, ev->comm, sizeof(m->comm));
 	m->comm[sizeof(m->comm) - 1] = '\0';
 	m->ppid = ev->ppid;
-	m->start_ns = ev->ts_ns;
+	m->start_ns = start_ns;
 	m->image_ns = 0;
 	m->exited = false;
 	m->retiring = false;
@@ -284,6 +245,36 @@ static void meta_at_fork(struct bp_session *s, const struct bp_event *ev)
 	m->cmdline = cmdline;
 	ids_free(m);
 	m->ids = ids;
+	return m;
+}
+
+/*
+ * The facts of a child still in its parent's image at its first sample
+ * (BP_EVF_FORK_IMAGE): its owner and cgroups from the event. When the
+ * parent's cannot be read, the child's are read from /proc then.
+ */
+static void meta_from_fork(struct bp_session *s, const struct bp_first_event *f)
+{
+	struct bp_meta *m = meta_child(s, &f->ev, f->start_ns, false);
+
+	if (!m)
+		return;
+	meta_event_ids(s, m, f->cg, f->euid);
+	s->meta_from_fork++;
+}
+
+/*
+ * A child forked in a targeted run: its parent's facts as the fork copied
+ * them. A child that only waits may never be sampled, and by the report it
+ * is gone: its facts would be /proc's of no one. Its first sample
+ * (meta_from_fork()) or its exec sets them anew.
+ */
+static void meta_at_fork(struct bp_session *s, const struct bp_event *ev)
+{
+	const struct bp_meta *m = meta_find(s, ev->tgid);
+
+	if (!m || !m->comm[0])
+		meta_child(s, ev, ev->ts_ns, true);
 }
 
 /* a process changed image: its facts are read again */
