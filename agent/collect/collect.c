@@ -503,11 +503,10 @@ static int stack_table_reserve(struct stack_table *t, uint32_t nr)
 	return 0;
 }
 
-static int stack_row(void *ctx, const void *key, const void *val)
+/* a stack of nr frames (at most BP_MAX_STACK_DEPTH) under its hash h */
+static int stack_add(struct stack_table *t, const void *key, uint32_t nr, uint32_t flags,
+		     const __u64 *ips)
 {
-	const struct bp_stack *s = val;
-	struct stack_table *t = ctx;
-	uint32_t nr = s->nr > BP_MAX_STACK_DEPTH ? BP_MAX_STACK_DEPTH : s->nr;
 	uint64_t h;
 
 	if (stack_table_reserve(t, nr))
@@ -517,32 +516,43 @@ static int stack_row(void *ctx, const void *key, const void *val)
 		return -ENOMEM;
 	t->keys[t->len] = h;
 	t->at[t->len] = t->ips_len;
-	t->flags[t->len] = s->flags;
+	t->flags[t->len] = flags;
 	t->nr[t->len] = (uint8_t)nr;
-	memcpy(t->ips + t->ips_len, s->ips, nr * sizeof(*t->ips));
+	memcpy(t->ips + t->ips_len, ips, nr * sizeof(*t->ips));
 	t->ips_len += nr;
 	t->len++;
 	return 0;
 }
 
-/* the Python stacks of a buffer (struct bp_stack, frames as Python frame ids) */
-static int load_pystacks(struct bp_collect *c, int fd, struct stack_table *t)
+static int stack_row(void *ctx, const void *key, const void *val)
+{
+	const struct bp_stack *s = val;
+
+	return stack_add(ctx, key, s->nr > BP_MAX_STACK_DEPTH ? BP_MAX_STACK_DEPTH : s->nr,
+			 s->flags, s->ips);
+}
+
+/* a struct bp_stack_short (boundprof.h), its nr bounded like any value's */
+static int short_stack_row(void *ctx, const void *key, const void *val)
+{
+	const struct bp_stack_short *s = val;
+
+	return stack_add(ctx, key, s->nr > BP_SHORT_STACK_DEPTH ? BP_SHORT_STACK_DEPTH : s->nr,
+			 s->flags, s->ips);
+}
+
+static void stack_table_reset(struct stack_table *t)
 {
 	bp_htab_clear(&t->h);
 	t->len = 0;
 	t->ips_len = 0;
-	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), &c->dbuf, stack_row, t);
 }
 
-static int short_stack_row(void *ctx, const void *key, const void *val)
+/* the Python stacks of a buffer (struct bp_stack, frames as Python frame ids) */
+static int load_pystacks(struct bp_collect *c, int fd, struct stack_table *t)
 {
-	struct bp_stack s;
-
-	/* the head of a struct bp_stack (boundprof.h); nr bounded like any value's */
-	memcpy(&s, val, sizeof(struct bp_stack_short));
-	if (s.nr > BP_SHORT_STACK_DEPTH)
-		s.nr = BP_SHORT_STACK_DEPTH;
-	return stack_row(ctx, key, &s);
+	stack_table_reset(t);
+	return bp_drain_map(fd, sizeof(uint64_t), sizeof(struct bp_stack), &c->dbuf, stack_row, t);
 }
 
 /* a buffer's stacks of one kind, short and long, into one table */
@@ -550,9 +560,7 @@ static int load_stacks(struct bp_collect *c, int idx, bool user, struct stack_ta
 {
 	int err;
 
-	bp_htab_clear(&t->h);
-	t->len = 0;
-	t->ips_len = 0;
+	stack_table_reset(t);
 	err = bp_drain_map(bp_loader__stacks_fd(c->l, idx, user, true), sizeof(uint64_t),
 			   sizeof(struct bp_stack_short), &c->dbuf, short_stack_row, t);
 	if (err)
