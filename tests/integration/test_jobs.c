@@ -365,13 +365,56 @@ static long folded_samples(const char *path, const char *comm, const char *what,
  * The parent's own first sample names its executable from BPF's read of
  * the inode: no stat of /proc/PID/exe is made in the whole run.
  */
+/*
+ * The process that forked the children: the outermost one whose command
+ * line starts with cmdline (the children's start with it too).
+ */
+static const struct bp_json *forking_parent(const struct bp_json *procs, const char *cmdline)
+{
+	const struct bp_json *parent = NULL;
+	int i;
+
+	for (i = 0; i < (int)bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+		const char *cmd = bp_json_str(bp_json_get(p, "cmdline"));
+
+		if (cmd && !strncmp(cmd, cmdline, strlen(cmdline)) &&
+		    (!parent || bp_json_num(bp_json_get(p, "pid")) ==
+					bp_json_num(bp_json_get(parent, "ppid"))))
+			parent = p;
+	}
+	return parent;
+}
+
+/* every child of parent has its facts: comm, command line and user; counts them */
+static void children_named_like(const struct bp_json *procs, const struct bp_json *parent,
+				const char *comm, int *children, int *sampled)
+{
+	int i;
+
+	for (i = 0; i < (int)bp_json_len(procs); i++) {
+		const struct bp_json *p = bp_json_at(procs, i);
+
+		if (bp_json_num(bp_json_get(p, "ppid")) != bp_json_num(bp_json_get(parent, "pid")))
+			continue;
+		(*children)++;
+		*sampled += bp_json_num(bp_json_get(p, "samples")) > 0;
+		/* its facts are its parent's: command line and user, whenever it went */
+		assert_string_equal(bp_json_str(bp_json_get(p, "comm")), comm);
+		assert_string_equal(bp_json_str(bp_json_get(p, "cmdline")),
+				    bp_json_str(bp_json_get(parent, "cmdline")));
+		assert_string_equal(bp_json_str(bp_json_get(p, "user")),
+				    bp_json_str(bp_json_get(parent, "user")));
+	}
+}
+
 static void forked_children__named_from_their_parents_image(void **state)
 {
 	const char *json = h_path("forks.json"), *folded = h_path("forks.folded");
-	const struct bp_json *procs, *parent = NULL;
+	const struct bp_json *procs, *parent;
 	long started = 0, ok = 0, from_parent = -1, unknown, in_child, all, exe_bpf, exe_stat;
-	int i, children = 0, sampled = 0;
-	char fix[4096];
+	int children = 0, sampled = 0;
+	char fix[4096], want[4200];
 	const char *at;
 	struct bp_json *rep;
 	struct run r;
@@ -399,30 +442,10 @@ static void forked_children__named_from_their_parents_image(void **state)
 	rep = h_json_file(json);
 	assert_non_null(rep);
 	procs = bp_json_get(rep, "processes");
-	for (i = 0; i < (int)bp_json_len(procs); i++) {
-		const struct bp_json *p = bp_json_at(procs, i);
-		const char *cmd = bp_json_str(bp_json_get(p, "cmdline"));
-
-		if (cmd && !strncmp(cmd, fix, strlen(fix)) && !strcmp(cmd + strlen(fix), " 2 100") &&
-		    (!parent || bp_json_num(bp_json_get(p, "pid")) ==
-					bp_json_num(bp_json_get(parent, "ppid"))))
-			parent = p;
-	}
+	snprintf(want, sizeof(want), "%s 2 100", fix);
+	parent = forking_parent(procs, want);
 	assert_non_null(parent);
-	for (i = 0; i < (int)bp_json_len(procs); i++) {
-		const struct bp_json *p = bp_json_at(procs, i);
-
-		if (bp_json_num(bp_json_get(p, "ppid")) != bp_json_num(bp_json_get(parent, "pid")))
-			continue;
-		children++;
-		sampled += bp_json_num(bp_json_get(p, "samples")) > 0;
-		/* its facts are its parent's: command line and user, whenever it went */
-		assert_string_equal(bp_json_str(bp_json_get(p, "comm")), "churn");
-		assert_string_equal(bp_json_str(bp_json_get(p, "cmdline")),
-				    bp_json_str(bp_json_get(parent, "cmdline")));
-		assert_string_equal(bp_json_str(bp_json_get(p, "user")),
-				    bp_json_str(bp_json_get(parent, "user")));
-	}
+	children_named_like(procs, parent, "churn", &children, &sampled);
 	in_child = folded_samples(folded, "churn", ";churn_child", &all);
 	unknown = folded_samples(folded, "churn", "[unknown]", &all);
 	fprintf(stderr, "  churn: started %ld, ok %ld; %d children in the report, %d sampled, %ld "
@@ -452,8 +475,8 @@ static void forked_children__named_from_their_parents_image(void **state)
 static void waiting_children__named_at_their_fork(void **state)
 {
 	const char *json = h_path("waitkids.json");
-	const struct bp_json *procs, *parent = NULL;
-	int i, children = 0, unsampled = 0;
+	const struct bp_json *procs, *parent;
+	int children = 0, sampled = 0, unsampled;
 	struct bp_json *rep;
 	struct run r;
 
@@ -469,29 +492,10 @@ static void waiting_children__named_at_their_fork(void **state)
 	rep = h_json_file(json);
 	assert_non_null(rep);
 	procs = bp_json_get(rep, "processes");
-	for (i = 0; i < (int)bp_json_len(procs); i++) {
-		const struct bp_json *p = bp_json_at(procs, i);
-		const char *cmd = bp_json_str(bp_json_get(p, "cmdline"));
-
-		if (cmd && !strncmp(cmd, "perl -e for (1..20)", 19) &&
-		    (!parent || bp_json_num(bp_json_get(p, "pid")) ==
-					bp_json_num(bp_json_get(parent, "ppid"))))
-			parent = p;
-	}
+	parent = forking_parent(procs, "perl -e for (1..20)");
 	assert_non_null(parent);
-	for (i = 0; i < (int)bp_json_len(procs); i++) {
-		const struct bp_json *p = bp_json_at(procs, i);
-
-		if (bp_json_num(bp_json_get(p, "ppid")) != bp_json_num(bp_json_get(parent, "pid")))
-			continue;
-		children++;
-		unsampled += bp_json_num(bp_json_get(p, "samples")) == 0;
-		assert_string_equal(bp_json_str(bp_json_get(p, "comm")), "perl");
-		assert_string_equal(bp_json_str(bp_json_get(p, "cmdline")),
-				    bp_json_str(bp_json_get(parent, "cmdline")));
-		assert_string_equal(bp_json_str(bp_json_get(p, "user")),
-				    bp_json_str(bp_json_get(parent, "user")));
-	}
+	children_named_like(procs, parent, "perl", &children, &sampled);
+	unsampled = children - sampled;
 	fprintf(stderr, "  perl: %d children in the report, %d never sampled\n", children,
 		unsampled);
 	assert_true(children >= 10 && children <= 20);
