@@ -529,6 +529,10 @@ struct bp_uw_row {
  * table took a cache miss at almost every halving.
  */
 #define BP_UW_ROWS_PER_BUCKET	8
+
+/* unwind_rows holds its rows in chunks of 1 << 16 (512 KiB) */
+#define BP_UW_CHUNK_SHIFT	16
+#define BP_UW_CHUNK_ROWS	(1U << BP_UW_CHUNK_SHIFT)
 #define BP_UW_INDEX_SLOTS(nb)	((nb) + 2)
 
 /* why a mapping has no rows: bp_uw_map.first when count is 0 */

@@ -21,18 +21,52 @@ static __always_inline long bp_uw_read(__u64 addr, __u64 *dst)
 #include "unwind.h"
 
 /*
- * every file's rows, one contiguous run each; sized from the memory budget.
- * Userspace writes a file's rows through a mapping of their pages: a batch
- * update costs ~1.5 us a row in the kernel (a libc is 23k rows).
+ * every file's rows, one contiguous run each, in chunks of BP_UW_CHUNK_ROWS
+ * rows: userspace adds a chunk when a table first needs its slots, so the
+ * kernel memory follows the tables loaded (a 16-MiB array preallocated
+ * whole was 58% of the maps' memory; a busy machine's tables fill 7 MiB).
+ * Userspace writes a file's rows through a mapping of a chunk's pages: a
+ * batch update costs ~1.5 us a row in the kernel (a libc is 23k rows).
  */
-struct bp_uw_rows_map {
+struct bp_uw_chunk_map {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(map_flags, BPF_F_MMAPABLE);
-	__uint(max_entries, 1);		/* sized from userspace before load */
+	/*
+	 * fixed: libbpf (1.1) cannot resize an inner map's template, and a
+	 * template that lets sizes differ (BPF_F_INNER_MAP) costs every
+	 * lookup a helper call
+	 */
+	__uint(max_entries, BP_UW_CHUNK_ROWS);
 	__type(key, __u32);
-	__type(value, struct bp_uw_row);
+	/* a struct bp_uw_row: named only here, clang gives it no body in BTF */
+	__type(value, __u64);
+};
+
+struct bp_uw_rows_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);		/* chunks in the budget, set from userspace */
+	__type(key, __u32);
+	__array(values, struct bp_uw_chunk_map);
 };
 BP_EXTERN struct bp_uw_rows_map unwind_rows SEC(".maps");
+
+/*
+ * row idx of unwind_rows, or NULL where no chunk holds it yet. k is the
+ * caller's one key for all its lookups: a key of their own for each copy
+ * inlined took stack slots past the 512 bytes the deepest call chain may
+ * use.
+ */
+static __always_inline struct bp_uw_row *bp_uw_row_at(__u32 idx, __u32 *k)
+{
+	void *chunk;
+
+	*k = idx >> BP_UW_CHUNK_SHIFT;
+	chunk = bpf_map_lookup_elem(&unwind_rows, k);
+	if (!chunk)
+		return NULL;
+	*k = idx & (BP_UW_CHUNK_ROWS - 1);
+	return (struct bp_uw_row *)bpf_map_lookup_elem(chunk, k);
+}
 
 /* tgid -> its executable mappings; written by userspace, dropped at exec and exit */
 struct bp_uw_procs_map {
@@ -294,8 +328,9 @@ __noinline int bp_uw_bridge_keep(__u32 tgid, __u32 slot, const struct bp_uw_map 
 #define BP_UW_NO_ROW	0xffffffffU
 
 /*
- * The index of the last row at or below rel in [first, first + count), or
- * BP_UW_NO_ROW. A global function, verified once on its own: inside the
+ * The index of the last row at or below rel in [first, first + count) if
+ * any is (the caller checks the row it reads there), or BP_UW_NO_ROW. A
+ * global function, verified once on its own: inside the
  * frame callback, its 23 unrolled steps were walked again at every pass
  * the verifier made over the callback (about 100,000 instructions for
  * each program that unwinds; log level 4).
@@ -304,7 +339,7 @@ __noinline __u32 bp_uw_find_row_idx(__u32 first, __u32 count, __u32 rel)
 {
 	__u64 base = first, n = count, half;
 	struct bp_uw_row *row;
-	__u32 i, idx;
+	__u32 i, idx, k;
 
 	if (!n)
 		return BP_UW_NO_ROW;
@@ -312,17 +347,14 @@ __noinline __u32 bp_uw_find_row_idx(__u32 first, __u32 count, __u32 rel)
 	for (i = 0; i < BP_UW_ROW_STEPS && n > 1; i++) {
 		half = n >> 1;
 		idx = base + half;
-		row = bpf_map_lookup_elem(&unwind_rows, &idx);
+		row = bp_uw_row_at(idx, &k);
 		if (!row)
 			return BP_UW_NO_ROW;
 		base += bp_uw_le(row->pc, rel) * half;
 		n -= half;
 	}
-	idx = base;
-	row = bpf_map_lookup_elem(&unwind_rows, &idx);
-	if (!row || row->pc > rel)
-		return BP_UW_NO_ROW;
-	return idx;
+	/* the caller reads the row at base and checks it: one lookup less here */
+	return base;
 }
 
 /*
@@ -332,12 +364,13 @@ __noinline __u32 bp_uw_find_row_idx(__u32 first, __u32 count, __u32 rel)
  * 100k rows missed the cache at almost every one of its 17 halvings, ~1 us
  * a frame in a guest.
  */
-static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 len, __u32 rel)
+static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 len, __u32 rel,
+							  __u32 *k)
 {
 	struct bp_uw_row *h, *e;
 	__u32 nb, b, lo, hi, nrows, idx;
 
-	h = bpf_map_lookup_elem(&unwind_rows, &first);
+	h = bp_uw_row_at(first, k);
 	if (!h || h->kind != BP_UW_INDEX)
 		return NULL;
 	nb = h->pc;
@@ -351,12 +384,12 @@ static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 len, 
 		hi = nrows;
 	} else {
 		idx = first + 1 + b;
-		e = bpf_map_lookup_elem(&unwind_rows, &idx);
+		e = bp_uw_row_at(idx, k);
 		if (!e)
 			return NULL;
 		lo = e->pc ? e->pc - 1 : 0;
 		idx++;
-		e = bpf_map_lookup_elem(&unwind_rows, &idx);
+		e = bp_uw_row_at(idx, k);
 		if (!e)
 			return NULL;
 		hi = e->pc < nrows ? e->pc : nrows;
@@ -366,7 +399,8 @@ static __always_inline struct bp_uw_row *bp_uw_find_row(__u32 first, __u32 len, 
 	idx = bp_uw_find_row_idx(first + BP_UW_INDEX_SLOTS(nb) + lo, hi - lo, rel);
 	if (idx == BP_UW_NO_ROW)
 		return NULL;
-	return bpf_map_lookup_elem(&unwind_rows, &idx);
+	e = bp_uw_row_at(idx, k);
+	return e && e->pc <= rel ? e : NULL;
 }
 
 /*
@@ -432,7 +466,8 @@ __noinline __u64 bp_uw_row_lookup(__u32 first, __u32 count, __u32 rel)
 		}
 		row = BP_UW_ROW_NONE;
 	}
-	r = bp_uw_find_row(first, count, rel);
+	/* zero's slot is the search's key: 16 bytes more overflowed bp_switch's stack */
+	r = bp_uw_find_row(first, count, rel, &zero);
 	if (r)
 		__builtin_memcpy(&row, r, sizeof(row));
 	e->at = 0;

@@ -501,10 +501,11 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bpf_map__set_max_entries(l->skel->maps.kstacks_s1, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks_s0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks_s1, l->stack_entries);
-	/* preallocated: the budget is what the kernel holds */
+	/* room for the budget's chunks, which the unwinder adds as its tables need them */
 	l->uw_rows = o->unwind_rows ? o->unwind_rows : 1;
 	l->skel->rodata->unwind_on = o->unwind_rows != 0;
-	bpf_map__set_max_entries(l->skel->maps.unwind_rows, l->uw_rows);
+	bpf_map__set_max_entries(l->skel->maps.unwind_rows,
+				 (l->uw_rows + BP_UW_CHUNK_ROWS - 1) / BP_UW_CHUNK_ROWS);
 	bpf_map__set_max_entries(l->skel->maps.unwind_procs,
 				 o->unwind_rows ? BP_UNWIND_PROCS : 1);
 	bpf_map__set_max_entries(l->skel->maps.unwind_files,
@@ -1122,29 +1123,33 @@ int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uin
 	return 0;
 }
 
+uint64_t bp_loader__fd_map_bytes(int fd)
+{
+	char path[64], line[128];
+	unsigned long long v;
+	uint64_t total = 0;
+	FILE *f;
+
+	/* what the kernel charges for the map, as its fdinfo says ("memlock:") */
+	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "memlock: %llu", &v) == 1)
+			total += v;
+	fclose(f);
+	return total;
+}
+
 uint64_t bp_loader__map_bytes(struct bp_loader *l)
 {
 	struct bpf_map *map;
 	uint64_t total = 0;
 
-	/* what the kernel charges for each map, as its fdinfo says ("memlock:") */
-	bpf_object__for_each_map(map, l->skel->obj) {
-		char path[64], line[128];
-		unsigned long long v;
-		int fd = bpf_map__fd(map);
-		FILE *f;
-
-		if (fd < 0)
-			continue;
-		snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", fd);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		while (fgets(line, sizeof(line), f))
-			if (sscanf(line, "memlock: %llu", &v) == 1)
-				total += v;
-		fclose(f);
-	}
+	bpf_object__for_each_map(map, l->skel->obj)
+		if (bpf_map__fd(map) >= 0)
+			total += bp_loader__fd_map_bytes(bpf_map__fd(map));
 	return total;
 }
 

@@ -61,7 +61,7 @@ struct bp_loader {
 	bp_event_fn ev_fn;
 	void *ev_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
-	uint32_t uw_rows;	/* entries of unwind_rows (1 when unwinding is off) */
+	uint32_t uw_rows;	/* rows unwind_rows may hold (1 when unwinding is off) */
 	int stats_fd;		/* > 0 while we hold run-time stats on */
 	bool py_walk;		/* the BPF side walks Python frames (not --no-python) */
 	bool r_walk;		/* the BPF side walks R frames (not --no-r) */
@@ -157,7 +157,10 @@ int bp_loader__unwind_procs_fd(struct bp_loader *l);
 int bp_loader__unwind_files_fd(struct bp_loader *l);
 
 /* kernel memory charged for our maps, in bytes */
+/* kernel memory of the skeleton's maps (not the unwind rows' chunks: unwind.h) */
 uint64_t bp_loader__map_bytes(struct bp_loader *l);
+/* ... of the map behind fd */
+uint64_t bp_loader__fd_map_bytes(int fd);
 
 /*
  * Have the kernel count the programs' run time for as long as the loader

@@ -101,6 +101,8 @@ struct bp_unwind {
 	int rows_fd, procs_fd, files_fd;
 	bool no_mmap;		/* the rows map could not be mapped: upload() batches */
 	uint32_t capacity;	/* rows */
+	uint32_t nr_chunks;	/* that hold capacity rows (BP_UW_CHUNK_ROWS each) */
+	int *chunk_fd;		/* nr_chunks of them; -1 until added */
 	struct extent *free;	/* sorted by start, coalesced */
 	uint32_t nr_free, cap_free;
 	struct vec files, procs;
@@ -442,21 +444,20 @@ static int make_room(struct bp_unwind *u, uint32_t len, uint32_t *start)
 _Static_assert(sizeof(struct bp_uw_row) % 8 == 0, "unwind rows are not packed in the map");
 
 /*
- * Rows first..first+n written through a mapping of just their pages: a
- * memcpy, where a batch update took ~1.5 us a row in the kernel (the
- * tables of a curl run's libraries were a quarter of an idle agent's CPU).
- * Only those pages are ever mapped, and only while written: they would
- * count in our resident set. -errno when the map cannot be mapped.
+ * Rows first..first+n of a chunk written through a mapping of just their
+ * pages: a memcpy, where a batch update took ~1.5 us a row in the kernel
+ * (the tables of a curl run's libraries were a quarter of an idle agent's
+ * CPU). Only those pages are ever mapped, and only while written: they
+ * would count in our resident set. -errno when the map cannot be mapped.
  */
-static int upload_mapped(struct bp_unwind *u, uint32_t first, const struct bp_uw_row *rows,
-			 uint32_t n)
+static int upload_mapped(int fd, uint32_t first, const struct bp_uw_row *rows, uint32_t n)
 {
 	uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
 	uint64_t lo = (uint64_t)first * sizeof(*rows), hi = lo + (uint64_t)n * sizeof(*rows);
 	uint64_t off = lo & ~(page - 1), len = ((hi + page - 1) & ~(page - 1)) - off;
 	char *m;
 
-	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, u->rows_fd, (off_t)off);
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)off);
 	if (m == MAP_FAILED)
 		return -errno;
 	memcpy(m + (lo - off), rows, (size_t)n * sizeof(*rows));
@@ -464,13 +465,14 @@ static int upload_mapped(struct bp_unwind *u, uint32_t first, const struct bp_uw
 	return 0;
 }
 
-static int upload(struct bp_unwind *u, uint32_t first, const struct bp_uw_row *rows, uint32_t n)
+static int upload_chunk(struct bp_unwind *u, int fd, uint32_t first,
+			const struct bp_uw_row *rows, uint32_t n)
 {
 	uint32_t *keys, done = 0, i;
 	int err = 0;
 
 	if (!u->no_mmap) {
-		err = upload_mapped(u, first, rows, n);
+		err = upload_mapped(fd, first, rows, n);
 		if (!err)
 			return 0;
 		/* kernels before 5.5 map no arrays: batches from now on */
@@ -487,12 +489,11 @@ static int upload(struct bp_unwind *u, uint32_t first, const struct bp_uw_row *r
 
 		for (i = 0; i < cnt; i++)
 			keys[i] = first + done + i;
-		err = bpf_map_update_batch(u->rows_fd, keys, rows + done, &cnt, &opts);
+		err = bpf_map_update_batch(fd, keys, rows + done, &cnt, &opts);
 		if (err) {
 			/* no batch updates on arrays before 5.6: one at a time */
 			for (i = 0; i < cnt; i++) {
-				err = bpf_map_update_elem(u->rows_fd, &keys[i], &rows[done + i],
-							  BPF_ANY);
+				err = bpf_map_update_elem(fd, &keys[i], &rows[done + i], BPF_ANY);
 				if (err)
 					goto out;
 			}
@@ -502,6 +503,59 @@ static int upload(struct bp_unwind *u, uint32_t first, const struct bp_uw_row *r
 out:
 	free(keys);
 	return err;
+}
+
+/*
+ * Chunk c of the rows, added to unwind_rows when a table first takes its
+ * slots: the kernel holds the chunks that tables have used, not the whole
+ * budget from the start. A chunk stays once added (a table evicted leaves
+ * its slots for the next), so the memory is the load's peak.
+ */
+static int chunk_get(struct bp_unwind *u, uint32_t c, int *fd)
+{
+	LIBBPF_OPTS(bpf_map_create_opts, o, .map_flags = BPF_F_MMAPABLE);
+	int err;
+
+	if (u->chunk_fd[c] >= 0) {
+		*fd = u->chunk_fd[c];
+		return 0;
+	}
+	*fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "bp_uw_chunk", sizeof(uint32_t),
+			     sizeof(struct bp_uw_row), BP_UW_CHUNK_ROWS, &o);
+	if (*fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(u->rows_fd, &c, fd, BPF_ANY)) {
+		err = -errno;
+		close(*fd);
+		return err;
+	}
+	u->chunk_fd[c] = *fd;
+	u->st.kernel_bytes += bp_loader__fd_map_bytes(*fd);
+	u->st.chunks++;
+	return 0;
+}
+
+/* rows first..first+n, in the chunks that hold them */
+static int upload(struct bp_unwind *u, uint32_t first, const struct bp_uw_row *rows, uint32_t n)
+{
+	uint32_t mask = BP_UW_CHUNK_ROWS - 1, k;
+	int err, fd;
+
+	while (n) {
+		err = chunk_get(u, first >> BP_UW_CHUNK_SHIFT, &fd);
+		if (err)
+			return err;
+		k = mask + 1 - (first & mask);
+		if (k > n)
+			k = n;
+		err = upload_chunk(u, fd, first & mask, rows, k);
+		if (err)
+			return err;
+		first += k;
+		rows += k;
+		n -= k;
+	}
+	return 0;
 }
 
 /* is there room for f's rows, or a table that could make it? */
@@ -1218,6 +1272,7 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 {
 	struct bp_unwind *u;
 	struct stat st;
+	uint32_t i;
 
 	*out = NULL;
 	u = calloc(1, sizeof(*u));
@@ -1234,7 +1289,15 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 	u->procs_fd = bp_loader__unwind_procs_fd(l);
 	u->files_fd = bp_loader__unwind_files_fd(l);
 	u->capacity = l->uw_rows;
+	u->nr_chunks = (u->capacity + BP_UW_CHUNK_ROWS - 1) / BP_UW_CHUNK_ROWS;
 	u->st.budget_bytes = (uint64_t)u->capacity * sizeof(struct bp_uw_row);
+	u->chunk_fd = malloc(u->nr_chunks * sizeof(*u->chunk_fd));
+	if (!u->chunk_fd) {
+		bp_unwind__free(u);
+		return -ENOMEM;
+	}
+	for (i = 0; i < u->nr_chunks; i++)
+		u->chunk_fd[i] = -1;
 	if (!stat("/proc/self/ns/mnt", &st))
 		u->self_mnt_ns = st.st_ino;
 	if (free_add(u, 0, u->capacity)) {
@@ -1248,6 +1311,8 @@ int bp_unwind__new(struct bp_loader *l, struct bp_syms *syms, struct bp_unwind *
 
 void bp_unwind__free(struct bp_unwind *u)
 {
+	uint32_t i;
+
 	if (!u)
 		return;
 	while (u->procs.n)
@@ -1262,5 +1327,9 @@ void bp_unwind__free(struct bp_unwind *u)
 	bp_htab_free(&u->ident_h);
 	free(u->free);
 	free(u->val);
+	for (i = 0; u->chunk_fd && i < u->nr_chunks; i++)
+		if (u->chunk_fd[i] >= 0)
+			close(u->chunk_fd[i]);
+	free(u->chunk_fd);
 	free(u);
 }

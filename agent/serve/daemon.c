@@ -680,10 +680,13 @@ static void update_self(struct bp_daemon *d)
 		bp_unwind__stats(d->s->unwind, &us);
 		d->self.unwind = true;
 		d->self.unwind_budget = us.budget_bytes;
+		d->self.unwind_kernel = us.kernel_bytes;
 		d->self.unwind_used = us.used_bytes;
 		d->self.unwind_procs = us.procs_bytes;
 		d->self.unwind_files = us.files;
 	}
+	/* hash maps without preallocation are charged by their elements: read again */
+	d->self.map_bytes = bp_loader__map_bytes(d->s->loader) + d->self.unwind_kernel;
 	d->self.drains = bp_collect__stats(d->s->collect)->drains;
 	d->self.exec_drains = d->s->exec_drains;
 	d->self.exec_images_kept = d->s->exec_images_kept;
@@ -1129,7 +1132,6 @@ int bp_daemon__start(struct bp_daemon *d)
 	/* our own BPF run time for /metrics; costs two clock reads per program run */
 	if (d->o.bpf_stats && (err = bp_loader__count_run_time(d->s->loader)))
 		bp_warn("BPF run time will not be counted: %s", strerror(-err));
-	d->self.map_bytes = bp_loader__map_bytes(d->s->loader);
 	d->window = bp_profile__new_like(d->s->prof, d->s->prof->start_ns);
 	if (!d->window) {
 		bp_err("out of memory starting a window");

@@ -505,6 +505,8 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 			       "Kernel memory of the native unwind tables, by part");
 		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "budget" } }, 1,
 				   a->unwind_budget);
+		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "allocated" } }, 1,
+				   a->unwind_kernel);
 		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "used" } }, 1,
 				   a->unwind_used);
 		bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "part", "processes" } }, 1,

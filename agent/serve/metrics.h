@@ -61,7 +61,8 @@ struct bp_agent_self {
 	uint64_t sym_lines_distro;	/* ... DWARF only in a distribution's debug file */
 	uint64_t map_bytes;		/* kernel memory of the BPF maps */
 	bool unwind;			/* unwind tables loaded (not --unwind-mem 0) */
-	uint64_t unwind_budget;		/* their array, as sized */
+	uint64_t unwind_budget;		/* their array, at most */
+	uint64_t unwind_kernel;		/* ... its chunks added so far */
 	uint64_t unwind_used;		/* rows loaded */
 	uint64_t unwind_procs;		/* per-process mapping lists */
 	uint64_t unwind_files;		/* files with a table loaded */

@@ -915,6 +915,112 @@ static void test_young_processes_tables_later(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
+/* ------------------------------------------------------- map memory */
+
+struct map_fds {
+	double bytes;		/* memlock of every BPF map the process holds */
+	double chunk_bytes;	/* ... of the unwind rows' chunks among them */
+	int chunks;
+};
+
+/* what the kernel charges for pid's BPF maps, from its fdinfo */
+static void map_fds(pid_t pid, struct map_fds *m)
+{
+	char path[64], link[64], line[128];
+	struct dirent *de;
+	DIR *d;
+
+	memset(m, 0, sizeof(*m));
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		unsigned long type = 0, max = 0, flags = 0;
+		double memlock = 0;
+		ssize_t n;
+		FILE *f;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, "anon_inode:bpf-map"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			sscanf(line, "map_type: %lu", &type);
+			sscanf(line, "max_entries: %lu", &max);
+			sscanf(line, "map_flags: %lx", &flags);
+			sscanf(line, "memlock: %lf", &memlock);
+		}
+		fclose(f);
+		m->bytes += memlock;
+		/* an mmapable array of 64 Ki rows: a chunk (bpf/unwind.bpf.h) */
+		if (type == 2 && max == 65536 && flags == 0x400) {
+			m->chunk_bytes += memlock;
+			m->chunks++;
+		}
+	}
+	closedir(d);
+}
+
+/*
+ * The unwind tables' kernel memory follows the tables loaded, not the
+ * budget: with --unwind-mem 1G the agent holds a few 512-KiB chunks, and
+ * its two map memory figures are the kernel's own (fdinfo's memlock of the
+ * maps it holds). Before, the budget was one array allocated whole at
+ * start: 16 MiB by default, 58% of the maps' memory.
+ */
+static void test_unwind_memory_follows_tables(void **state)
+{
+	char *spin = (char *)h_fixture("spin");
+	double map_bytes, alloc, used, budget;
+	struct map_fds m;
+	struct agent a;
+	struct run r;
+	char *page;
+
+	(void)state;
+	agent_start(&a, "mapmem", "--interval 2 --unwind-mem 1G -vv");
+	wait_windows(&a, 1, 60);
+	/* past the 200 ms a process lives before its table is built */
+	assert_int_equal(h_run(ARGV(spin, "1.5"), 30, &r), 0);
+	h_run_free(&r);
+	assert_true(log_count(&a, "unwind table of", spin) >= 1);
+	/* the figures and the kernel's, with no table built in between */
+	for (int tries = 0;; tries++) {
+		page = get(&a, "/metrics", 200);
+		map_fds(a.pid, &m);
+		map_bytes = metric(page, "boundprof_agent_bpf_map_bytes");
+		alloc = metric(page, "boundprof_agent_unwind_bytes{part=\"allocated\"}");
+		used = metric(page, "boundprof_agent_unwind_bytes{part=\"used\"}");
+		budget = metric(page, "boundprof_agent_unwind_bytes{part=\"budget\"}");
+		free(page);
+		if (alloc == m.chunk_bytes || tries == 5)
+			break;
+		h_sleep(1);
+	}
+	fprintf(stderr,
+		"unwind: budget %.0f MiB, %.2f MiB used, %.2f MiB in %d chunks (kernel: %.2f); "
+		"all maps %.2f MiB (kernel: %.2f)\n",
+		budget / MIB, used / MIB, alloc / MIB, m.chunks, m.chunk_bytes / MIB,
+		map_bytes / MIB, m.bytes / MIB);
+	assert_true(budget == 1024 * MIB);
+	assert_true(used > 0);
+	assert_true(m.chunks >= 1);
+	assert_true(alloc == m.chunk_bytes);
+	assert_true(alloc >= used);
+	/* 64 MiB: the table of a libc (23k rows), 350 times over */
+	assert_true(alloc < budget / 16);
+	/* hash maps are charged by their elements, which BPF adds between the two reads */
+	assert_true(fabs(map_bytes - m.bytes) < 0.02 * m.bytes);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
 /* --------------------------------------------------------------- churn */
 
 static double vm_kb(pid_t pid, const char *field)
@@ -2035,6 +2141,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
 		cmocka_unit_test_teardown(test_agent_leaves_itself_out, teardown),
 		cmocka_unit_test_teardown(test_young_processes_tables_later, teardown),
+		cmocka_unit_test_teardown(test_unwind_memory_follows_tables, teardown),
 		cmocka_unit_test_teardown(test_churn_bounded, teardown),
 		cmocka_unit_test_teardown(test_first_bandwidth_measurement_not_in_peak, teardown),
 		cmocka_unit_test_teardown(test_rotation_retention_signals, teardown),
