@@ -106,7 +106,7 @@ load_stop() {
 }
 
 # run one tool for DUR seconds; prints "cpu_s bpf_s rss_mean_kb rss_max_kb hwm_kb"
-measure() { # tool
+measure() { # tool phase
 	local pid port=0 c0 c1 b0=0 b1=0 n=0 sum=0 max=0 r i hwm
 	case $1 in
 	bp)
@@ -146,7 +146,7 @@ measure() { # tool
 		b1=$(scrape "$port" boundprof_agent_bpf_seconds_total)
 		need_num "the agent's BPF seconds (/metrics)" "$b0"
 		need_num "the agent's BPF seconds (/metrics)" "$b1"
-		scrape "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes"
+		scrape "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes_$2"
 		scrape "$port" boundprof_agent_drains_total > /dev/null
 	fi
 	status_kb $pid VmHWM
@@ -172,13 +172,13 @@ echo "agent overhead: $DUR s per phase at 99 Hz, 10-s windows to disk, /metrics 
 	"$(nproc) CPUs"
 echo "mixed load: stress-ng --cpu 1 + fio 4 KiB randread 200 IOPS + 20 new processes/s"
 echo
-bp_idle=$(measure bp)
-perf_idle=$(measure perf)
+bp_idle=$(measure bp idle)
+perf_idle=$(measure perf idle)
 load_start
-bp_load=$(measure bp)
+bp_load=$(measure bp mixed)
 load_stop
 load_start
-perf_load=$(measure perf)
+perf_load=$(measure perf mixed)
 load_stop
 
 printf "  %-6s %-12s %10s %10s  %8s  %10s %10s %10s\n" phase tool "user+sys" "BPF" \
@@ -187,13 +187,17 @@ printf "  %-6s %-12s %10s %10s  %8s  %10s %10s %10s\n" phase tool "user+sys" "BP
 for v in "$bp_idle" "$perf_idle" "$bp_load" "$perf_load"; do
 	[ "$(echo "$v" | wc -w)" = 5 ] || die "a phase could not be measured (see above)"
 done
+for ph in idle mixed; do
+	need_pos "the agent's BPF map bytes ($ph, /metrics)" "$(cat "$T/map_bytes_$ph" 2>/dev/null)"
+done
 row idle boundprof "$bp_idle"
 row idle "perf record" "$perf_idle"
 row mixed boundprof "$bp_load"
 row mixed "perf record" "$perf_load"
 echo
 awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d="$DUR" \
-	-v maps="$(cat "$T/map_bytes" 2>/dev/null || echo 0)" 'BEGIN {
+	-v mi="$(cat "$T/map_bytes_idle" 2>/dev/null)" -v mm="$(cat "$T/map_bytes_mixed" 2>/dev/null)" \
+	'BEGIN {
 	split(bi, a); split(pi, b); split(bl, c); split(pl, e)
 	bi_pc = (a[1] + a[2]) / d * 100; pi_pc = b[1] / d * 100
 	bl_pc = (c[1] + c[2]) / d * 100; pl_pc = e[1] / d * 100
@@ -201,8 +205,10 @@ awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d
 		bi_pc, pi_pc, bi_pc / pi_pc
 	printf "mixed: boundprof %.3f%% of one CPU, perf %.3f%% (%.2fx; aim <= 1%% and below perf)," \
 		" userspace only %.2fx\n", bl_pc, pl_pc, bl_pc / pl_pc, c[1] / e[1]
-	printf "peak RSS, mixed: boundprof %.1f MiB, perf %.1f MiB (%.2fx; aim <= 24 MiB);" \
-		" BPF maps %.1f MiB of kernel memory\n", c[5] / 1024, e[5] / 1024, c[5] / e[5], maps / 1048576
+	printf "peak RSS, mixed: boundprof %.1f MiB, perf %.1f MiB (%.2fx; aim <= 24 MiB)\n",
+		c[5] / 1024, e[5] / 1024, c[5] / e[5]
+	printf "BPF maps, kernel memory at the end of each phase: idle %.1f MiB, mixed %.1f MiB\n",
+		mi / 1048576, mm / 1048576
 	print "published budgets: OpenTelemetry eBPF profiler \"1% CPU and 250MB memory are our"
 	print "  upper limits\"; Parca Agent 300-400 MiB steady, 550-750 MiB at startup (#3083);"
 	print "  Grafana Alloy pyroscope.ebpf ~130 MiB after fixes (anchors.md)"
