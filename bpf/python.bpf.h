@@ -40,13 +40,30 @@ struct bp_py_seen_key {
 };
 
 /* code objects already copied to userspace; an evicted one is copied again */
-struct bp_py_seen_map {
+struct bp_py_seen_lru {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct bp_py_seen_key);
-	__type(value, __u8);
+	/* sizes, not types: a struct named only here gets no body in BTF */
+	__uint(key_size, sizeof(struct bp_py_seen_key));
+	__uint(value_size, sizeof(__u8));
+};
+
+/*
+ * The LRU in slot 0, created by userspace when it hands the first Python
+ * to the walker (bp_loader__open_interp()): the kernel preallocates LRU
+ * maps whole, 1.4 MiB that a machine running no Python would hold for
+ * nothing.
+ */
+struct bp_py_seen_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct bp_py_seen_lru);
 };
 BP_EXTERN struct bp_py_seen_map py_seen SEC(".maps");
+
+/* slot 0 of an interpreter cache's map (py_seen, r_seen, r_locs), or NULL before it is made */
+#define bp_interp_cache(outer) ({ __u32 __z = 0; bpf_map_lookup_elem(outer, &__z); })
 
 struct bp_py_events_map {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -166,13 +183,15 @@ static __noinline int py_emit_code(__u32 tgid, __u64 code, __s32 firstlineno)
 	__u64 p[3] = {}, size = 0;
 	__u8 one = 1;
 	__u32 zero = 0, n;
+	void *seen;
 
 	py = bpf_map_lookup_elem(&py_procs, &tgid);
 	ev = bpf_map_lookup_elem(&py_ev_scratch, &zero);
-	if (!py || !ev)
+	seen = bp_interp_cache(&py_seen);
+	if (!py || !ev || !seen)
 		return 0;
 	/* first sight: claim it, so that another CPU does not copy it too */
-	if (bpf_map_update_elem(&py_seen, &sk, &one, BPF_NOEXIST))
+	if (bpf_map_update_elem(seen, &sk, &one, BPF_NOEXIST))
 		return 0;
 	ev->kind = BP_PY_EV_CODE;
 	ev->tgid = tgid;
@@ -205,7 +224,7 @@ static __noinline int py_emit_code(__u32 tgid, __u64 code, __s32 firstlineno)
 	ev->table_len = n;
 	if (bpf_ringbuf_output(&py_events, ev, BP_PY_EV_FIXED + n, 0)) {
 		/* not claimed after all: a later sample tries again */
-		bpf_map_delete_elem(&py_seen, &sk);
+		bpf_map_delete_elem(seen, &sk);
 		stat_inc(BP_STAT_PY_CODE_LOST);
 	}
 	return 0;
@@ -314,10 +333,11 @@ static long py_walk_frame(__u32 i, void *data)
 	/* a new code object (or another one at its address) is copied once */
 	if (c->nnew < BP_PY_NEW_MAX && code != c->last) {
 		struct bp_py_seen_key sk = { .code = code, .tgid = c->tgid };
+		void *seen = bp_interp_cache(&py_seen);
 
 		bpf_probe_read_user(&line, sizeof(line), (void *)(code + py->co_firstlineno));
 		sk.firstlineno = line;
-		if (!bpf_map_lookup_elem(&py_seen, &sk)) {
+		if (seen && !bpf_map_lookup_elem(seen, &sk)) {
 			sc->new_code[c->nnew & (BP_PY_NEW_MAX - 1)] = code;
 			sc->new_line[c->nnew & (BP_PY_NEW_MAX - 1)] = line;
 			c->nnew++;

@@ -39,12 +39,23 @@ struct bp_r_seen_key {
 	__u32 kind;
 };
 
-/* symbols and source files already sent; an evicted one is sent again */
-struct bp_r_seen_map {
+/*
+ * symbols and source files already sent; an evicted one is sent again.
+ * Like py_seen, and r_locs below, the LRU is in slot 0, made by userspace
+ * with the first R it hands to the walker.
+ */
+struct bp_r_seen_lru {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct bp_r_seen_key);
-	__type(value, __u8);
+	__uint(key_size, sizeof(struct bp_r_seen_key));
+	__uint(value_size, sizeof(__u8));
+};
+
+struct bp_r_seen_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct bp_r_seen_lru);
 };
 BP_EXTERN struct bp_r_seen_map r_seen SEC(".maps");
 
@@ -56,11 +67,18 @@ struct bp_r_loc_key {
 };
 
 /* locations already read: a frame word without its symbol */
-struct bp_r_locs_map {
+struct bp_r_locs_lru {
 	__uint(type, BPF_MAP_TYPE_LRU_HASH);
 	__uint(max_entries, 16384);
-	__type(key, struct bp_r_loc_key);
-	__type(value, __u64);
+	__uint(key_size, sizeof(struct bp_r_loc_key));
+	__uint(value_size, sizeof(__u64));
+};
+
+struct bp_r_locs_map {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__array(values, struct bp_r_locs_lru);
 };
 BP_EXTERN struct bp_r_locs_map r_locs SEC(".maps");
 
@@ -139,18 +157,19 @@ static __always_inline int r_type(__u64 x, bool *altrep)
 __noinline int r_emit(__u32 tgid, __u64 addr, __u32 kind)
 {
 	struct bp_r_seen_key sk = { .addr = addr, .tgid = tgid, .kind = kind };
+	void *seen = bp_interp_cache(&r_seen);
 	struct bp_r_scratch *sc;
 	__u64 pname = 0;
 	__u32 zero = 0;
 	__u8 one = 1;
 	long n = 0;
 
-	if (bpf_map_lookup_elem(&r_seen, &sk))
+	if (!seen || bpf_map_lookup_elem(seen, &sk))
 		return 0;
 	sc = bpf_map_lookup_elem(&r_scratch, &zero);
 	if (!sc)
 		return 0;
-	if (bpf_map_update_elem(&r_seen, &sk, &one, BPF_NOEXIST))
+	if (bpf_map_update_elem(seen, &sk, &one, BPF_NOEXIST))
 		return 0;
 	sc->ev.kind = kind;
 	sc->ev.tgid = tgid;
@@ -163,14 +182,14 @@ __noinline int r_emit(__u32 tgid, __u64 addr, __u32 kind)
 			n = bpf_probe_read_user_str(sc->ev.name, BP_R_NAME_MAX,
 						    (void *)(pname + BP_R_VDATA));
 		if (n <= 0) {
-			bpf_map_delete_elem(&r_seen, &sk);
+			bpf_map_delete_elem(seen, &sk);
 			stat_inc(BP_STAT_R_CTX_ERR);
 			return 0;
 		}
 		sc->ev.len = n - 1;
 	}
 	if (bpf_ringbuf_output(&py_events, &sc->ev, sizeof(sc->ev), 0)) {
-		bpf_map_delete_elem(&r_seen, &sk);
+		bpf_map_delete_elem(seen, &sk);
 		stat_inc(BP_STAT_R_NAME_LOST);
 	}
 	return 1;
@@ -267,9 +286,10 @@ __noinline __u64 r_loc(__u32 tgid, __u64 sref, __u64 body, __u64 pc, __u32 rel_p
 {
 	struct bp_r_proc *r = bpf_map_lookup_elem(&r_procs, &tgid);
 	struct bp_r_loc_key k = { .tgid = tgid };
+	void *locs = bp_interp_cache(&r_locs);
 	__u64 *hit, loc;
 
-	if (!r || !sref)
+	if (!r || !sref || !locs)
 		return 0;
 	if (sref == r->in_bc) {
 		k.a = body;
@@ -278,11 +298,11 @@ __noinline __u64 r_loc(__u32 tgid, __u64 sref, __u64 body, __u64 pc, __u32 rel_p
 		k.a = sref;
 		k.pc = ~0ULL;
 	}
-	hit = bpf_map_lookup_elem(&r_locs, &k);
+	hit = bpf_map_lookup_elem(locs, &k);
 	if (hit)
 		return *hit;
 	loc = r_loc_read(r, sref, body, pc, rel_pc);
-	bpf_map_update_elem(&r_locs, &k, &loc, BPF_ANY);
+	bpf_map_update_elem(locs, &k, &loc, BPF_ANY);
 	return loc | BP_R_BUILTIN;	/* the bit says: read now */
 }
 

@@ -439,6 +439,43 @@ static void core_btf_done(struct bp_loader *l)
 	l->core_btf_fd = -1;
 }
 
+/* libbpf frees an inner map's template once the outer map is made: its sizes are kept */
+static void interp_cache_spec(struct bp_interp_cache *c, struct bpf_map *outer)
+{
+	struct bpf_map *in = bpf_map__inner_map(outer);
+
+	c->outer = outer;
+	c->key_size = bpf_map__key_size(in);
+	c->value_size = bpf_map__value_size(in);
+	c->max_entries = bpf_map__max_entries(in);
+	c->fd = -1;
+}
+
+/*
+ * The kernel preallocates an LRU map whole (1.4-1.5 MiB each of these):
+ * made when the walkers get their first process of the language, they
+ * cost nothing on a machine that runs none. Once, for the loader's life.
+ */
+static int interp_cache_make(struct bp_interp_cache *c, const char *name)
+{
+	uint32_t zero = 0;
+	int err;
+
+	if (c->fd >= 0)
+		return 0;
+	c->fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, name, c->key_size, c->value_size,
+			       c->max_entries, NULL);
+	if (c->fd < 0)
+		return -errno;
+	if (bpf_map_update_elem(bpf_map__fd(c->outer), &zero, &c->fd, BPF_ANY)) {
+		err = -errno;
+		close(c->fd);
+		c->fd = -1;
+		return err;
+	}
+	return 0;
+}
+
 int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 {
 	LIBBPF_OPTS(bpf_object_open_opts, so);
@@ -447,7 +484,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	struct bp_loader *l;
 	struct timespec t0, t1;
 	uint64_t per_interval;
-	int err, first_cpu;
+	int err, first_cpu, i;
 
 	*out = NULL;
 	libbpf_verbose = o->verbose_libbpf;
@@ -457,6 +494,8 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	if (!l)
 		return -ENOMEM;
 	l->core_btf_fd = -1;
+	for (i = 0; i < BP_INTERP_CACHES; i++)
+		l->caches[i].fd = -1;
 	l->hz = o->hz;
 	l->no_idle_samples = o->no_idle_samples;
 	l->serial_load = o->serial_load;
@@ -480,6 +519,9 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		bp_err("failed to open BPF object: %s", strerror(-err));
 		goto fail;
 	}
+	interp_cache_spec(&l->caches[BP_CACHE_PY_SEEN], l->skel->maps.py_seen);
+	interp_cache_spec(&l->caches[BP_CACHE_R_SEEN], l->skel->maps.r_seen);
+	interp_cache_spec(&l->caches[BP_CACHE_R_LOCS], l->skel->maps.r_locs);
 
 	/*
 	 * Worst case every sample of an interval is a new (thread, stack) pair
@@ -756,13 +798,24 @@ int bp_loader__poll(struct bp_loader *l, int timeout_ms)
  * The interpreter ring is mapped when the first interpreter is handed to
  * the walkers: only they write to it, and its 1 MiB (2 MiB of the agent's
  * RSS: the data pages are mapped twice) is wasted on a machine that runs
- * no Python or R.
+ * no Python or R. So are the caches of each language.
  */
-int bp_loader__open_interp_ring(struct bp_loader *l)
+int bp_loader__open_interp(struct bp_loader *l, bool r)
 {
 	int err;
 
-	if (!l || !l->py_fn || l->py_rb)
+	if (!l)
+		return 0;
+	err = r ? interp_cache_make(&l->caches[BP_CACHE_R_SEEN], "r_seen_lru") : 0;
+	if (!err)
+		err = interp_cache_make(&l->caches[r ? BP_CACHE_R_LOCS : BP_CACHE_PY_SEEN],
+					r ? "r_locs_lru" : "py_seen_lru");
+	if (err) {
+		bp_err("failed to make the %s walker's caches: %s", r ? "R" : "Python",
+		       strerror(-err));
+		return err;
+	}
+	if (!l->py_fn || l->py_rb)
 		return 0;
 	l->py_rb = ring_buffer__new(bpf_map__fd(l->skel->maps.py_events), on_py_ring, l, NULL);
 	if (!l->py_rb) {
@@ -1146,10 +1199,14 @@ uint64_t bp_loader__map_bytes(struct bp_loader *l)
 {
 	struct bpf_map *map;
 	uint64_t total = 0;
+	int i;
 
 	bpf_object__for_each_map(map, l->skel->obj)
 		if (bpf_map__fd(map) >= 0)
 			total += bp_loader__fd_map_bytes(bpf_map__fd(map));
+	for (i = 0; i < BP_INTERP_CACHES; i++)
+		if (l->caches[i].fd >= 0)
+			total += bp_loader__fd_map_bytes(l->caches[i].fd);
 	return total;
 }
 
@@ -1183,6 +1240,9 @@ void bp_loader__free(struct bp_loader *l)
 	bp_blockio__free(l->blockio);
 	boundprof_bpf__destroy(l->twin);
 	boundprof_bpf__destroy(l->skel);
+	for (i = 0; i < BP_INTERP_CACHES; i++)
+		if (l->caches[i].fd >= 0)
+			close(l->caches[i].fd);
 	if (l->stats_fd > 0)
 		close(l->stats_fd);
 	core_btf_done(l);

@@ -42,8 +42,22 @@ typedef void (*bp_event_fn)(void *ctx, const struct bp_event *ev, size_t size);
 /* called for every record of the Python ring (bpf/python.h) */
 typedef void (*bp_py_event_fn)(void *ctx, const void *rec, size_t len);
 
+/* an LRU cache of the interpreter walkers, in slot 0 of its map of maps */
+enum bp_interp_cache_id {
+	BP_CACHE_PY_SEEN,	/* py_seen: code objects sent */
+	BP_CACHE_R_SEEN,	/* r_seen: symbols and files sent */
+	BP_CACHE_R_LOCS,	/* r_locs: locations read */
+	BP_INTERP_CACHES,
+};
+
+struct bp_interp_cache {
+	struct bpf_map *outer;
+	uint32_t key_size, value_size, max_entries;	/* the template's, kept from open */
+	int fd;			/* -1 until its language's first process */
+};
+
 struct bp_loader {
-	struct boundprof_bpf *skel;	/* its maps are all of them */
+	struct boundprof_bpf *skel;	/* its maps, and the interpreter caches below */
 	struct boundprof_bpf *twin;	/* the programs verified on a second CPU (twinload.h) */
 	bool serial_load;		/* no twin: bp_loader_opts.serial_load */
 	struct ring_buffer *rb;
@@ -62,6 +76,7 @@ struct bp_loader {
 	void *ev_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
 	uint32_t uw_rows;	/* rows unwind_rows may hold (1 when unwinding is off) */
+	struct bp_interp_cache caches[BP_INTERP_CACHES];
 	int stats_fd;		/* > 0 while we hold run-time stats on */
 	bool py_walk;		/* the BPF side walks Python frames (not --no-python) */
 	bool r_walk;		/* the BPF side walks R frames (not --no-r) */
@@ -142,8 +157,11 @@ int bp_loader__stacks_fd(struct bp_loader *l, int idx, bool user, bool shrt);
 int bp_loader__pystacks_fd(struct bp_loader *l, int idx);
 /* py_procs: the CPython processes the on-CPU program walks (bpf/python.h) */
 int bp_loader__py_procs_fd(struct bp_loader *l);
-/* map the interpreter ring, before the first interpreter is handed to BPF; 0 / -errno */
-int bp_loader__open_interp_ring(struct bp_loader *l);
+/*
+ * before the first Python (r false) or R process is handed to BPF: the
+ * interpreter ring mapped, that language's caches made; 0 / -errno
+ */
+int bp_loader__open_interp(struct bp_loader *l, bool r);
 /* r_procs: the R processes the on-CPU program walks (bpf/rlang.h) */
 int bp_loader__r_procs_fd(struct bp_loader *l);
 /* after a process was added to py_procs or r_procs: what BPF remembered as none is stale */

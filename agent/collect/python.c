@@ -569,7 +569,7 @@ static int publish(struct bp_python *py, struct py_proc *p)
 	/* no walker to tell: frames are walked from here (bp_python__walk()) */
 	if (!py->l)
 		return 0;
-	err = bp_loader__open_interp_ring(py->l);
+	err = bp_loader__open_interp(py->l, false);
 	if (err)
 		return err;
 	if (bpf_map_update_elem(py->procs_fd, &key, &p->bpf, BPF_ANY)) {

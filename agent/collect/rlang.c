@@ -462,7 +462,7 @@ static int read_globals(struct r_proc *p)
 static int publish(struct bp_rlang *r, struct r_proc *p)
 {
 	uint32_t key = p->pid;
-	int err = bp_loader__open_interp_ring(r->l);
+	int err = bp_loader__open_interp(r->l, true);
 
 	if (err)
 		return err;

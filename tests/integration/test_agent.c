@@ -28,6 +28,7 @@
 
 #include <cmocka.h>
 
+#include <bpf/bpf.h>
 #include <bpf/btf.h>
 
 #include "analyze/analyze.h"
@@ -921,12 +922,29 @@ struct map_fds {
 	double bytes;		/* memlock of every BPF map the process holds */
 	double chunk_bytes;	/* ... of the unwind rows' chunks among them */
 	int chunks;
+	int py_caches;		/* LRU maps keyed as py_seen (bpf/python.bpf.h) */
+	int r_caches;		/* ... as r_seen or r_locs (bpf/rlang.bpf.h) */
 };
+
+/* a map's name, as the kernel has it */
+static void map_name(unsigned long id, char *name, size_t size)
+{
+	struct bpf_map_info info = {};
+	uint32_t len = sizeof(info);
+	int fd = bpf_map_get_fd_by_id(id);
+
+	name[0] = 0;
+	if (fd < 0)
+		return;
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+		snprintf(name, size, "%s", info.name);
+	close(fd);
+}
 
 /* what the kernel charges for pid's BPF maps, from its fdinfo */
 static void map_fds(pid_t pid, struct map_fds *m)
 {
-	char path[64], link[64], line[128];
+	char path[64], link[64], line[128], name[BPF_OBJ_NAME_LEN];
 	struct dirent *de;
 	DIR *d;
 
@@ -935,7 +953,7 @@ static void map_fds(pid_t pid, struct map_fds *m)
 	d = opendir(path);
 	assert_non_null(d);
 	while ((de = readdir(d))) {
-		unsigned long type = 0, max = 0, flags = 0;
+		unsigned long id = 0;
 		double memlock = 0;
 		ssize_t n;
 		FILE *f;
@@ -952,18 +970,18 @@ static void map_fds(pid_t pid, struct map_fds *m)
 		if (!f)
 			continue;
 		while (fgets(line, sizeof(line), f)) {
-			sscanf(line, "map_type: %lu", &type);
-			sscanf(line, "max_entries: %lu", &max);
-			sscanf(line, "map_flags: %lx", &flags);
+			sscanf(line, "map_id: %lu", &id);
 			sscanf(line, "memlock: %lf", &memlock);
 		}
 		fclose(f);
 		m->bytes += memlock;
-		/* an mmapable array of 64 Ki rows: a chunk (bpf/unwind.bpf.h) */
-		if (type == 2 && max == 65536 && flags == 0x400) {
+		map_name(id, name, sizeof(name));
+		if (!strcmp(name, "bp_uw_chunk")) {
 			m->chunk_bytes += memlock;
 			m->chunks++;
 		}
+		m->py_caches += !strcmp(name, "py_seen_lru");
+		m->r_caches += !strcmp(name, "r_seen_lru") || !strcmp(name, "r_locs_lru");
 	}
 	closedir(d);
 }
@@ -1019,6 +1037,58 @@ static void test_unwind_memory_follows_tables(void **state)
 	/* hash maps are charged by their elements, which BPF adds between the two reads */
 	assert_true(fabs(map_bytes - m.bytes) < 0.02 * m.bytes);
 	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
+/*
+ * The interpreter walkers' LRU caches (1.4-1.5 MiB each, preallocated by
+ * the kernel) are made when their language's first process is handed to
+ * BPF: a recording of a C program holds none, one of Python its own only.
+ * record traces its command alone, so what it holds does not depend on
+ * what else the machine runs.
+ */
+static void test_interp_caches_made_for_their_language(void **state)
+{
+	static const char *const py_loop =
+		"import time\nt = time.time()\nwhile time.time() - t < 4: pass\n";
+	static const char *const r_loop =
+		"t <- Sys.time(); while (Sys.time() - t < 4) x <- sum(1:100)";
+	static const char *const name[3] = { "spin", "python3.11", "Rscript" };
+	const char *out[3] = { h_path("caches-c.folded"), h_path("caches-py.folded"),
+			       h_path("caches-r.folded") };
+	char *const cmds[3][9] = {
+		{ (char *)h_bin(), "record", "-o", (char *)out[0], "--", (char *)h_fixture("spin"),
+		  "4", NULL },
+		{ (char *)h_bin(), "record", "-o", (char *)out[1], "--", "/usr/bin/python3.11", "-c",
+		  (char *)py_loop, NULL },
+		{ (char *)h_bin(), "record", "-o", (char *)out[2], "--", "Rscript", "-e",
+		  (char *)r_loop, NULL },
+	};
+	struct map_fds m[3];
+	int i, k, status;
+	pid_t pid;
+
+	(void)state;
+	for (i = 0; i < 3; i++) {
+		pid = h_spawn(cmds[i], NULL);
+		assert_true(pid > 0);
+		/* the walker gets an interpreter once it has run a moment: look until it has */
+		for (k = 0; k < 30; k++) {
+			h_sleep(0.1);
+			map_fds(pid, &m[i]);
+			if (k >= 15 && (i == 0 || m[i].py_caches || m[i].r_caches))
+				break;
+		}
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+		assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+		fprintf(stderr, "record of %s: %d Python and %d R caches, maps %.2f MiB\n",
+			name[i], m[i].py_caches, m[i].r_caches, m[i].bytes / MIB);
+	}
+	assert_int_equal(m[0].py_caches, 0);
+	assert_int_equal(m[0].r_caches, 0);
+	assert_int_equal(m[1].py_caches, 1);
+	assert_int_equal(m[1].r_caches, 0);
+	assert_int_equal(m[2].py_caches, 0);
+	assert_int_equal(m[2].r_caches, 2);
 }
 
 /* --------------------------------------------------------------- churn */
@@ -2142,6 +2212,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_agent_leaves_itself_out, teardown),
 		cmocka_unit_test_teardown(test_young_processes_tables_later, teardown),
 		cmocka_unit_test_teardown(test_unwind_memory_follows_tables, teardown),
+		cmocka_unit_test_teardown(test_interp_caches_made_for_their_language, teardown),
 		cmocka_unit_test_teardown(test_churn_bounded, teardown),
 		cmocka_unit_test_teardown(test_first_bandwidth_measurement_not_in_peak, teardown),
 		cmocka_unit_test_teardown(test_rotation_retention_signals, teardown),
