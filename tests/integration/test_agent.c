@@ -1049,15 +1049,15 @@ static void test_unwind_memory_follows_tables(void **state)
 static void test_interp_caches_made_for_their_language(void **state)
 {
 	static const char *const py_loop =
-		"import time\nt = time.time()\nwhile time.time() - t < 4: pass\n";
+		"import time\nt = time.time()\nwhile time.time() - t < 2.5: pass\n";
 	static const char *const r_loop =
-		"t <- Sys.time(); while (Sys.time() - t < 4) x <- sum(1:100)";
+		"t <- Sys.time(); while (Sys.time() - t < 2.5) x <- sum(1:100)";
 	static const char *const name[3] = { "spin", "python3.11", "Rscript" };
 	const char *out[3] = { h_path("caches-c.folded"), h_path("caches-py.folded"),
 			       h_path("caches-r.folded") };
 	char *const cmds[3][9] = {
 		{ (char *)h_bin(), "record", "-o", (char *)out[0], "--", (char *)h_fixture("spin"),
-		  "4", NULL },
+		  "2.5", NULL },
 		{ (char *)h_bin(), "record", "-o", (char *)out[1], "--", "/usr/bin/python3.11", "-c",
 		  (char *)py_loop, NULL },
 		{ (char *)h_bin(), "record", "-o", (char *)out[2], "--", "Rscript", "-e",
@@ -1072,10 +1072,10 @@ static void test_interp_caches_made_for_their_language(void **state)
 		pid = h_spawn(cmds[i], NULL);
 		assert_true(pid > 0);
 		/* the walker gets an interpreter once it has run a moment: look until it has */
-		for (k = 0; k < 30; k++) {
+		for (k = 0; k < 20; k++) {
 			h_sleep(0.1);
 			map_fds(pid, &m[i]);
-			if (k >= 15 && (i == 0 || m[i].py_caches || m[i].r_caches))
+			if (k >= 12 && (i == 0 || m[i].py_caches || m[i].r_caches))
 				break;
 		}
 		assert_int_equal(waitpid(pid, &status, 0), pid);
