@@ -531,7 +531,6 @@ static int chunk_get(struct bp_unwind *u, uint32_t c, int *fd)
 	}
 	u->chunk_fd[c] = *fd;
 	u->st.kernel_bytes += bp_loader__fd_map_bytes(*fd);
-	u->st.chunks++;
 	return 0;
 }
 

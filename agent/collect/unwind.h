@@ -37,7 +37,6 @@ struct bp_unwind;
 struct bp_unwind_stats {
 	uint64_t budget_bytes;		/* the rows array, at most */
 	uint64_t kernel_bytes;		/* ... its chunks added so far, as the kernel charges them */
-	uint64_t chunks;		/* chunks added */
 	uint64_t used_bytes;		/* rows loaded */
 	uint64_t used_peak_bytes;	/* ... at most, so far */
 	uint64_t procs_bytes;		/* per-process mapping lists, as the kernel holds them */
