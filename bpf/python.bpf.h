@@ -39,31 +39,35 @@ struct bp_py_seen_key {
 	__s32 firstlineno;	/* tells a code object from another later at its address */
 };
 
-/* code objects already copied to userspace; an evicted one is copied again */
-struct bp_py_seen_lru {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	/* sizes, not types: a struct named only here gets no body in BTF */
-	__uint(key_size, sizeof(struct bp_py_seen_key));
-	__uint(value_size, sizeof(__u8));
-};
-
 /*
- * The LRU in slot 0, created by userspace when it hands the first Python
- * to the walker (bp_loader__open_interp()): the kernel preallocates LRU
- * maps whole, 1.4 MiB that a machine running no Python would hold for
- * nothing.
+ * An interpreter walker's cache: an LRU of 16384 key_t -> val_t, in slot 0
+ * of an array of one map (struct name_map). Userspace creates the LRU when
+ * it hands the first process of the language to the walker
+ * (bp_loader__open_interp()): the kernel preallocates LRU maps whole,
+ * 1.4-1.5 MiB that a machine running no Python or R would hold for
+ * nothing. Sizes, not types: a struct named only in an inner map's
+ * definition gets no body in BTF.
  */
-struct bp_py_seen_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct bp_py_seen_lru);
-};
-BP_EXTERN struct bp_py_seen_map py_seen SEC(".maps");
+#define BP_INTERP_CACHE_MAPS(name, key_t, val_t)		\
+	struct name##_lru {					\
+		__uint(type, BPF_MAP_TYPE_LRU_HASH);		\
+		__uint(max_entries, 16384);			\
+		__uint(key_size, sizeof(key_t));		\
+		__uint(value_size, sizeof(val_t));		\
+	};							\
+	struct name##_map {					\
+		__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);	\
+		__uint(max_entries, 1);				\
+		__type(key, __u32);				\
+		__array(values, struct name##_lru);		\
+	}
 
 /* slot 0 of an interpreter cache's map (py_seen, r_seen, r_locs), or NULL before it is made */
 #define bp_interp_cache(outer) ({ __u32 __z = 0; bpf_map_lookup_elem(outer, &__z); })
+
+/* code objects already copied to userspace; an evicted one is copied again */
+BP_INTERP_CACHE_MAPS(bp_py_seen, struct bp_py_seen_key, __u8);
+BP_EXTERN struct bp_py_seen_map py_seen SEC(".maps");
 
 struct bp_py_events_map {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);

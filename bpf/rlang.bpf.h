@@ -39,24 +39,8 @@ struct bp_r_seen_key {
 	__u32 kind;
 };
 
-/*
- * symbols and source files already sent; an evicted one is sent again.
- * Like py_seen, and r_locs below, the LRU is in slot 0, made by userspace
- * with the first R it hands to the walker.
- */
-struct bp_r_seen_lru {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(struct bp_r_seen_key));
-	__uint(value_size, sizeof(__u8));
-};
-
-struct bp_r_seen_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct bp_r_seen_lru);
-};
+/* symbols and source files already sent; an evicted one is sent again */
+BP_INTERP_CACHE_MAPS(bp_r_seen, struct bp_r_seen_key, __u8);
 BP_EXTERN struct bp_r_seen_map r_seen SEC(".maps");
 
 struct bp_r_loc_key {
@@ -67,19 +51,7 @@ struct bp_r_loc_key {
 };
 
 /* locations already read: a frame word without its symbol */
-struct bp_r_locs_lru {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, 16384);
-	__uint(key_size, sizeof(struct bp_r_loc_key));
-	__uint(value_size, sizeof(__u64));
-};
-
-struct bp_r_locs_map {
-	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__array(values, struct bp_r_locs_lru);
-};
+BP_INTERP_CACHE_MAPS(bp_r_locs, struct bp_r_loc_key, __u64);
 BP_EXTERN struct bp_r_locs_map r_locs SEC(".maps");
 
 /* a node's header and first three words (CAR/CDR/TAG, or a vector's length): one read */
