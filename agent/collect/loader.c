@@ -440,11 +440,13 @@ static void core_btf_done(struct bp_loader *l)
 }
 
 /* libbpf frees an inner map's template once the outer map is made: its sizes are kept */
-static void interp_cache_spec(struct bp_interp_cache *c, struct bpf_map *outer)
+static void interp_cache_spec(struct bp_interp_cache *c, struct bpf_map *outer,
+			      const char *name)
 {
 	struct bpf_map *in = bpf_map__inner_map(outer);
 
 	c->outer = outer;
+	c->name = name;
 	c->key_size = bpf_map__key_size(in);
 	c->value_size = bpf_map__value_size(in);
 	c->max_entries = bpf_map__max_entries(in);
@@ -456,14 +458,14 @@ static void interp_cache_spec(struct bp_interp_cache *c, struct bpf_map *outer)
  * made when the walkers get their first process of the language, they
  * cost nothing on a machine that runs none. Once, for the loader's life.
  */
-static int interp_cache_make(struct bp_interp_cache *c, const char *name)
+static int interp_cache_make(struct bp_interp_cache *c)
 {
 	uint32_t zero = 0;
 	int err;
 
 	if (c->fd >= 0)
 		return 0;
-	c->fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, name, c->key_size, c->value_size,
+	c->fd = bpf_map_create(BPF_MAP_TYPE_LRU_HASH, c->name, c->key_size, c->value_size,
 			       c->max_entries, NULL);
 	if (c->fd < 0)
 		return -errno;
@@ -519,9 +521,9 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		bp_err("failed to open BPF object: %s", strerror(-err));
 		goto fail;
 	}
-	interp_cache_spec(&l->caches[BP_CACHE_PY_SEEN], l->skel->maps.py_seen);
-	interp_cache_spec(&l->caches[BP_CACHE_R_SEEN], l->skel->maps.r_seen);
-	interp_cache_spec(&l->caches[BP_CACHE_R_LOCS], l->skel->maps.r_locs);
+	interp_cache_spec(&l->caches[BP_CACHE_PY_SEEN], l->skel->maps.py_seen, "py_seen_lru");
+	interp_cache_spec(&l->caches[BP_CACHE_R_SEEN], l->skel->maps.r_seen, "r_seen_lru");
+	interp_cache_spec(&l->caches[BP_CACHE_R_LOCS], l->skel->maps.r_locs, "r_locs_lru");
 
 	/*
 	 * Worst case every sample of an interval is a new (thread, stack) pair
@@ -806,10 +808,13 @@ int bp_loader__open_interp(struct bp_loader *l, bool r)
 
 	if (!l)
 		return 0;
-	err = r ? interp_cache_make(&l->caches[BP_CACHE_R_SEEN], "r_seen_lru") : 0;
-	if (!err)
-		err = interp_cache_make(&l->caches[r ? BP_CACHE_R_LOCS : BP_CACHE_PY_SEEN],
-					r ? "r_locs_lru" : "py_seen_lru");
+	if (r) {
+		err = interp_cache_make(&l->caches[BP_CACHE_R_SEEN]);
+		if (!err)
+			err = interp_cache_make(&l->caches[BP_CACHE_R_LOCS]);
+	} else {
+		err = interp_cache_make(&l->caches[BP_CACHE_PY_SEEN]);
+	}
 	if (err) {
 		bp_err("failed to make the %s walker's caches: %s", r ? "R" : "Python",
 		       strerror(-err));

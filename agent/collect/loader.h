@@ -52,6 +52,7 @@ enum bp_interp_cache_id {
 
 struct bp_interp_cache {
 	struct bpf_map *outer;
+	const char *name;	/* the LRU's, as bpftool lists it */
 	uint32_t key_size, value_size, max_entries;	/* the template's, kept from open */
 	int fd;			/* -1 until its language's first process */
 };
