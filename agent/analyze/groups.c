@@ -399,10 +399,11 @@ static void group_verdict(const struct bp_profile *p, const struct bp_summary *s
 		bp_mem_evidence(p, top->proc, &e);
 		if (top->nr_funcs && top->on_cpu_s > 0) {
 			bp_func_label(&p->frames[top->funcs[0].frame], hot, sizeof(hot));
-			if (!p->frames[top->funcs[0].frame].name)
-				e.hot_unnamed = p->frames[top->funcs[0].frame].module;
 			e.hot_name = hot;
-			e.hot_frac = top->funcs[0].self_frac * top->on_cpu_s / (e.on_s > 0 ? e.on_s : 1);
+			e.hot_frac = top->funcs[0].self_frac;
+			/* the busiest member's own code, not the kernel or libc it calls */
+			bp_own_evidence(p, top, &e, hot, sizeof(hot));
+			e.hot_frac *= top->on_cpu_s / (e.on_s > 0 ? e.on_s : 1);
 		}
 	}
 	bp_cgroup_evidence(p, g->cpu, g->mem, g->psi, &e);

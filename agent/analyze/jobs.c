@@ -263,14 +263,97 @@ static int startup(const struct bp_profile *p, const struct bp_summary *s, struc
 	return 0;
 }
 
+/*
+ * The runs' own code (analyze/owned.h), one function summed over them: the
+ * runs' innermost frame of theirs, weighted by the samples it is on. The
+ * callee of the run that had most of it stands for all.
+ */
+#define JOB_OWN_MAX	8
+
+struct job_own {
+	uint32_t frame;
+	double w, beneath, kernel, best;
+	uint32_t callee;
+	double callee_frac;
+};
+
+static void own_add(const struct bp_profile *p, struct job_own *o, uint32_t *n,
+		    const struct bp_proc_summary *ps)
+{
+	double w = ps->own_frac * ps->samples;
+	const struct bp_frame *f, *g;
+	uint32_t i;
+
+	if (!ps->have_own || w <= 0)
+		return;
+	f = &p->frames[ps->own_frame];
+	for (i = 0; i < *n; i++) {
+		g = &p->frames[o[i].frame];
+		/* names are interned: a function is its name in its module */
+		if (o[i].frame == ps->own_frame || (f->name && f->name == g->name &&
+						    f->module == g->module))
+			break;
+	}
+	if (i == *n) {
+		if (*n == JOB_OWN_MAX)
+			return;
+		memset(&o[i], 0, sizeof(o[i]));
+		o[i].frame = ps->own_frame;
+		(*n)++;
+	}
+	o[i].w += w;
+	o[i].beneath += ps->own_beneath * w;
+	o[i].kernel += ps->own_kernel * w;
+	if (w > o[i].best) {
+		o[i].best = w;
+		o[i].callee = ps->own_callee;
+		o[i].callee_frac = ps->own_beneath > 0 ? ps->own_callee_frac : 0;
+	}
+}
+
+/*
+ * The hot code the job's advice names: the runs' hottest function when it
+ * is their own, else their own code above it (bp_own_evidence()), as for
+ * one process: the kernel's work at every exec and exit, the hottest leaf
+ * of a loop of short runs, is no code its user can tune.
+ */
+static void job_hot(const struct bp_profile *p, struct bp_evidence *e, uint32_t top,
+		    uint64_t best, const struct job_own *o, uint32_t n, char *hot,
+		    size_t hot_len)
+{
+	struct bp_func_hot leaf = { .frame = top };
+	struct bp_proc_summary agg = { .funcs = &leaf, .nr_funcs = 1 };
+	uint32_t i, k = 0;
+
+	bp_func_label(&p->frames[top], hot, hot_len);
+	e->hot_name = hot;
+	e->hot_frac = (double)best / e->samples;
+	for (i = 1; i < n; i++)
+		if (o[i].w > o[k].w)
+			k = i;
+	if (n && o[k].w > 0) {
+		agg.have_own = true;
+		agg.own_frame = o[k].frame;
+		agg.own_frac = o[k].w / e->samples;
+		agg.own_beneath = o[k].beneath / o[k].w;
+		agg.own_kernel = o[k].kernel / o[k].w;
+		agg.own_callee = o[k].callee;
+		agg.own_callee_frac = o[k].callee_frac;
+		if (agg.own_beneath > 0 && !o[k].callee_frac)
+			agg.own_beneath = 0;	/* no run named what it calls */
+	}
+	bp_own_evidence(p, &agg, e, hot, hot_len);
+}
+
 /* the runs' evidence, summed as bp_proc_evidence() gives it for one process */
 static void job_evidence(const struct bp_profile *p, const struct bp_summary *s,
 			 const struct bp_job *jb, const struct pidjob *const *in,
 			 struct bp_evidence *e, char *hot, size_t hot_len, uint64_t *fself)
 {
 	double io = 0, fault = 0, kern = 0, sys = 0, dur = s->duration_s;
+	struct job_own own[JOB_OWN_MAX];
 	uint64_t best = 0;
-	uint32_t i, k, top = 0;
+	uint32_t i, k, top = 0, nown = 0;
 
 	memset(e, 0, sizeof(*e));
 	e->who = jb->name;
@@ -327,6 +410,7 @@ static void job_evidence(const struct bp_profile *p, const struct bp_summary *s,
 					e->net_peers = 2;
 			}
 		}
+		own_add(p, own, &nown, ps);
 		/* the functions of every run together: frame ids are the profile's */
 		for (k = 0; fself && k < ps->nr_funcs; k++) {
 			fself[ps->funcs[k].frame] += ps->funcs[k].self;
@@ -359,11 +443,8 @@ static void job_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		bp_cgroup_evidence(p, bp_proc_cpu_cgroup(p, proc), bp_proc_mem_cgroup(p, proc),
 				   bp_proc_psi_cgroup(p, proc), e);
 	}
-	if (best && e->samples && hot_len) {
-		bp_func_label(&p->frames[top], hot, hot_len);
-		e->hot_name = hot;
-		e->hot_frac = (double)best / e->samples;
-	}
+	if (best && e->samples && hot_len)
+		job_hot(p, e, top, best, own, nown, hot, hot_len);
 	if (fself)
 		for (i = 0; i < jb->nr; i++) {
 			const struct bp_proc_summary *ps = &s->procs[jb->members[i]];

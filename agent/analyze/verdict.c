@@ -221,8 +221,8 @@ static void wait_evidence(const struct bp_summary *s, const struct bp_proc_summa
  * building block becomes the reason. Self time stays with the leaf in the
  * hotspot list; only the advice moves.
  */
-static void own_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
-			 struct bp_evidence *e, char *hot, size_t hot_len)
+void bp_own_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+		     struct bp_evidence *e, char *hot, size_t hot_len)
 {
 	const struct bp_frame *leaf, *callee;
 
@@ -477,7 +477,7 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		bp_func_label(&p->frames[ps->funcs[0].frame], hot, hot_len);
 		e->hot_name = hot;
 		e->hot_frac = ps->funcs[0].self_frac;
-		own_evidence(p, ps, e, hot, hot_len);
+		bp_own_evidence(p, ps, e, hot, hot_len);
 		interp_evidence(p, ps, e);
 	}
 	python_evidence(p, ps, e, hot, hot_len);
@@ -576,7 +576,7 @@ static void overall_evidence(const struct bp_profile *p, const struct bp_summary
 			bp_func_label(&p->frames[top->funcs[0].frame], hot, hot_len);
 			e->hot_name = hot;
 			e->hot_frac = top->funcs[0].self_frac;
-			own_evidence(p, top, e, hot, hot_len);
+			bp_own_evidence(p, top, e, hot, hot_len);
 			interp_evidence(p, top, e);
 			/* its share of all the on-CPU time recorded */
 			e->hot_frac *= top->on_cpu_s / (e->on_s > 0 ? e->on_s : 1);

@@ -23,6 +23,16 @@ void bp_proc_evidence(const struct bp_profile *p, const struct bp_summary *s,
 		      size_t hot_len);
 
 /*
+ * Advice names code its reader can change: when ps's hottest leaf
+ * (ps->funcs[0], already in e->hot_name) is a building block (libc, libm,
+ * the kernel), the user's innermost function above it on most samples
+ * (ps->own_*) takes its place; the building block becomes the reason.
+ * For groups of processes too (analyze/jobs.c, analyze/groups.c).
+ */
+void bp_own_evidence(const struct bp_profile *p, const struct bp_proc_summary *ps,
+		     struct bp_evidence *e, char *hot, size_t hot_len);
+
+/*
  * The block IO evidence of the processes in() accepts (all with in NULL):
  * requests, their size and latency, the device used most and how busy it
  * was. For groups of processes (analyze/groups.c).

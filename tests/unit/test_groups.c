@@ -213,6 +213,54 @@ static void groups__by_user_unit_and_cgroup(void **state)
 	bp_profile__free(p);
 }
 
+/*
+ * A user's busiest process spends 80% of its samples in libc's memcpy,
+ * called from its own work(): the group's advice names work(), as the
+ * process's own does, not the library.
+ */
+static void groups__advice_names_the_members_own_code(void **state)
+{
+	struct bp_profile *p = bp_profile__new();
+	const struct bp_group *g;
+	struct bp_summary s;
+	struct bp_groups gs;
+	struct bp_proc *pr;
+	uint32_t work, cpy;
+	uint32_t i;
+	bool named = false;
+
+	(void)state;
+	assert_non_null(p);
+	p->start_ns = T0;
+	p->end_ns = T0 + 3 * SEC;
+	p->hz = 99;
+	p->ncpus = 2;
+	p->offcpu_enabled = true;
+	p->machine_busy = 0.5;
+	work = bld_frame(p, "work", "svc", "/opt/svc", NULL, 0x10, false);
+	cpy = bld_frame(p, "memcpy", "libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL,
+			0x20, false);
+	/* 2.5 s on-CPU: 50 samples of work() alone, 200 in memcpy under it */
+	pr = busy(p, 11, "svc", BLD_STACK(p, work), SEC / 2, 0, SEC / 2);
+	ids(p, pr, 65534, "nobody", "/svc.slice/web.service", "web.service");
+	bld_sample(p, 11, 11, BP_KIND_ONCPU, BLD_STACK(p, work, cpy), 200, 2 * SEC);
+	pr->threads[0].oncpu_ns = 5 * SEC / 2;
+	pr->tl_ns[BP_TS_RUNNING] = 5 * SEC / 2;
+	summarize(p, &s);
+	assert_int_equal(bp_groups_build(p, &s, BP_GROUP_USER, &gs), 0);
+	g = group(&gs, "nobody");
+	assert_true(g->have_verdict);
+	for (i = 0; i < g->verdict.nr_evidence; i++)
+		named |= strstr(g->verdict.evidence[i], "work spends 80% of its time in memcpy") !=
+			 NULL;
+	assert_true(named);
+	for (i = 0; i < g->verdict.nr_levers; i++)
+		assert_null(strstr(g->verdict.levers[i], "algorithm or data structure in memcpy"));
+	bp_groups_free(&gs);
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
 static void names__unknown_and_nameless(void **state)
 {
 	struct bp_profile *p = bp_profile__new();
@@ -305,6 +353,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(throttle__quota_share_of_runqueue),
 		cmocka_unit_test(groups__by_user_unit_and_cgroup),
+		cmocka_unit_test(groups__advice_names_the_members_own_code),
 		cmocka_unit_test(names__unknown_and_nameless),
 		cmocka_unit_test(folded__group_frame_first),
 		cmocka_unit_test(json__keys_per_process_and_groups),

@@ -285,6 +285,70 @@ static void loop__idle_runs__shell_keeps_its_own_verdict(void **state)
 	bp_profile__free(p);
 }
 
+/*
+ * Ten CPU-bound runs of a program whose hottest leaf is the kernel (a
+ * system call's paravirtualized interrupt toggle on 3 of every 6 samples,
+ * under the program's work(); work() itself on 2, main on 1): the advice
+ * names work(), the code the user can change, with the kernel as the
+ * reason, not "a better algorithm in pvm_irq_enable".
+ */
+static void loop__kernel_leaf_under_own_code__advice_names_own_code(void **state)
+{
+	struct bp_profile *p = base();
+	uint32_t mainf = bld_frame(p, "main", "crunch", NULL, NULL, 0x10, false);
+	uint32_t work = bld_frame(p, "work", "crunch", NULL, NULL, 0x40, false);
+	uint32_t fault = bld_frame(p, "__x64_sys_getppid", "[kernel]", NULL, NULL, 0x30, true);
+	uint32_t clear = bld_frame(p, "pvm_irq_enable", "[kernel]", NULL, NULL, 0x20, true);
+	uint32_t shf = bld_frame(p, "dash_main", "dash", NULL, NULL, 0x10, false);
+	uint64_t at = T0 + MS, run = 30 * MS;
+	const struct bp_verdict *v;
+	struct bp_proc *sh;
+	struct bp_summary s;
+	uint32_t i;
+
+	(void)state;
+	sh = bld_proc(p, 1, 0, "sh", "sh -c for f in *.dat; do crunch $f; done");
+	sh->start_ns = T0 + 1;
+	bld_thread(sh, 1, "sh", MS, 1)->steal_ns = 0;
+	bld_sample(p, 1, 1, BP_KIND_ONCPU, BLD_STACK(p, shf), 1, MS);
+	for (i = 0; i < 10; i++) {
+		struct bp_proc *pr = bld_proc(p, 10 + i, 1, "crunch", "crunch x.dat");
+		struct bp_thread *t;
+
+		pr->start_ns = at;
+		pr->end_ns = at + run;
+		pr->exited = true;
+		pr->have_timeline = true;
+		pr->tl_ns[BP_TS_RUNNING] = run;
+		t = bld_thread(pr, 10 + i, "crunch", run, 10 + i);
+		t->start_ns = at;
+		t->end_ns = at + run;
+		t->steal_ns = 0;
+		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf, work, fault, clear),
+			   3, run / 2);
+		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf, work), 2, run / 3);
+		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf), 1, run / 6);
+		at += run + MS;
+	}
+	judge(p, &s);
+	assert_non_null(s.jobs);
+	assert_int_equal(s.jobs->nr, 1);
+	v = &s.jobs->j[0].verdict;
+	assert_int_equal(v->cls, BP_CLASS_CPU);
+	/* work() is the innermost own frame on 5 of 6 samples; 3 of those 5 in the kernel */
+	assert_true(has_line(v->evidence, v->nr_evidence,
+			     "work spends 60% of its time in __x64_sys_getppid"));
+	assert_true(has_line(v->evidence, v->nr_evidence, "work is 83% of wall time"));
+	assert_true(has_line(v->levers, v->nr_levers, "Tune work first"));
+	assert_false(has_line(v->levers, v->nr_levers, "pvm_irq_enable"));
+	assert_false(has_line(v->evidence, v->nr_evidence, "pvm_irq_enable is"));
+	/* each run says the job's verdict */
+	assert_true(has_line(ps_of(&s, 10)->verdict->levers, ps_of(&s, 10)->verdict->nr_levers,
+			     "Tune work first"));
+	bp_summary_free(&s);
+	bp_profile__free(p);
+}
+
 /* siblings connected by a pipe stay a pipeline: only parent and child are not */
 static void siblings_through_a_pipe__still_a_pipeline(void **state)
 {
@@ -317,6 +381,7 @@ int main(void)
 		cmocka_unit_test(loop__four_runs__no_job),
 		cmocka_unit_test(loop__long_runs__no_job),
 		cmocka_unit_test(loop__idle_runs__shell_keeps_its_own_verdict),
+		cmocka_unit_test(loop__kernel_leaf_under_own_code__advice_names_own_code),
 		cmocka_unit_test(siblings_through_a_pipe__still_a_pipeline),
 	};
 
