@@ -423,10 +423,12 @@ static int frames_for(struct bp_collect *c, uint32_t pid, int image, uint64_t ip
 	if (image >= 0)
 		return n;
 	/*
-	 * Only a function of a mapped file is named the same next drain: a
-	 * JIT's perf map can name an address later, or another way.
+	 * Only an address in a mapped file is named the same next drain (a
+	 * JIT's perf map can name an address later, or another way), and
+	 * left unnamed the same: a stripped program's hot loop is looked up
+	 * once, not at every drain.
 	 */
-	snap = !kernel && !err && fi[n - 1].path ? bp_syms__snapshot_ns(c->syms, pid) : 0;
+	snap = !kernel && fi[n - 1].path ? bp_syms__snapshot_ns(c->syms, pid) : 0;
 	if (cache_set(a, idx, pid, addr, ids, (uint8_t)n | (*not_code ? NOT_CODE_BIT : 0), snap,
 		      drain))
 		return -ENOMEM;
