@@ -530,6 +530,9 @@ struct bp_uw_row {
  */
 #define BP_UW_ROWS_PER_BUCKET	8
 
+/* entries of an interpreter walker's cache (py_seen, r_seen, r_locs: bpf/python.bpf.h) */
+#define BP_INTERP_CACHE_ENTRIES	16384
+
 /* unwind_rows holds its rows in chunks of 1 << 16 (512 KiB) */
 #define BP_UW_CHUNK_SHIFT	16
 #define BP_UW_CHUNK_ROWS	(1U << BP_UW_CHUNK_SHIFT)

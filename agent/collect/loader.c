@@ -439,7 +439,10 @@ static void core_btf_done(struct bp_loader *l)
 	l->core_btf_fd = -1;
 }
 
-/* libbpf frees an inner map's template once the outer map is made: its sizes are kept */
+/*
+ * libbpf frees an inner map's template once the outer map is made: its
+ * key and value sizes are kept; its one entry is no cache's size
+ */
 static void interp_cache_spec(struct bp_interp_cache *c, struct bpf_map *outer,
 			      const char *name)
 {
@@ -449,7 +452,7 @@ static void interp_cache_spec(struct bp_interp_cache *c, struct bpf_map *outer,
 	c->name = name;
 	c->key_size = bpf_map__key_size(in);
 	c->value_size = bpf_map__value_size(in);
-	c->max_entries = bpf_map__max_entries(in);
+	c->max_entries = BP_INTERP_CACHE_ENTRIES;
 	c->fd = -1;
 }
 

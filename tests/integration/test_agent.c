@@ -32,6 +32,7 @@
 #include <bpf/btf.h>
 
 #include "analyze/analyze.h"
+#include "boundprof.h"
 #include "export/pprof.h"
 #include "harness.h"
 #include "model/counters.h"
@@ -924,20 +925,24 @@ struct map_fds {
 	int chunks;
 	int py_caches;		/* LRU maps keyed as py_seen (bpf/python.bpf.h) */
 	int r_caches;		/* ... as r_seen or r_locs (bpf/rlang.bpf.h) */
+	uint32_t cache_entries;	/* the smallest of those caches' sizes */
 };
 
-/* a map's name, as the kernel has it */
-static void map_name(unsigned long id, char *name, size_t size)
+/* a map's name and size, as the kernel has them */
+static void map_name(unsigned long id, char *name, size_t size, uint32_t *entries)
 {
 	struct bpf_map_info info = {};
 	uint32_t len = sizeof(info);
 	int fd = bpf_map_get_fd_by_id(id);
 
 	name[0] = 0;
+	*entries = 0;
 	if (fd < 0)
 		return;
-	if (!bpf_obj_get_info_by_fd(fd, &info, &len))
+	if (!bpf_obj_get_info_by_fd(fd, &info, &len)) {
 		snprintf(name, size, "%s", info.name);
+		*entries = info.max_entries;
+	}
 	close(fd);
 }
 
@@ -946,6 +951,7 @@ static void map_fds(pid_t pid, struct map_fds *m)
 {
 	char path[64], link[64], line[128], name[BPF_OBJ_NAME_LEN];
 	struct dirent *de;
+	uint32_t entries;
 	DIR *d;
 
 	memset(m, 0, sizeof(*m));
@@ -975,13 +981,17 @@ static void map_fds(pid_t pid, struct map_fds *m)
 		}
 		fclose(f);
 		m->bytes += memlock;
-		map_name(id, name, sizeof(name));
+		map_name(id, name, sizeof(name), &entries);
 		if (!strcmp(name, "bp_uw_chunk")) {
 			m->chunk_bytes += memlock;
 			m->chunks++;
 		}
 		m->py_caches += !strcmp(name, "py_seen_lru");
 		m->r_caches += !strcmp(name, "r_seen_lru") || !strcmp(name, "r_locs_lru");
+		if (!strcmp(name, "py_seen_lru") || !strcmp(name, "r_seen_lru") ||
+		    !strcmp(name, "r_locs_lru"))
+			m->cache_entries = !m->cache_entries || entries < m->cache_entries ?
+					   entries : m->cache_entries;
 	}
 	closedir(d);
 }
@@ -1089,6 +1099,9 @@ static void test_interp_caches_made_for_their_language(void **state)
 	assert_int_equal(m[1].r_caches, 0);
 	assert_int_equal(m[2].py_caches, 0);
 	assert_int_equal(m[2].r_caches, 2);
+	/* full size, whatever the template libbpf made the outer maps with */
+	assert_int_equal(m[1].cache_entries, BP_INTERP_CACHE_ENTRIES);
+	assert_int_equal(m[2].cache_entries, BP_INTERP_CACHE_ENTRIES);
 }
 
 /* --------------------------------------------------------------- churn */
