@@ -55,6 +55,7 @@ struct bp_interp_cache {
 	const char *name;	/* the LRU's, as bpftool lists it */
 	uint32_t key_size, value_size, max_entries;	/* the template's, kept from open */
 	int fd;			/* -1 until its language's first process */
+	uint64_t bytes;		/* kernel memory, fixed once made (preallocated) */
 };
 
 struct bp_loader {
@@ -88,6 +89,15 @@ struct bp_loader {
 	char core_btf_path[32];		/* its /proc/self/fd path, for libbpf */
 	uint32_t core_btf_types;	/* kernel types in it; 0: relocated against the whole */
 	bool exit_walk;			/* bp_exit walks sampled processes' mappings (else bp_exit_nowalk) */
+	/*
+	 * Kernel memory of the maps (bp_loader__map_bytes()): the
+	 * preallocated ones' is fixed, read once; the hash maps that grow
+	 * as they fill are read at every call.
+	 */
+	bool map_bytes_split;
+	uint64_t fixed_map_bytes;
+	int *grow_fds;
+	int nr_grow;
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
@@ -175,8 +185,7 @@ int bp_loader__unwind_rows_fd(struct bp_loader *l);
 int bp_loader__unwind_procs_fd(struct bp_loader *l);
 int bp_loader__unwind_files_fd(struct bp_loader *l);
 
-/* kernel memory charged for our maps, in bytes */
-/* kernel memory of the skeleton's maps (not the unwind rows' chunks: unwind.h) */
+/* kernel memory of the skeleton's maps and the interpreter caches (not the unwind rows' chunks: unwind.h) */
 uint64_t bp_loader__map_bytes(struct bp_loader *l);
 /* ... of the map behind fd */
 uint64_t bp_loader__fd_map_bytes(int fd);
