@@ -1238,7 +1238,7 @@ static void map_bytes_split(struct bp_loader *l)
 		else
 			l->fixed_map_bytes += bp_loader__fd_map_bytes(bpf_map__fd(map));
 	}
-	l->map_bytes_split = true;
+	l->maps_split = true;
 }
 
 uint64_t bp_loader__map_bytes(struct bp_loader *l)
@@ -1247,9 +1247,9 @@ uint64_t bp_loader__map_bytes(struct bp_loader *l)
 	uint64_t total = 0;
 	int i;
 
-	if (!l->map_bytes_split)
+	if (!l->maps_split)
 		map_bytes_split(l);
-	if (l->map_bytes_split) {
+	if (l->maps_split) {
 		total = l->fixed_map_bytes;
 		for (i = 0; i < l->nr_grow; i++)
 			total += bp_loader__fd_map_bytes(l->grow_fds[i]);

@@ -94,7 +94,7 @@ struct bp_loader {
 	 * preallocated ones' is fixed, read once; the hash maps that grow
 	 * as they fill are read at every call.
 	 */
-	bool map_bytes_split;
+	bool maps_split;
 	uint64_t fixed_map_bytes;
 	int *grow_fds;
 	int nr_grow;

@@ -66,16 +66,10 @@ static struct bp_proc *busy(struct bp_profile *p, uint32_t pid, const char *comm
 	return pr;
 }
 
-/*
- * Two users' jobs: nobody's three workers of one service, and daemon's
- * spinner under a 20% quota that cpu.stat says throttled it 2.1 s of 3 s
- * (its 2.4 s run-queue wait: 2.1 s of that is the quota's).
- */
-static struct bp_profile *machine(void)
+/* a 3-s window of a 2-CPU machine busy that much */
+static struct bp_profile *window(double machine_busy)
 {
 	struct bp_profile *p = bp_profile__new();
-	struct bp_cgroup *c;
-	uint32_t f, st;
 
 	assert_non_null(p);
 	p->start_ns = T0;
@@ -83,7 +77,21 @@ static struct bp_profile *machine(void)
 	p->hz = 99;
 	p->ncpus = 2;
 	p->offcpu_enabled = true;
-	p->machine_busy = 1.0;
+	p->machine_busy = machine_busy;
+	return p;
+}
+
+/*
+ * Two users' jobs: nobody's three workers of one service, and daemon's
+ * spinner under a 20% quota that cpu.stat says throttled it 2.1 s of 3 s
+ * (its 2.4 s run-queue wait: 2.1 s of that is the quota's).
+ */
+static struct bp_profile *machine(void)
+{
+	struct bp_profile *p = window(1.0);
+	struct bp_cgroup *c;
+	uint32_t f, st;
+
 	f = bld_frame(p, "work", "svc", "/opt/svc", NULL, 0x10, false);
 	st = BLD_STACK(p, f);
 	ids(p, busy(p, 11, "worker", st, 1 * SEC, SEC / 2, SEC + SEC / 2), 65534, "nobody",
@@ -220,7 +228,7 @@ static void groups__by_user_unit_and_cgroup(void **state)
  */
 static void groups__advice_names_the_members_own_code(void **state)
 {
-	struct bp_profile *p = bp_profile__new();
+	struct bp_profile *p = window(0.5);
 	const struct bp_group *g;
 	struct bp_summary s;
 	struct bp_groups gs;
@@ -230,13 +238,6 @@ static void groups__advice_names_the_members_own_code(void **state)
 	bool named = false;
 
 	(void)state;
-	assert_non_null(p);
-	p->start_ns = T0;
-	p->end_ns = T0 + 3 * SEC;
-	p->hz = 99;
-	p->ncpus = 2;
-	p->offcpu_enabled = true;
-	p->machine_busy = 0.5;
 	work = bld_frame(p, "work", "svc", "/opt/svc", NULL, 0x10, false);
 	cpy = bld_frame(p, "memcpy", "libc.so.6", "/usr/lib/x86_64-linux-gnu/libc.so.6", NULL,
 			0x20, false);

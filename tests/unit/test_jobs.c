@@ -59,17 +59,12 @@ static void woke(struct bp_profile *p, uint32_t pid, uint32_t waker, const char 
  * One run of a network client, 40 ms: 12 on-CPU (4 ms of it sampled in
  * ld.so, 2 in exit), 24 waiting on the network, 4 for a CPU.
  */
-static void client_run(struct bp_profile *p, uint32_t pid, uint32_t ppid, uint64_t at,
-		       uint64_t wall)
+/* a run that started at at and exited wall later, run of it on-CPU, one thread */
+static struct bp_proc *exited_run(struct bp_profile *p, uint32_t pid, uint32_t ppid,
+				  const char *comm, const char *cmdline, uint64_t at, uint64_t wall,
+				  uint64_t run)
 {
-	struct bp_proc *pr = bld_proc(p, pid, ppid, "curl", "/usr/bin/curl -s http://x/item");
-	uint32_t ld = bld_frame(p, "_dl_relocate_object", "ld-linux-x86-64.so.2", NULL, NULL,
-				0x100, false);
-	uint32_t mainf = bld_frame(p, "main", "curl", NULL, NULL, 0x10, false);
-	uint32_t ex = bld_frame(p, "do_exit", "[kernel]", NULL, NULL, 0x20, true);
-	uint32_t mm = bld_frame(p, "exit_mmap", "[kernel]", NULL, NULL, 0x30, true);
-	uint32_t poll = bld_frame(p, "poll", "libc.so.6", NULL, NULL, 0x40, false);
-	uint64_t run = wall * 12 / 40, net = wall * 24 / 40, rq = wall - run - net;
+	struct bp_proc *pr = bld_proc(p, pid, ppid, comm, cmdline);
 	struct bp_thread *t;
 
 	pr->start_ns = at;
@@ -77,13 +72,29 @@ static void client_run(struct bp_profile *p, uint32_t pid, uint32_t ppid, uint64
 	pr->exited = true;
 	pr->have_timeline = true;
 	pr->tl_ns[BP_TS_RUNNING] = run;
-	pr->tl_ns[BP_TS_NET] = net;
-	pr->tl_ns[BP_TS_RUNQUEUE] = rq;
-	pr->net_side_ns[BP_SIDE_CLIENT] = net;
-	t = bld_thread(pr, pid, "curl", run, pid);
+	t = bld_thread(pr, pid, comm, run, pid);
 	t->start_ns = at;
 	t->end_ns = at + wall;
 	t->steal_ns = 0;
+	return pr;
+}
+
+static void client_run(struct bp_profile *p, uint32_t pid, uint32_t ppid, uint64_t at,
+		       uint64_t wall)
+{
+	uint32_t ld = bld_frame(p, "_dl_relocate_object", "ld-linux-x86-64.so.2", NULL, NULL,
+				0x100, false);
+	uint32_t mainf = bld_frame(p, "main", "curl", NULL, NULL, 0x10, false);
+	uint32_t ex = bld_frame(p, "do_exit", "[kernel]", NULL, NULL, 0x20, true);
+	uint32_t mm = bld_frame(p, "exit_mmap", "[kernel]", NULL, NULL, 0x30, true);
+	uint32_t poll = bld_frame(p, "poll", "libc.so.6", NULL, NULL, 0x40, false);
+	uint64_t run = wall * 12 / 40, net = wall * 24 / 40, rq = wall - run - net;
+	struct bp_proc *pr = exited_run(p, pid, ppid, "curl", "/usr/bin/curl -s http://x/item",
+					at, wall, run);
+
+	pr->tl_ns[BP_TS_NET] = net;
+	pr->tl_ns[BP_TS_RUNQUEUE] = rq;
+	pr->net_side_ns[BP_SIDE_CLIENT] = net;
 	bld_sample(p, pid, pid, BP_KIND_ONCPU, BLD_STACK(p, ld), 2, run / 3);
 	bld_sample(p, pid, pid, BP_KIND_ONCPU, BLD_STACK(p, mainf, ex, mm), 1, run / 6);
 	bld_sample(p, pid, pid, BP_KIND_ONCPU, BLD_STACK(p, mainf), 3, run / 2);
@@ -297,8 +308,8 @@ static void loop__kernel_leaf_under_own_code__advice_names_own_code(void **state
 	struct bp_profile *p = base();
 	uint32_t mainf = bld_frame(p, "main", "crunch", NULL, NULL, 0x10, false);
 	uint32_t work = bld_frame(p, "work", "crunch", NULL, NULL, 0x40, false);
-	uint32_t fault = bld_frame(p, "__x64_sys_getppid", "[kernel]", NULL, NULL, 0x30, true);
-	uint32_t clear = bld_frame(p, "pvm_irq_enable", "[kernel]", NULL, NULL, 0x20, true);
+	uint32_t sys = bld_frame(p, "__x64_sys_getppid", "[kernel]", NULL, NULL, 0x30, true);
+	uint32_t irq = bld_frame(p, "pvm_irq_enable", "[kernel]", NULL, NULL, 0x20, true);
 	uint32_t shf = bld_frame(p, "dash_main", "dash", NULL, NULL, 0x10, false);
 	uint64_t at = T0 + MS, run = 30 * MS;
 	const struct bp_verdict *v;
@@ -312,19 +323,8 @@ static void loop__kernel_leaf_under_own_code__advice_names_own_code(void **state
 	bld_thread(sh, 1, "sh", MS, 1)->steal_ns = 0;
 	bld_sample(p, 1, 1, BP_KIND_ONCPU, BLD_STACK(p, shf), 1, MS);
 	for (i = 0; i < 10; i++) {
-		struct bp_proc *pr = bld_proc(p, 10 + i, 1, "crunch", "crunch x.dat");
-		struct bp_thread *t;
-
-		pr->start_ns = at;
-		pr->end_ns = at + run;
-		pr->exited = true;
-		pr->have_timeline = true;
-		pr->tl_ns[BP_TS_RUNNING] = run;
-		t = bld_thread(pr, 10 + i, "crunch", run, 10 + i);
-		t->start_ns = at;
-		t->end_ns = at + run;
-		t->steal_ns = 0;
-		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf, work, fault, clear),
+		exited_run(p, 10 + i, 1, "crunch", "crunch x.dat", at, run, run);
+		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf, work, sys, irq),
 			   3, run / 2);
 		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf, work), 2, run / 3);
 		bld_sample(p, 10 + i, 10 + i, BP_KIND_ONCPU, BLD_STACK(p, mainf), 1, run / 6);
