@@ -96,6 +96,20 @@ void bld_io_stats(struct bp_io_stats *st, uint64_t ops, uint64_t seed)
 		st->hist[i] = i >= 5 && i <= 9 ? (ops * (i + seed)) % 17 : 0;
 }
 
+struct bp_profile *bld_window(uint64_t start_ns, uint64_t dur_ns, double machine_busy)
+{
+	struct bp_profile *p = bp_profile__new();
+
+	assert_non_null(p);
+	p->start_ns = start_ns;
+	p->end_ns = start_ns + dur_ns;
+	p->hz = 99;
+	p->ncpus = 2;
+	p->offcpu_enabled = true;
+	p->machine_busy = machine_busy;
+	return p;
+}
+
 struct bp_profile *rich_profile(void)
 {
 	struct bp_profile *p = bp_profile__new();

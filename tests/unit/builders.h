@@ -13,6 +13,9 @@
 
 #include "model/profile.h"
 
+/* an empty window from start_ns, dur_ns long, of a 2-CPU machine busy that much, 99 Hz, off-CPU on */
+struct bp_profile *bld_window(uint64_t start_ns, uint64_t dur_ns, double machine_busy);
+
 /* the id of a frame (strings need not be interned; NULL name: unknown function) */
 uint32_t bld_frame(struct bp_profile *p, const char *name, const char *module, const char *path,
 		   const char *build_id, uint64_t off, bool kernel);

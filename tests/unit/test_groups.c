@@ -66,21 +66,6 @@ static struct bp_proc *busy(struct bp_profile *p, uint32_t pid, const char *comm
 	return pr;
 }
 
-/* a 3-s window of a 2-CPU machine busy that much */
-static struct bp_profile *window(double machine_busy)
-{
-	struct bp_profile *p = bp_profile__new();
-
-	assert_non_null(p);
-	p->start_ns = T0;
-	p->end_ns = T0 + 3 * SEC;
-	p->hz = 99;
-	p->ncpus = 2;
-	p->offcpu_enabled = true;
-	p->machine_busy = machine_busy;
-	return p;
-}
-
 /*
  * Two users' jobs: nobody's three workers of one service, and daemon's
  * spinner under a 20% quota that cpu.stat says throttled it 2.1 s of 3 s
@@ -88,7 +73,7 @@ static struct bp_profile *window(double machine_busy)
  */
 static struct bp_profile *machine(void)
 {
-	struct bp_profile *p = window(1.0);
+	struct bp_profile *p = bld_window(T0, 3 * SEC, 1.0);
 	struct bp_cgroup *c;
 	uint32_t f, st;
 
@@ -228,7 +213,7 @@ static void groups__by_user_unit_and_cgroup(void **state)
  */
 static void groups__advice_names_the_members_own_code(void **state)
 {
-	struct bp_profile *p = window(0.5);
+	struct bp_profile *p = bld_window(T0, 3 * SEC, 0.5);
 	const struct bp_group *g;
 	struct bp_summary s;
 	struct bp_groups gs;

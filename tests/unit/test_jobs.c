@@ -30,16 +30,7 @@
 
 static struct bp_profile *base(void)
 {
-	struct bp_profile *p = bp_profile__new();
-
-	assert_non_null(p);
-	p->start_ns = T0;
-	p->end_ns = T0 + 4 * SEC;
-	p->hz = 99;
-	p->ncpus = 2;
-	p->offcpu_enabled = true;
-	p->machine_busy = 0.3;
-	return p;
+	return bld_window(T0, 4 * SEC, 0.3);
 }
 
 static void woke(struct bp_profile *p, uint32_t pid, uint32_t waker, const char *comm,
