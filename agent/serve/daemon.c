@@ -1178,9 +1178,14 @@ static void finish(struct bp_daemon *d)
 {
 	struct epoll_event evs[8];
 	struct bp_profile *sl;
-	int i;
+	int i, err;
 
-	if (!bp_session__rotate(d->s, &sl) && sl) {
+	/* the window then ends at the last slice that made it in: the log says so */
+	err = bp_session__rotate(d->s, &sl);
+	if (err)
+		bp_err("agent: the last drain failed (%s); the last window ends at the slice before",
+		       strerror(-err));
+	if (!err && sl) {
 		bp_daemon__add_slice(d, sl);
 		bp_profile__free(sl);
 	}
