@@ -104,10 +104,8 @@ INTEG_ENV	:= BP_BIN=$(CURDIR)/boundprof BP_FIXTURES=$(OUT)/tests/fixtures \
 
 test-unit: $(UNIT_BINS) $(UNIT_DATA) boundprof
 	$(Q)fail=0; sh tests/lint/layers.sh || fail=1; \
-	sh tests/lint/options.sh $(CURDIR)/boundprof || fail=1; for t in $(UNIT_BINS); do \
-		echo "  UNIT     $$(basename $$t)"; \
-		$(UNIT_ENV) $$t || fail=1; \
-	done; exit $$fail
+	sh tests/lint/options.sh $(CURDIR)/boundprof || fail=1; \
+	env $(UNIT_ENV) sh tests/unit/run.sh $(NPROC) $(UNIT_BINS) || fail=1; exit $$fail
 
 # What the integration tests run besides boundprof: real programs for the
 # verdicts (stress-ng, fio), Go's pprof, Chromium for the flame graphs,
