@@ -46,7 +46,10 @@ cleanup() {
 	done
 	rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+# a signal ends the run (its handler alone would clean up and carry on)
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"
@@ -91,12 +94,11 @@ mkfifo "$T/tick" || die "mkfifo $T/tick failed"
 exec {TICK}<>"$T/tick"
 tick() { read -r -t 1 -u "$TICK" _ || true; }
 load_start() {
-	# stdout away: a round runs in a command substitution, which would wait for them
-	stress-ng --cpu 1 --timeout "$((DUR + 5))s" --quiet > /dev/null &
+	stress-ng --cpu 1 --timeout "$((DUR + 5))s" --quiet &
 	PIDS+=($!)
 	fio --name=bench --filename="$T/fio.dat" --size=256M --rw=randread --bs=4k \
 		--direct=1 --ioengine=psync --rate_iops=200 --time_based \
-		--runtime="$((DUR + 5))" --output=/dev/null > /dev/null &
+		--runtime="$((DUR + 5))" --output=/dev/null &
 	PIDS+=($!)
 	"$CHURN" "$((DUR + 5))" 20 "$SHORT" 0.002 > /dev/null &
 	PIDS+=($!)
@@ -186,21 +188,21 @@ both() {
 		printf "%.3f %.3f %.0f %d %d\n", (a[1] + b[1]) / 2, (a[2] + b[2]) / 2,
 			(a[3] + b[3]) / 2, (a[4] > b[4] ? a[4] : b[4]), (a[5] > b[5] ? a[5] : b[5]) }'
 }
-mixed() { # tool: one round under the load, started and stopped around it
-	local v
+# one round under the load, started and stopped around it by this shell (so
+# that cleanup() knows its processes): the figures into the variable named
+mixed() { # tool variable
 	load_start
-	v=$(measure "$1" mixed)
+	printf -v "$2" '%s' "$(measure "$1" mixed)"
 	load_stop
-	echo "$v"
 }
 bp_idle1=$(measure bp idle)
 perf_idle1=$(measure perf idle)
 perf_idle2=$(measure perf idle)
 bp_idle2=$(measure bp idle)
-bp_load1=$(mixed bp)
-perf_load1=$(mixed perf)
-perf_load2=$(mixed perf)
-bp_load2=$(mixed bp)
+mixed bp bp_load1
+mixed perf perf_load1
+mixed perf perf_load2
+mixed bp bp_load2
 
 printf "  %-6s %-16s %10s %10s  %8s  %10s %10s %10s\n" phase tool "user+sys" "BPF" \
 	"1-CPU %" "RSS mean" "RSS max" "peak"

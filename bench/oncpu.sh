@@ -30,7 +30,10 @@ cleanup() {
 	echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null
 	rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+# a signal ends the run (its handler alone would clean up and carry on)
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 . "$(dirname "$0")/lib.sh"
 [ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"

@@ -29,7 +29,10 @@ cleanup() {
 	wait 2>/dev/null
 	rm -rf "$T"
 }
-trap cleanup EXIT INT TERM
+# a signal ends the run (its handler alone would clean up and carry on)
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
 
 die() { echo "bench: $*" >&2; exit 1; }
 [ "$(id -u)" = 0 ] || die "needs root (BPF)"
