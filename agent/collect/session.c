@@ -1064,16 +1064,19 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		cg_baseline(s, ev->tgid);
 	if (ev->kind == BP_EV_EXEC && s->unwind) {
 		bp_unwind__forget(s->unwind, ev->tgid);
-		if (s->opts.filter && !tables_later(s, ev->tgid, ev->ts_ns))
-			unwind_update(s, ev->tgid, true);
-		/*
-		 * Not a target: the event did not wake us (proc.bpf.c), and
-		 * the process may be gone by now. Its list is written after
-		 * this batch of events, unless its exit is in the batch too
-		 * (a maps read that could only fail).
-		 */
-		else if ((ev->flags & BP_EVF_WAS_SAMPLED) && !tables_later(s, ev->tgid, ev->ts_ns))
-			unwind_later(s, ev->tgid, 0);
+		if ((s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED)) &&
+		    !tables_later(s, ev->tgid, ev->ts_ns)) {
+			if (s->opts.filter)
+				unwind_update(s, ev->tgid, true);
+			/*
+			 * Not a target: the event did not wake us (proc.bpf.c),
+			 * and the process may be gone by now. Its list is
+			 * written after this batch of events, unless its exit
+			 * is in the batch too (a maps read that could only fail).
+			 */
+			else
+				unwind_later(s, ev->tgid, 0);
+		}
 	}
 	/*
 	 * Samples of the old image must resolve against the old maps, so
