@@ -46,12 +46,8 @@ cleanup() {
 	done
 	rm -rf "$T"
 }
-# a signal ends the run (its handler alone would clean up and carry on)
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
 . "$(dirname "$0")/lib.sh"
+bench_traps
 [ "$(id -u)" = 0 ] || die "needs root (BPF and system-wide perf)"
 for c in perf stress-ng fio; do
 	command -v $c >/dev/null || die "$c not found (make bench-deps / make test-deps)"

@@ -6,6 +6,14 @@
 
 die() { echo "bench: $*" >&2; exit 1; }
 
+# the caller's cleanup() at exit; a signal ends the run (a handler that
+# only cleaned up would let the script carry on, its load gone)
+bench_traps() {
+	trap cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
 median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 # need_num NAME VALUE: VALUE must be a finite number, else the bench fails

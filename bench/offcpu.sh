@@ -25,12 +25,8 @@ cleanup() {
 	echo "$STATS_OLD" > /proc/sys/kernel/bpf_stats_enabled 2>/dev/null
 	rm -rf "$T"
 }
-# a signal ends the run (its handler alone would clean up and carry on)
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
 . "$(dirname "$0")/lib.sh"
+bench_traps
 [ "$(id -u)" = 0 ] || die "needs root"
 command -v perf >/dev/null || die "perf not found (apt-get install linux-perf)"
 have_bpftrace=1

@@ -29,15 +29,9 @@ cleanup() {
 	wait 2>/dev/null
 	rm -rf "$T"
 }
-# a signal ends the run (its handler alone would clean up and carry on)
-trap cleanup EXIT
-trap 'exit 130' INT
-trap 'exit 143' TERM
-
-die() { echo "bench: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+bench_traps
 [ "$(id -u)" = 0 ] || die "needs root (BPF)"
-
-median() { sort -g | awk '{a[NR]=$1} END {print (NR%2) ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2}'; }
 
 if [ $# -eq 0 ]; then
 	[ -x /usr/bin/python3.11 ] && set -- /usr/bin/python3.11
