@@ -580,7 +580,8 @@ static void write_wakers(struct bp_json_w *w, const struct bp_proc_waits *pw)
 		const struct bp_waker *k = &pw->wakers[i];
 
 		bp_json_w_begin_object(w);
-		if (k->ctx == BP_WCTX_IDLE) {
+		/* an interrupt on an idle CPU, or one that names no task (bpf/offcpu.bpf.c) */
+		if (k->ctx == BP_WCTX_IDLE || !k->pid) {
 			bp_json_w_kv_string(w, "pid", NULL);
 			bp_json_w_kv_string(w, "tid", NULL);
 			bp_json_w_kv_string(w, "comm", "");

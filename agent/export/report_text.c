@@ -150,6 +150,8 @@ static void wait_lines(struct bp_buf *out, const struct bp_summary *s,
 		bp_buf_printf(out, "%s", n++ ? ", " : "  woken by: ");
 		if (k->ctx == BP_WCTX_IDLE)
 			bp_buf_printf(out, "an interrupt");
+		else if (!k->pid)
+			bp_buf_printf(out, "a %s", bp_wctx_name(k->ctx));
 		else if (k->ctx == BP_WCTX_TASK)
 			bp_buf_printf(out, "%s (pid %u)", k->comm, k->pid);
 		else

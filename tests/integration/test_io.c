@@ -13,6 +13,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -21,6 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -434,12 +436,85 @@ static void test_ended_unseen_counted_at_the_end(void **state)
 	bp_json_free(rep);
 }
 
+/*
+ * Reads while both CPUs are busy: the disk's interrupt lands on top of the
+ * spinners, which never touched the file. The reads' waits are ended by
+ * the interrupt, and woken_by says so without naming the task it came on
+ * top of (which it once named as the waker).
+ */
+static void test_interrupt_wakers_name_no_task(void **state)
+{
+	const char *data = h_path("busy.data"), *json = h_path("busy.json");
+	const struct bp_json *proc, *wk, *w;
+	char majmin[32], name[64], line[64];
+	int irq = 0, idle = 0, out = -1;
+	struct bp_json *rep;
+	struct run r;
+	pid_t spin;
+	size_t i;
+
+	make_file(data, 16);
+	if (!device_of(data, majmin, sizeof(majmin), name, sizeof(name))) {
+		fprintf(stderr, "SKIPPED: %s is not on a block device\n", h_tmpdir());
+		skip();
+	}
+	spin = h_spawn(ARGV((char *)h_fixture("spin"), "60", "2"), &out);
+	assert_true(spin > 0);
+	assert_int_equal(h_read_line(out, line, sizeof(line), 10), 0);
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "99", "-o", (char *)json,
+				    "--", (char *)h_fixture("odirect"), (char *)data, "3000"),
+			       120, &r), 0);
+	if (r.exit_code)
+		print_run("record -- odirect (CPUs busy)", &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	kill(spin, SIGKILL);
+	waitpid(spin, NULL, 0);
+	close(out);
+
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	proc = h_find_proc(rep, "odirect");
+	assert_non_null(proc);
+	wk = bp_json_get(proc, "woken_by");
+	assert_true(bp_json_len(wk) > 0);
+	for (i = 0; i < bp_json_len(wk); i++) {
+		const char *ctx, *cls, *comm;
+
+		w = bp_json_at(wk, i);
+		ctx = bp_json_str(bp_json_get(w, "context"));
+		cls = bp_json_str(bp_json_get(w, "class"));
+		comm = bp_json_str(bp_json_get(w, "comm"));
+		assert_non_null(ctx);
+		assert_non_null(cls);
+		assert_non_null(comm);
+		fprintf(stderr, "  woken by: %s, pid %s, comm '%s', %s waits, %.3f s\n", ctx,
+			bp_json_type(bp_json_get(w, "pid")) == BP_JSON_NULL ? "null" : "set", comm,
+			cls, bp_json_num(bp_json_get(w, "seconds")));
+		/* the spinners ended none of its waits */
+		assert_string_not_equal(comm, "spin");
+		if (!strcmp(ctx, "hardirq") || !strcmp(ctx, "softirq")) {
+			irq++;
+			assert_int_equal(bp_json_type(bp_json_get(w, "pid")), BP_JSON_NULL);
+			assert_int_equal(bp_json_type(bp_json_get(w, "tid")), BP_JSON_NULL);
+			assert_string_equal(comm, "");
+		} else if (!strcmp(ctx, "idle")) {
+			idle++;
+		}
+	}
+	fprintf(stderr, "  %d interrupt and %d idle-CPU waker entries\n", irq, idle);
+	/* both CPUs ran the spinners: its reads ended in interrupts on top of them */
+	assert_true(irq > 0);
+	bp_json_free(rep);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_odirect_reads, teardown),
 		cmocka_unit_test_teardown(test_fsync_writes, teardown),
 		cmocka_unit_test_teardown(test_ended_unseen_counted_at_the_end, teardown),
+		cmocka_unit_test_teardown(test_interrupt_wakers_name_no_task, teardown),
 	};
 
 	if (!h_need_root() || !h_have_schedstat())
