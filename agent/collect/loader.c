@@ -307,8 +307,18 @@ static const char *const twin_progs[] = { "bp_switch", "bp_wakeup" };
 struct twin_job {
 	struct boundprof_bpf *skel;
 	size_t heap;		/* what its parse of the kernel's BTF takes */
+	struct timespec t0;	/* the loads' start */
+	double ms;		/* its load done, since t0 */
 	int err;
 };
+
+static double ms_since(const struct timespec *t0)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
 
 static void *twin_run(void *arg)
 {
@@ -316,6 +326,7 @@ static void *twin_run(void *arg)
 
 	bp_twin_heap_ready(j->heap);
 	j->err = boundprof_bpf__load(j->skel);
+	j->ms = ms_since(&j->t0);
 	return NULL;
 }
 
@@ -333,6 +344,7 @@ static int load_programs(struct bp_loader *l, size_t parse_bytes)
 	LIBBPF_OPTS(bpf_object_open_opts, to);
 	struct twin_job job = {};
 	int err, empty_fd = -1;
+	double maps_ms, skel_ms;
 	char empty[32];
 	pthread_t th;
 
@@ -367,7 +379,9 @@ static int load_programs(struct bp_loader *l, size_t parse_bytes)
 	 * start on a guest.
 	 */
 	bp_twin_heap_ready(parse_bytes);
+	clock_gettime(CLOCK_MONOTONIC, &job.t0);
 	err = boundprof_bpf__load(maps);
+	maps_ms = ms_since(&job.t0);
 	if (!err)
 		err = bp_twin_reuse_maps(l->skel->obj, maps->obj);
 	if (!err)
@@ -383,8 +397,12 @@ static int load_programs(struct bp_loader *l, size_t parse_bytes)
 	if (err)
 		goto out;
 	err = boundprof_bpf__load(l->skel);
+	skel_ms = ms_since(&job.t0);
 	pthread_join(th, NULL);
 	bp_twin_heap_done(job.heap);
+	/* which of the two loads the start waits for */
+	bp_dbg("BPF loads: maps %.0f ms, then the skeleton done at %.0f ms, its twin at %.0f ms",
+	       maps_ms, skel_ms, job.ms);
 	if (!err)
 		err = job.err;
 	if (!err) {
