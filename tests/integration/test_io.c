@@ -444,12 +444,11 @@ static void test_ended_unseen_counted_at_the_end(void **state)
  */
 static void test_interrupt_wakers_name_no_task(void **state)
 {
-	const char *data = h_path("busy.data"), *json = h_path("busy.json");
+	const char *data = h_path("busy.data");
 	const struct bp_json *proc, *wk, *w;
 	char majmin[32], name[64], line[64];
 	int irq = 0, idle = 0, out = -1;
 	struct bp_json *rep;
-	struct run r;
 	pid_t spin;
 	size_t i;
 
@@ -461,18 +460,10 @@ static void test_interrupt_wakers_name_no_task(void **state)
 	spin = h_spawn(ARGV((char *)h_fixture("spin"), "60", "2"), &out);
 	assert_true(spin > 0);
 	assert_int_equal(h_read_line(out, line, sizeof(line), 10), 0);
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "99", "-o", (char *)json,
-				    "--", (char *)h_fixture("odirect"), (char *)data, "3000"),
-			       120, &r), 0);
-	if (r.exit_code)
-		print_run("record -- odirect (CPUs busy)", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
+	rep = h_record_json("busy.json", ARGV((char *)h_fixture("odirect"), (char *)data, "3000"));
 	kill(spin, SIGKILL);
 	waitpid(spin, NULL, 0);
 	close(out);
-
-	rep = h_json_file(json);
 	assert_non_null(rep);
 	proc = h_find_proc(rep, "odirect");
 	assert_non_null(proc);
