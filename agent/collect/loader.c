@@ -24,6 +24,7 @@
 #include "collect/mapdrain.h"
 #include "collect/twinload.h"
 #include "proc/cgroup.h"
+#include "proc/procinfo.h"
 #include "collect/unwind.h"
 #include "util/log.h"
 
@@ -307,17 +308,14 @@ static const char *const twin_progs[] = { "bp_switch", "bp_wakeup" };
 struct twin_job {
 	struct boundprof_bpf *skel;
 	size_t heap;		/* what its parse of the kernel's BTF takes */
-	struct timespec t0;	/* the loads' start */
+	uint64_t t0;		/* the loads' start (bp_now_ns()) */
 	double ms;		/* its load done, since t0 */
 	int err;
 };
 
-static double ms_since(const struct timespec *t0)
+static double ms_since(uint64_t t0)
 {
-	struct timespec t;
-
-	clock_gettime(CLOCK_MONOTONIC, &t);
-	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+	return (bp_now_ns() - t0) / 1e6;
 }
 
 static void *twin_run(void *arg)
@@ -326,7 +324,7 @@ static void *twin_run(void *arg)
 
 	bp_twin_heap_ready(j->heap);
 	j->err = boundprof_bpf__load(j->skel);
-	j->ms = ms_since(&j->t0);
+	j->ms = ms_since(j->t0);
 	return NULL;
 }
 
@@ -379,9 +377,9 @@ static int load_programs(struct bp_loader *l, size_t parse_bytes)
 	 * start on a guest.
 	 */
 	bp_twin_heap_ready(parse_bytes);
-	clock_gettime(CLOCK_MONOTONIC, &job.t0);
+	job.t0 = bp_now_ns();
 	err = boundprof_bpf__load(maps);
-	maps_ms = ms_since(&job.t0);
+	maps_ms = ms_since(job.t0);
 	if (!err)
 		err = bp_twin_reuse_maps(l->skel->obj, maps->obj);
 	if (!err)
@@ -397,7 +395,7 @@ static int load_programs(struct bp_loader *l, size_t parse_bytes)
 	if (err)
 		goto out;
 	err = boundprof_bpf__load(l->skel);
-	skel_ms = ms_since(&job.t0);
+	skel_ms = ms_since(job.t0);
 	pthread_join(th, NULL);
 	bp_twin_heap_done(job.heap);
 	/* which of the two loads the start waits for */
@@ -428,7 +426,7 @@ out:
 static void core_btf(struct bp_loader *l, const struct bp_kbtf *kb)
 {
 	struct bp_corebtf_stats st;
-	struct timespec t0, t1;
+	uint64_t t0;
 	uint32_t raw_sz;
 	size_t elf_sz;
 	const void *elf = boundprof_bpf__elf_bytes(&elf_sz);
@@ -438,7 +436,7 @@ static void core_btf(struct bp_loader *l, const struct bp_kbtf *kb)
 	l->core_btf_fd = -1;
 	if (!kb)
 		return;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = bp_now_ns();
 	err = bp_corebtf__build(kb, elf, elf_sz, &raw, &raw_sz, &st);
 	if (!err) {
 		err = bp_btf_memfd(raw, raw_sz, l->core_btf_path, sizeof(l->core_btf_path),
@@ -449,11 +447,9 @@ static void core_btf(struct bp_loader *l, const struct bp_kbtf *kb)
 		bp_dbg("CO-RE relocations against the kernel's whole BTF: %s", strerror(-err));
 		return;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
 	l->core_btf_types = st.types;
 	bp_dbg("CO-RE relocations against %u kernel types (%u relocations of %u types, %u bytes, "
-	       "%.1f ms)", st.types, st.relos, st.names, raw_sz,
-	       (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	       "%.1f ms)", st.types, st.relos, st.names, raw_sz, ms_since(t0));
 }
 
 static void core_btf_done(struct bp_loader *l)
@@ -512,8 +508,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	struct bp_kbtf *kb = NULL;
 	size_t parse_bytes;
 	struct bp_loader *l;
-	struct timespec t0, t1;
-	uint64_t per_interval;
+	uint64_t t0, per_interval;
 	int err, first_cpu, i;
 
 	*out = NULL;
@@ -678,7 +673,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	bp_kbtf__free(kb);
 	kb = NULL;
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
+	t0 = bp_now_ns();
 	err = load_programs(l, parse_bytes);
 	core_btf_done(l);
 	if (err) {
@@ -686,8 +681,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 		       strerror(-err));
 		goto fail;
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	log_verified(l, (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6);
+	log_verified(l, ms_since(t0));
 	*out = l;
 	return 0;
 fail:

@@ -1066,14 +1066,15 @@ static void on_event(void *ctx, const struct bp_event *ev, size_t size)
 		bp_unwind__forget(s->unwind, ev->tgid);
 		if ((s->opts.filter || (ev->flags & BP_EVF_WAS_SAMPLED)) &&
 		    !tables_later(s, ev->tgid, ev->ts_ns)) {
+			/*
+			 * A target's list now. Any other process's exec did
+			 * not wake us (proc.bpf.c), and it may be gone by now:
+			 * its list is written after this batch of events,
+			 * unless its exit is in the batch too (a maps read
+			 * that could only fail).
+			 */
 			if (s->opts.filter)
 				unwind_update(s, ev->tgid, true);
-			/*
-			 * Not a target: the event did not wake us (proc.bpf.c),
-			 * and the process may be gone by now. Its list is
-			 * written after this batch of events, unless its exit
-			 * is in the batch too (a maps read that could only fail).
-			 */
 			else
 				unwind_later(s, ev->tgid, 0);
 		}
