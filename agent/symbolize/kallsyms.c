@@ -298,7 +298,12 @@ static void finish(struct bp_kallsyms *k, uint64_t text, uint64_t stext)
 	uint64_t core_min = UINT64_MAX;
 	size_t i, j;
 
-	qsort_r(k->syms, k->nr, sizeof(*k->syms), cmp_ent, k->names);
+	/* the kernel lists its own symbols in address order: sorted already, most often */
+	for (i = 1; i < k->nr; i++)
+		if (cmp_ent(&k->syms[i - 1], &k->syms[i], k->names) > 0)
+			break;
+	if (i < k->nr)
+		qsort_r(k->syms, k->nr, sizeof(*k->syms), cmp_ent, k->names);
 	for (i = 0, j = 0; i < k->nr; i++) {
 		if (j && k->syms[j - 1].addr == k->syms[i].addr)
 			continue;

@@ -467,6 +467,53 @@ static void load__long_line__skipped(void **state)
 	bp_kallsyms__free(k);
 }
 
+/*
+ * In address order, as the kernel lists its own symbols, the sort is
+ * skipped: the answers are the unsorted file's. Aliases at one address
+ * listed with the preferred one last still sort it first.
+ */
+static void load__address_order__same_answers(void **state)
+{
+	static const char *const texts[] = {
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000100 T do_work\n"
+		"ffffffff81000200 T __helper_global\n"
+		"ffffffff81000200 t helper_local\n"
+		"ffffffff81000400 T _etext\n"
+		"ffffffffc0001000 T ext4_mount\t[ext4]\n"
+		"ffffffffc0002000 t ext4_read\t[ext4]\n",
+		"ffffffff81000000 T _stext\n"
+		"ffffffff81000000 T startup_64\n"
+		"ffffffff81000100 T do_work\n"
+		"ffffffff81000200 t helper_local\n"
+		"ffffffff81000200 T __helper_global\n"
+		"ffffffff81000400 T _etext\n"
+		"ffffffffc0001000 T ext4_mount\t[ext4]\n"
+		"ffffffffc0002000 t ext4_read\t[ext4]\n",
+	};
+	struct bp_kallsyms *k;
+	struct bp_ksym ks;
+	size_t i;
+
+	for (i = 0; i < sizeof(texts) / sizeof(texts[0]); i++) {
+		assert_int_equal(bp_kallsyms__load(write_kallsyms(texts[i]), &k), 0);
+		assert_int_equal(bp_kallsyms__count(k), 6);
+		assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000010ULL, &ks), 0);
+		assert_string_equal(ks.name, "startup_64");
+		assert_int_equal(bp_kallsyms__find(k, 0xffffffff810001ffULL, &ks), 0);
+		assert_string_equal(ks.name, "do_work");
+		assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000210ULL, &ks), 0);
+		assert_string_equal(ks.name, "__helper_global");
+		assert_int_equal(bp_kallsyms__find(k, 0xffffffff81000400ULL, &ks), -ENOENT);
+		assert_int_equal(bp_kallsyms__find(k, 0xffffffffc0002010ULL, &ks), 0);
+		assert_string_equal(ks.name, "ext4_read");
+		assert_string_equal(ks.module, "ext4");
+		assert_int_equal(ks.base, 0xffffffffc0001000ULL);
+		bp_kallsyms__free(k);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -480,6 +527,7 @@ int main(void)
 		cmocka_unit_test_teardown(resolve_kernel__fake_module, sf_cleanup),
 		cmocka_unit_test_teardown(resolve_kernel__unnamed__no_absolute_address, sf_cleanup),
 		cmocka_unit_test_teardown(load__long_line__skipped, sf_cleanup),
+		cmocka_unit_test_teardown(load__address_order__same_answers, sf_cleanup),
 	};
 
 	return cmocka_run_group_tests_name("kallsyms", tests, NULL, sf_cleanup);
