@@ -131,6 +131,19 @@ static __always_inline void pend_add(volatile __u64 *c)
 	__sync_fetch_and_add(c, 1);
 }
 
+/*
+ * Delete key from map if it is there; 0 when it was. A delete takes the
+ * bucket's lock with interrupts off whether the key is there or not, a
+ * lookup takes none: a process's exec and exit drop up to eight entries,
+ * and a new process has none of them yet.
+ */
+static __always_inline long map_drop(void *map, const void *key)
+{
+	if (!bpf_map_lookup_elem(map, key))
+		return -ENOENT;
+	return bpf_map_delete_elem(map, key);
+}
+
 static __always_inline void stat_inc(enum bp_stat s)
 {
 	__u32 zero = 0;

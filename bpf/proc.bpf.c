@@ -155,11 +155,11 @@ int BPF_PROG(bp_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm 
 		flags |= BP_EVF_WAS_SAMPLED;
 	}
 	/* the old image's unwind mappings would walk the new one into garbage */
-	bpf_map_delete_elem(&unwind_procs, &tgid);
+	map_drop(&unwind_procs, &tgid);
 	bp_uw_bridges_drop(tgid);
 	/* the new image is found anew: never walk it with the old one's offsets */
-	walked = !bpf_map_delete_elem(&py_procs, &tgid);
-	walked |= !bpf_map_delete_elem(&r_procs, &tgid);
+	walked = !map_drop(&py_procs, &tgid);
+	walked |= !map_drop(&r_procs, &tgid);
 	emit_exec(p, tgid, flags, bprm, walked);
 	return 0;
 }
@@ -322,13 +322,13 @@ static __always_inline int exit_prog(struct task_struct *p, bool walk)
 	/* signal->live drops to zero when the last thread of the group exits */
 	if (BPF_CORE_READ(p, signal, live.counter) != 0)
 		return 0;
-	bpf_map_delete_elem(&unwind_procs, &tgid);
+	map_drop(&unwind_procs, &tgid);
 	bp_uw_bridges_drop(tgid);
-	sampled = bpf_map_delete_elem(&seen, &tgid) == 0;
-	bpf_map_delete_elem(&py_procs, &tgid);
-	bpf_map_delete_elem(&r_procs, &tgid);
+	sampled = map_drop(&seen, &tgid) == 0;
+	map_drop(&py_procs, &tgid);
+	map_drop(&r_procs, &tgid);
 	if (filter_targets) {
-		if (bpf_map_delete_elem(&targets, &tgid) != 0)
+		if (map_drop(&targets, &tgid) != 0)
 			return 0;
 	} else if (!sampled) {
 		return 0;

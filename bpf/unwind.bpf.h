@@ -121,7 +121,7 @@ static __always_inline void bp_uw_bridges_drop(__u32 tgid)
 #pragma unroll
 	for (i = 0; i < BP_UW_BRIDGES; i++) {
 		k.slot = i;
-		bpf_map_delete_elem(&unwind_bridges, &k);
+		map_drop(&unwind_bridges, &k);
 	}
 }
 
