@@ -1009,7 +1009,7 @@ static __always_inline bool same_site(const struct bp_stslot *sl, const struct b
 	/*
 	 * One test of the differences or'ed, not one branch per field: each
 	 * branch was a path the verifier walked the rest of take_stacks()
-	 * along (5,600 instructions of bp_switch's verification). sp apart:
+	 * along (6,700 instructions of bp_switch's verification). sp apart:
 	 * a kernel thread's is the context pointer, which only compares.
 	 */
 	barrier_var(diff);
