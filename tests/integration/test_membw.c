@@ -190,7 +190,7 @@ static void triad__llc_260_mib(void **state)
 static void triad_120_mib__reported_256_mib_cache__bandwidth_bound(void **state)
 {
 	const char *path = h_path("triad120.json");
-	double gbs = 0, per_cpu = 0, traffic;
+	double gbs = 0, per_cpu = 0, traffic, visible;
 	struct bp_json *rep, *ev;
 	const struct bp_json *p;
 	const char *l, *s;
@@ -234,11 +234,22 @@ static void triad_120_mib__reported_256_mib_cache__bandwidth_bound(void **state)
 	 * Referenced pages count what STREAM counts (each of the three
 	 * arrays' bytes once per pass), over a window of a few ms against the
 	 * fixture's whole run. The window's start is not sharp (the clear
-	 * walks the pages for ms; memprobe.c takes a middle), which measured
-	 * 0.54-0.66x of the fixture's figure here: the same traffic within a
-	 * factor of three.
+	 * walks the pages for ms; memprobe.c takes a middle), and a guest
+	 * registers touches at its hypervisor's pace: how much of a stream
+	 * the window sees is the machine's, measured at calibration against
+	 * a child that times its own stream (traffic_window.visible). This
+	 * stream must read as that one did, within a factor of two: 0.54-0.66x
+	 * of the fixture's figure where windows saw 0.5-0.7, 0.27-0.36x on a
+	 * host whose windows saw 0.37 of a 25 GB/s stream (and where this set
+	 * ran at 19-25 GB/s per CPU, in part from its 260 MiB cache). Never
+	 * more than three times the fixture's own figure.
 	 */
-	assert_true(traffic >= per_cpu / 3 && traffic <= 3 * per_cpu);
+	visible = bp_json_num(bp_json_path(rep, "summary.memory_bandwidth.traffic_window.visible"));
+	if (!(visible > 0) || visible > 1)
+		visible = 1;
+	fprintf(stderr, "  the window saw %.2f of the calibration's stream: %.2fx of that expected\n",
+		visible, traffic / (visible * per_cpu));
+	assert_true(traffic >= visible * per_cpu / 2 && traffic <= 3 * per_cpu);
 	bp_json_free(rep);
 }
 
