@@ -120,6 +120,7 @@ struct bp_session {
 	uint64_t meta_from_exec;	/* processes whose facts came with their exec event */
 	uint64_t meta_proc_reads;	/* ... and whose facts or command line /proc gave */
 	uint64_t meta_from_fork;	/* ... and whose facts were their parent's (no exec yet) */
+	uint64_t meta_from_gone;	/* ... and of those gone before our tick: their first sample's */
 	uint64_t exe_from_bpf;		/* first samples whose executable BPF named (no stat) */
 	uint64_t first_gone;		/* first samples of processes gone (or zombies) when handled */
 	uint64_t maps_from_proc;	/* first samples whose maps /proc gave */
@@ -211,9 +212,9 @@ uint32_t bp_session__known_exited(const struct bp_session *s);
 /* exits of processes whose facts were kept, noticed since the start (events or /proc) */
 uint64_t bp_session__exits_noticed(const struct bp_session *s);
 
-/* processes whose facts came whole with their exec event, and those /proc was read for */
+/* processes whose facts came with their exec event, from /proc, their parent, a gone one's event */
 void bp_session__facts(const struct bp_session *s, uint64_t *from_exec, uint64_t *from_proc,
-			uint64_t *from_fork);
+			uint64_t *from_fork, uint64_t *from_gone);
 /* new processes' maps: read from /proc, and taken from the exit's walk (mapfiles.h) */
 void bp_session__maps_sources(const struct bp_session *s, uint64_t *from_proc,
 			      uint64_t *from_exit);

@@ -666,7 +666,8 @@ static void update_self(struct bp_daemon *d)
 	d->self.processes_known = bp_session__known(d->s);
 	d->self.processes_exited = bp_session__known_exited(d->s);
 	d->self.process_exits = bp_session__exits_noticed(d->s);
-	bp_session__facts(d->s, &d->self.facts_exec, &d->self.facts_proc, &d->self.facts_fork);
+	bp_session__facts(d->s, &d->self.facts_exec, &d->self.facts_proc, &d->self.facts_fork,
+			  &d->self.facts_gone);
 	bp_session__maps_sources(d->s, &d->self.maps_proc, &d->self.maps_exit);
 	bp_syms__stats(d->s->syms, &ss);
 	d->self.sym_processes = ss.processes;

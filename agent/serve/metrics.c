@@ -476,10 +476,12 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "Exits the agent noticed of processes whose facts it kept", a->process_exits);
 	bp_prom_family(m, "boundprof_agent_process_facts_total", BP_PROM_COUNTER,
 		       "Processes whose facts (name, start, command line, user, cgroups) the agent "
-		       "took, by source: the exec event, or /proc files");
+		       "took, by source: the exec event, /proc files, the parent's, or the first "
+		       "sample's event of a process gone before the agent looked");
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "exec" } }, 1, a->facts_exec);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "proc" } }, 1, a->facts_proc);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "fork" } }, 1, a->facts_fork);
+	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "source", "gone" } }, 1, a->facts_gone);
 	bp_prom_family(m, "boundprof_agent_process_maps_total", BP_PROM_COUNTER,
 		       "New processes whose memory maps the agent took, by source: /proc while "
 		       "they lived, or the mappings BPF walked at their exit when they were gone");

@@ -76,6 +76,7 @@ struct bp_agent_self {
 	uint64_t facts_exec;		/* processes whose facts came whole with the exec event */
 	uint64_t facts_proc;		/* ... and those read from /proc */
 	uint64_t facts_fork;		/* ... and those of a child not exec'd yet: its parent's */
+	uint64_t facts_gone;		/* ... and those of one gone before the agent looked */
 	uint64_t maps_proc;		/* new processes' maps read from /proc */
 	uint64_t maps_exit;		/* ... and of those gone first, from BPF's walk at their exit */
 	uint64_t http_requests;
