@@ -861,6 +861,20 @@ static bool fits_cache(const struct bp_evidence *e, const struct bp_thresholds *
 	return e->rss && e->rss < llc;
 }
 
+/*
+ * Whether its working set is no larger than a set this machine was measured
+ * to stream clearly faster than memory (membw.h, cache_bytes): a rate of
+ * page references there is cache traffic. R's interpreter, recycling a 44
+ * MiB heap at 0.27x of a memory stream's rate where 96 MiB sets streamed
+ * from cache, was called memory-bandwidth-bound by its rate alone.
+ */
+static bool fits_measured_cache(const struct bp_evidence *e, bool blind)
+{
+	return !blind && e->mem_valid && e->membw_valid && e->membw_cache_bytes &&
+	       e->wss_probes && e->wss_max && e->wss_max <= e->membw_cache_bytes &&
+	       (!e->llc_bytes || e->wss_max < e->llc_bytes);
+}
+
 static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds *t,
 			 struct bp_verdict *v)
 {
@@ -891,11 +905,12 @@ static void judge_memory(const struct bp_evidence *e, const struct bp_thresholds
 			mem = e->ipc < t->ipc_mem;
 		v->mem_judgement = mem ? BP_MEM_COUNTERS_MEM : BP_MEM_COUNTERS_CPU;
 	} else if (!blind && v->mem_machine_gbs > 0 && !e->traffic_floor &&
-		   v->mem_ratio >= t->membw_traffic) {
+		   v->mem_ratio >= t->membw_traffic && !fits_measured_cache(e, blind)) {
 		/*
 		 * Traffic measured as a rate (the window saw less than the whole
-		 * set) outranks any cache size: the reported one can be a whole
-		 * host socket's, shared with other tenants.
+		 * set) outranks the cache size the CPU reports: it can be a
+		 * whole host socket's, shared with other tenants. Not the one
+		 * measured to stream from here.
 		 */
 		v->mem_judgement = BP_MEM_BANDWIDTH;
 	} else if (fits_cache(e, t, blind)) {

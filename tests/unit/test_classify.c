@@ -473,6 +473,41 @@ static void membw__measured_traffic_outranks_reported_cache(void **state)
 }
 
 /*
+ * A rate of page references within a set this machine was measured to
+ * stream from cache is cache traffic: R's interpreter recycling a 44 MiB
+ * heap read 0.27x of a CPU's memory stream where 96 MiB sets streamed
+ * faster than memory, and was called memory-bandwidth-bound. A set past
+ * that measured cache is still judged by its rate.
+ */
+static void membw__rate_within_measured_cache__fits(void **state)
+{
+	struct bp_evidence e = triad(260 * MIB);
+	struct bp_verdict v;
+
+	e.wss_max = 44 * MIB;
+	e.rss = 60 * MIB;
+	e.membw_cache_bytes = 96 * MIB;
+	decide(&e, NULL, &v);
+	dump(&v);
+	assert_int_equal(v.mem_judgement, BP_MEM_FITS);
+	assert_int_equal(v.cls, BP_CLASS_CPU);
+	assert_true(has_line(&v, false, "fits in the 96 MiB last-level cache it can use"));
+	assert_false(has_line(&v, false, "streams from memory"));
+	/* the same rate over 120 MiB, past the 96 measured: bandwidth */
+	e.wss_max = 120 * MIB;
+	e.rss = 121 * MIB;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+	assert_true(has_line(&v, false, "only sets up to 96 MiB streamed faster than memory"));
+	/* unmeasured, the reported size alone does not outrank the rate */
+	e.wss_max = 44 * MIB;
+	e.rss = 60 * MIB;
+	e.membw_cache_bytes = 0;
+	decide(&e, NULL, &v);
+	assert_int_equal(v.mem_judgement, BP_MEM_BANDWIDTH);
+}
+
+/*
  * A window that saw the whole set gives only a floor, and a floor cannot
  * say the set is not in the cache the CPU reports. The cache this machine
  * streamed from when it was measured can: 192 MiB of it is far beyond 12 MiB,
@@ -1531,6 +1566,7 @@ int main(void)
 		cmocka_unit_test(membw__blind_window__undecided_not_cpu),
 		cmocka_unit_test(membw__missing_evidence__said_not_guessed),
 		cmocka_unit_test(membw__measured_traffic_outranks_reported_cache),
+		cmocka_unit_test(membw__rate_within_measured_cache__fits),
 		cmocka_unit_test(membw__floor_beyond_the_cache_it_can_use__bandwidth),
 		cmocka_unit_test(net__client_round_trips__io_bound_naming_the_network),
 		cmocka_unit_test(net__server_waiting_for_requests__idle),
