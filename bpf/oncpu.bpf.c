@@ -15,6 +15,7 @@
 #include "rlang.bpf.h"
 
 #define PF_KTHREAD	0x00200000
+#define PF_EXITING	0x00000004
 
 struct bp_oncpu_counts_map {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -310,6 +311,21 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		return 0;
 	seen_state = bpf_map_lookup_elem(&seen, &tgid);
 	if (!seen_state) {
+		/*
+		 * Not seen, and its last thread on its way out (signal->live
+		 * is 0): the exit program, which drops the process's entry,
+		 * may have run already, and an entry made now would outlive
+		 * the process and hide the first sample of the next one under
+		 * its pid (pid_max is 32768 here: 300 forks a second reuse a
+		 * pid within two minutes). 5 of 85 sampled children of a
+		 * fork-per-input job were first sampled there. Reported
+		 * without an entry, once per CPU (the memo).
+		 */
+		if ((task->flags & PF_EXITING) && BPF_CORE_READ(task, signal, live.counter) == 0) {
+			emit_first_sample(task, tgid);
+			memo->sampled = 1;
+			return 0;
+		}
 		if (bpf_map_update_elem(&seen, &tgid, &one, BPF_NOEXIST) == 0)
 			emit_first_sample(task, tgid);
 		else if (!bpf_map_lookup_elem(&seen, &tgid)) {

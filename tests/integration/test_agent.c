@@ -1471,9 +1471,15 @@ static void test_fork_children_gone_first(void **state)
 	}
 	fprintf(stderr, "children in the windows: %d, sampled %d, of them without their parent, "
 		"user or command line %d\n", seen, sampled, bare);
-	/* 800 children of ~1 ms at 99 Hz: ~80 sampled (more on a slow machine) */
+	/*
+	 * 800 children of ~1 ms at 99 Hz: ~80 sampled (more on a slow
+	 * machine). A child first sampled on its way out, its memory already
+	 * let go, is not known to be in its parent's image: its owner comes
+	 * with the event, not its parent's command line (1-8% of them here;
+	 * 86 of 89 had nothing before).
+	 */
 	assert_true(sampled >= 20);
-	assert_true(bare <= sampled / 10);
+	assert_true(bare <= sampled / 5);
 }
 
 /* --------------------------------------------- rotation, retention, signals */
