@@ -217,6 +217,22 @@ static const struct bp_meta *meta_get(struct bp_session *s, uint32_t pid)
 	return m;
 }
 
+/* m as the event names its process: its comm, parent and start; cmdline is taken over */
+static void meta_set(struct bp_meta *m, const struct bp_event *ev, uint64_t start_ns,
+		     char *cmdline)
+{
+	memcpy(m->comm, ev->comm, sizeof(m->comm));
+	m->comm[sizeof(m->comm) - 1] = '\0';
+	m->ppid = ev->ppid;
+	m->start_ns = start_ns;
+	m->image_ns = 0;
+	m->exited = false;
+	m->retiring = false;
+	m->end_ns = 0;
+	free(m->cmdline);
+	m->cmdline = cmdline;
+}
+
 /*
  * A child's entry, in its parent's image: the parent's command line (its
  * argv is the parent's, copied at the fork) and, with with_ids, its owner
@@ -252,16 +268,7 @@ static struct bp_meta *meta_child(struct bp_session *s, const struct bp_event *e
 		free(cmdline);
 		return NULL;
 	}
-	memcpy(m->comm, ev->comm, sizeof(m->comm));
-	m->comm[sizeof(m->comm) - 1] = '\0';
-	m->ppid = ev->ppid;
-	m->start_ns = start_ns;
-	m->image_ns = 0;
-	m->exited = false;
-	m->retiring = false;
-	m->end_ns = 0;
-	free(m->cmdline);
-	m->cmdline = cmdline;
+	meta_set(m, ev, start_ns, cmdline);
 	ids_free(m);
 	m->ids = ids;
 	return m;
@@ -308,9 +315,7 @@ static void meta_from_gone(struct bp_session *s, struct bp_proc *proc,
 	 * unless it exec'd since the fork.
 	 */
 	if ((f->ev.flags & BP_EVF_FORK_IMAGE) && f->ev.ppid && f->ev.ppid != f->ev.tgid) {
-		pm = meta_find(s, f->ev.ppid);
-		if (!pm || !pm->comm[0])
-			pm = meta_get(s, f->ev.ppid);
+		pm = meta_get(s, f->ev.ppid);
 		if (pm && pm->cmdline && pm->image_ns <= f->start_ns)
 			cmdline = strdup(pm->cmdline);
 	}
@@ -320,16 +325,9 @@ static void meta_from_gone(struct bp_session *s, struct bp_proc *proc,
 		free(cmdline);
 		return;
 	}
-	memcpy(m->comm, f->ev.comm, sizeof(m->comm));
-	m->comm[sizeof(m->comm) - 1] = '\0';
-	m->ppid = f->ev.ppid;
-	m->start_ns = f->start_ns;
-	m->image_ns = 0;
-	free(m->cmdline);
-	m->cmdline = cmdline;
+	meta_set(m, &f->ev, f->start_ns, cmdline);
 	meta_event_ids(s, m, f->cg, f->euid);
 	m->exited = true;
-	m->retiring = false;
 	m->end_ns = proc->end_ns;
 	s->meta_from_gone++;
 }
