@@ -87,6 +87,14 @@ struct bp_oncpu_val {
 	__u64 samples;
 	__u64 ns;		/* sum of sample periods (cpu-clock: ns) */
 	char comm[BP_COMM_LEN];	/* the thread's comm at its first sample */
+	/*
+	 * The user stack key.ustack names, when it is short, kept in the row
+	 * (nr 0: in the stack maps, or none). A sample's leaf seldom repeats,
+	 * so most on-CPU rows are born with a user stack nobody stored
+	 * before: a second element made in the stack map, and drained and
+	 * freed again, for each of them.
+	 */
+	struct bp_stack_short ustk;
 };
 
 /*

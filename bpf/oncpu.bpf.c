@@ -36,6 +36,14 @@ struct {
 	__type(value, struct bp_stack);
 } oncpu_scratch SEC(".maps");
 
+/* a new row's value, built here: with its short user stack it outgrows the BPF stack */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bp_oncpu_val);
+} oncpu_vscratch SEC(".maps");
+
 /*
  * Per CPU: the process sampled last, and what is known of it: that it is
  * in seen as sampled, and whether it is an interpreter (as of interp_gen).
@@ -178,6 +186,9 @@ static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, stru
 			*sysnr = (__u32)nr + 1;
 	}
 	capture_ustack(ctx, st, tgid, ip, sp, bp);
+	/* a short one goes into its row (struct bp_oncpu_val), not the stack maps */
+	if (st->nr && st->nr <= BP_SHORT_STACK_DEPTH)
+		return bp_hash_stack(st);
 	return put_stack(st, idx, true);
 }
 
@@ -187,7 +198,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32, tid = (__u32)id;
 	struct bp_oncpu_key key = {};
-	struct bp_oncpu_val *val, init = {};
+	struct bp_oncpu_val *val, *init;
 	struct task_struct *task;
 	struct bp_stack *scratch;
 	__u32 idx = buf_idx & 1, zero = 0;
@@ -280,11 +291,21 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		 * repeats, so most samples of a busy thread make one, and the
 		 * lookup after the insert was a third map operation for them.
 		 */
-		bpf_get_current_comm(init.comm, sizeof(init.comm));
-		init.samples = 1;
-		if (period_is_ns)
-			init.ns = ctx->sample_period;
-		err = bpf_map_update_elem(counts, &key, &init, BPF_NOEXIST);
+		init = bpf_map_lookup_elem(&oncpu_vscratch, &zero);
+		if (!init)
+			return 0;
+		bpf_get_current_comm(init->comm, sizeof(init->comm));
+		init->samples = 1;
+		init->ns = period_is_ns ? ctx->sample_period : 0;
+		init->ustk.nr = 0;
+		init->ustk.flags = 0;
+		/* scratch still holds the user stack: the kernel's was taken before it */
+		if (key.ustack && scratch->nr <= BP_SHORT_STACK_DEPTH) {
+			init->ustk.nr = scratch->nr;
+			init->ustk.flags = scratch->flags;
+			__builtin_memcpy(init->ustk.ips, scratch->ips, sizeof(init->ustk.ips));
+		}
+		err = bpf_map_update_elem(counts, &key, init, BPF_NOEXIST);
 		if (!err) {
 			pend_add(&pend_rows);
 		} else if (err != -EEXIST || !(val = bpf_map_lookup_elem(counts, &key))) {

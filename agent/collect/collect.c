@@ -581,11 +581,15 @@ static struct bp_proc *row_proc(struct bp_collect *c, uint32_t tgid)
 	return proc;
 }
 
-/* the profile stack for a (process, kernel, user, Python stack) row; <0: -errno */
+/*
+ * The profile stack for a (process, kernel, user, Python stack) row; <0:
+ * -errno. uin: the user stack the row holds itself (NULL: the one uhash
+ * names in the stack maps).
+ */
 static int64_t build_stack(struct bp_collect *c, uint32_t tgid, uint64_t khash, uint64_t uhash,
-			   uint64_t pyhash)
+			   const struct bp_stack *uin, uint64_t pyhash)
 {
-	const struct bp_stack *us = stack_lookup(&c->ust, uhash, &c->us);
+	const struct bp_stack *us = uin ? uin : stack_lookup(&c->ust, uhash, &c->us);
 	const struct bp_stack *ks = stack_lookup(&c->kst, khash, &c->ks);
 	const struct bp_stack *ps = c->py ? stack_lookup(&c->pst, pyhash, &c->ps) : NULL;
 	uint32_t n = 0, i;
@@ -723,6 +727,7 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	struct bp_collect *c = ctx;
 	const struct bp_oncpu_key *k = key;
 	const struct bp_oncpu_val *v = val;
+	const struct bp_stack *uin = NULL;
 	char comm[BP_COMM_LEN];
 	struct bp_proc *proc;
 	int64_t id;
@@ -738,7 +743,13 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	if (!bp_proc__thread(proc, k->tid, comm))
 		return -ENOMEM;
 	proc->last_drain_samples += v->samples;
-	id = build_stack(c, k->tgid, k->kstack, k->ustack, k->pystack);
+	if (k->ustack && v->ustk.nr) {
+		c->us.nr = v->ustk.nr > BP_SHORT_STACK_DEPTH ? BP_SHORT_STACK_DEPTH : v->ustk.nr;
+		c->us.flags = v->ustk.flags;
+		memcpy(c->us.ips, v->ustk.ips, c->us.nr * sizeof(*c->us.ips));
+		uin = &c->us;
+	}
+	id = build_stack(c, k->tgid, k->kstack, k->ustack, uin, k->pystack);
 	if (id < 0)
 		return id;
 	if (k->sysnr && syscall_stack(c->prof, (uint32_t)id))
@@ -781,7 +792,7 @@ static int off_row(void *ctx, const void *key, const void *val)
 		return -ENOMEM;
 	if (k->flags & BP_OFF_GIL)
 		t->gil_ns += v->ns;
-	id = build_stack(c, k->tgid, k->kstack, k->ustack, 0);
+	id = build_stack(c, k->tgid, k->kstack, k->ustack, NULL, 0);
 	if (id < 0)
 		return id;
 	if (k->state == BP_TS_NET && k->side < BP_SIDE__MAX)
