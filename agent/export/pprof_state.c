@@ -88,29 +88,69 @@ static void kv_u64s(struct bp_json_w *j, const char *key, const uint64_t *v, siz
 	bp_json_w_end_array(j);
 }
 
+/*
+ * A process's and a thread's fields are written only when they are not
+ * zero, false, empty or null: the reader takes a missing one as exactly
+ * that (st_u64(), st_bool(), st_double(), st_u64s(), st_istr()), and most
+ * of a window's processes are quiet ones whose fields nearly all are. Every
+ * field written was 70% of the document, and the document most of what
+ * the agent deflated at each window.
+ */
+static void nz_u64(struct bp_json_w *j, const char *key, uint64_t v)
+{
+	if (v)
+		bp_json_w_kv_uint64(j, key, v);
+}
+
+static void nz_bool(struct bp_json_w *j, const char *key, bool v)
+{
+	if (v)
+		bp_json_w_kv_bool(j, key, true);
+}
+
+static void nz_double(struct bp_json_w *j, const char *key, double v)
+{
+	if (v != 0)
+		kv_double(j, key, v);
+}
+
+static void nz_u64s(struct bp_json_w *j, const char *key, const uint64_t *v, size_t n)
+{
+	while (n && !v[n - 1])
+		n--;
+	if (n)
+		kv_u64s(j, key, v, n);
+}
+
+static void nz_str(struct bp_json_w *j, struct bp_buf *hex, const char *key, const char *s)
+{
+	if (s)
+		kv_str(j, hex, key, s);
+}
+
 static void write_thread(struct bp_json_w *j, struct bp_buf *x, const struct bp_thread *t)
 {
 	bp_json_w_begin_object(j);
 	bp_json_w_kv_uint64(j, "tid", t->tid);
-	kv_str(j, x, "comm", t->comm);
-	bp_json_w_kv_bool(j, "have_totals", t->have_totals);
-	bp_json_w_kv_bool(j, "exited", t->exited);
-	bp_json_w_kv_uint64(j, "state", t->state);
-	bp_json_w_kv_uint64(j, "start_ns", t->start_ns);
-	bp_json_w_kv_uint64(j, "end_ns", t->end_ns);
-	bp_json_w_kv_uint64(j, "oncpu_ns", t->oncpu_ns);
-	bp_json_w_kv_uint64(j, "steal_ns", t->steal_ns);
-	bp_json_w_kv_uint64(j, "switches", t->switches);
-	bp_json_w_kv_uint64(j, "wakeups", t->wakeups);
-	bp_json_w_kv_uint64(j, "wake_lat_ns", t->wake_lat_ns);
-	bp_json_w_kv_uint64(j, "wake_lat_max", t->wake_lat_max);
-	kv_u64s(j, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
-	bp_json_w_kv_uint64(j, "rchar", t->rchar);
-	bp_json_w_kv_uint64(j, "wchar", t->wchar);
-	bp_json_w_kv_uint64(j, "syscr", t->syscr);
-	bp_json_w_kv_uint64(j, "syscw", t->syscw);
-	if (t->gil_ns)
-		bp_json_w_kv_uint64(j, "gil_ns", t->gil_ns);
+	if (t->comm[0])
+		kv_str(j, x, "comm", t->comm);
+	nz_bool(j, "have_totals", t->have_totals);
+	nz_bool(j, "exited", t->exited);
+	nz_u64(j, "state", t->state);
+	nz_u64(j, "start_ns", t->start_ns);
+	nz_u64(j, "end_ns", t->end_ns);
+	nz_u64(j, "oncpu_ns", t->oncpu_ns);
+	nz_u64(j, "steal_ns", t->steal_ns);
+	nz_u64(j, "switches", t->switches);
+	nz_u64(j, "wakeups", t->wakeups);
+	nz_u64(j, "wake_lat_ns", t->wake_lat_ns);
+	nz_u64(j, "wake_lat_max", t->wake_lat_max);
+	nz_u64s(j, "wake_hist", t->wake_hist, BP_HIST_SLOTS);
+	nz_u64(j, "rchar", t->rchar);
+	nz_u64(j, "wchar", t->wchar);
+	nz_u64(j, "syscr", t->syscr);
+	nz_u64(j, "syscw", t->syscw);
+	nz_u64(j, "gil_ns", t->gil_ns);
 	bp_json_w_end_object(j);
 }
 
@@ -120,60 +160,60 @@ static void write_proc(struct bp_json_w *j, struct bp_buf *x, const struct bp_pr
 
 	bp_json_w_begin_object(j);
 	bp_json_w_kv_uint64(j, "pid", pr->pid);
-	bp_json_w_kv_uint64(j, "ppid", pr->ppid);
-	kv_str(j, x, "comm", pr->comm);
-	kv_str(j, x, "cmdline", pr->cmdline);
-	bp_json_w_kv_uint64(j, "start_ns", pr->start_ns);
-	bp_json_w_kv_uint64(j, "end_ns", pr->end_ns);
-	bp_json_w_kv_bool(j, "exited", pr->exited);
-	bp_json_w_kv_bool(j, "have_meta", pr->have_meta);
-	bp_json_w_kv_bool(j, "have_timeline", pr->have_timeline);
-	if (pr->r_version)
-		kv_str(j, x, "r", pr->r_version);
+	nz_u64(j, "ppid", pr->ppid);
+	if (pr->comm[0])
+		kv_str(j, x, "comm", pr->comm);
+	nz_str(j, x, "cmdline", pr->cmdline);
+	nz_u64(j, "start_ns", pr->start_ns);
+	nz_u64(j, "end_ns", pr->end_ns);
+	nz_bool(j, "exited", pr->exited);
+	nz_bool(j, "have_meta", pr->have_meta);
+	nz_bool(j, "have_timeline", pr->have_timeline);
+	nz_str(j, x, "r", pr->r_version);
 	if (pr->python) {
-		kv_str(j, x, "python", pr->python);
-		bp_json_w_kv_bool(j, "python_free_threaded", pr->python_free_threaded);
+		nz_str(j, x, "python", pr->python);
+		nz_bool(j, "python_free_threaded", pr->python_free_threaded);
 	}
-	kv_u64s(j, "tl_ns", pr->tl_ns, BP_TS__MAX);
-	bp_json_w_kv_uint64(j, "tl_idle_ns", pr->tl_idle_ns);
-	bp_json_w_kv_uint64(j, "turn_ns", pr->turn_ns);
-	bp_json_w_kv_uint64(j, "want_ns", pr->want_ns);
-	bp_json_w_kv_bool(j, "mem_valid", pr->mem_valid);
-	bp_json_w_kv_uint64(j, "wss_probes", pr->wss_probes);
-	bp_json_w_kv_uint64(j, "wss_max", pr->wss_max);
-	kv_double(j, "wss_per_s", pr->wss_per_s);
-	bp_json_w_kv_uint64(j, "rss", pr->rss);
-	bp_json_w_kv_uint64(j, "minflt", pr->minflt);
-	bp_json_w_kv_uint64(j, "majflt", pr->majflt);
-	kv_double(j, "fault_window_s", pr->fault_window_s);
-	bp_json_w_kv_bool(j, "pmu_valid", pr->pmu_valid);
-	bp_json_w_kv_uint64(j, "cycles", pr->cycles);
-	bp_json_w_kv_uint64(j, "instructions", pr->instructions);
-	bp_json_w_kv_uint64(j, "cache_misses", pr->cache_misses);
-	kv_double(j, "pmu_running", pr->pmu_running);
-	kv_double(j, "pmu_seconds", pr->pmu_seconds);
-	bp_json_w_kv_uint64(j, "last_drain_samples", pr->last_drain_samples);
-	kv_u64s(j, "net_side_ns", pr->net_side_ns, BP_SIDE__MAX);
-	kv_u64s(j, "pipe_dir_ns", pr->pipe_dir_ns, BP_DIR__MAX);
-	kv_u64s(j, "sys_nr", pr->sys_nr, BP_SYS_TOP);
-	kv_u64s(j, "sys_samples", pr->sys_samples, BP_SYS_TOP);
-	bp_json_w_kv_uint64(j, "sys_other", pr->sys_other);
-	bp_json_w_kv_bool(j, "traffic_valid", pr->traffic_valid);
-	bp_json_w_kv_bool(j, "traffic_floor", pr->traffic_floor);
-	kv_double(j, "traffic_per_s", pr->traffic_per_s);
-	kv_double(j, "traffic_per_cpu_s", pr->traffic_per_cpu_s);
-	kv_double(j, "traffic_cpus", pr->traffic_cpus);
+	nz_u64s(j, "tl_ns", pr->tl_ns, BP_TS__MAX);
+	nz_u64(j, "tl_idle_ns", pr->tl_idle_ns);
+	nz_u64(j, "turn_ns", pr->turn_ns);
+	nz_u64(j, "want_ns", pr->want_ns);
+	nz_bool(j, "mem_valid", pr->mem_valid);
+	nz_u64(j, "wss_probes", pr->wss_probes);
+	nz_u64(j, "wss_max", pr->wss_max);
+	nz_double(j, "wss_per_s", pr->wss_per_s);
+	nz_u64(j, "rss", pr->rss);
+	nz_u64(j, "minflt", pr->minflt);
+	nz_u64(j, "majflt", pr->majflt);
+	nz_double(j, "fault_window_s", pr->fault_window_s);
+	nz_bool(j, "pmu_valid", pr->pmu_valid);
+	nz_u64(j, "cycles", pr->cycles);
+	nz_u64(j, "instructions", pr->instructions);
+	nz_u64(j, "cache_misses", pr->cache_misses);
+	nz_double(j, "pmu_running", pr->pmu_running);
+	nz_double(j, "pmu_seconds", pr->pmu_seconds);
+	nz_u64(j, "last_drain_samples", pr->last_drain_samples);
+	nz_u64s(j, "net_side_ns", pr->net_side_ns, BP_SIDE__MAX);
+	nz_u64s(j, "pipe_dir_ns", pr->pipe_dir_ns, BP_DIR__MAX);
+	nz_u64s(j, "sys_nr", pr->sys_nr, BP_SYS_TOP);
+	nz_u64s(j, "sys_samples", pr->sys_samples, BP_SYS_TOP);
+	nz_u64(j, "sys_other", pr->sys_other);
+	nz_bool(j, "traffic_valid", pr->traffic_valid);
+	nz_bool(j, "traffic_floor", pr->traffic_floor);
+	nz_double(j, "traffic_per_s", pr->traffic_per_s);
+	nz_double(j, "traffic_per_cpu_s", pr->traffic_per_cpu_s);
+	nz_double(j, "traffic_cpus", pr->traffic_cpus);
 	if (pr->have_ids) {
 		bp_json_w_kv_bool(j, "have_ids", true);
-		bp_json_w_kv_uint64(j, "uid", pr->uid);
-		kv_str(j, x, "user", pr->user);
-		kv_str(j, x, "cgroup", pr->cgroup);
-		kv_str(j, x, "unit", pr->unit);
-		kv_str(j, x, "cg_v2", pr->cg_v2);
-		kv_str(j, x, "cg_cpu", pr->cg_cpu);
-		kv_str(j, x, "cg_memory", pr->cg_memory);
-		bp_json_w_kv_uint64(j, "cg_cpu_tree", pr->cg_cpu_tree);
-		bp_json_w_kv_uint64(j, "cg_memory_tree", pr->cg_memory_tree);
+		nz_u64(j, "uid", pr->uid);
+		nz_str(j, x, "user", pr->user);
+		nz_str(j, x, "cgroup", pr->cgroup);
+		nz_str(j, x, "unit", pr->unit);
+		nz_str(j, x, "cg_v2", pr->cg_v2);
+		nz_str(j, x, "cg_cpu", pr->cg_cpu);
+		nz_str(j, x, "cg_memory", pr->cg_memory);
+		nz_u64(j, "cg_cpu_tree", pr->cg_cpu_tree);
+		nz_u64(j, "cg_memory_tree", pr->cg_memory_tree);
 	}
 	bp_json_w_key(j, "threads");
 	bp_json_w_begin_array(j);
