@@ -372,13 +372,14 @@ struct bp_off_val {
 };
 
 /*
- * Cumulative totals, reported by the task iterator at every drain and, for
- * threads and processes that exit, kept in the thr_exit / proc_exit maps
- * until userspace collects them. Each record starts with its kind.
+ * Cumulative totals, reported by the task iterator at every full drain
+ * and, for threads and processes that exit, sent in the event ring. Each
+ * record starts with its kind, apart from every enum bp_event_kind: the
+ * ring's reader tells the two by it.
  */
 enum bp_rec_kind {
-	BP_REC_THREAD = 1,
-	BP_REC_PROC = 2,
+	BP_REC_THREAD = 0x100,
+	BP_REC_PROC = 0x101,
 };
 
 struct bp_thr_rec {

@@ -101,12 +101,11 @@ BP_EXTERN volatile __u32 exit_walks;
 BP_EXTERN volatile __u32 interp_gen;
 /*
  * Cumulative counts userspace reads from the mmapped .bss, without a system
- * call, to drain only when the buffer fills, exits pile up or a busy process
- * needs looking at (agent/collect/drainpol.h): rows added to the maps of
- * either buffer, exit records stored, on-CPU samples taken.
+ * call, to drain only when the buffer fills or a busy process needs looking
+ * at (agent/collect/drainpol.h): rows added to the maps of either buffer,
+ * on-CPU samples taken.
  */
 BP_EXTERN volatile __u64 pend_rows;
-BP_EXTERN volatile __u64 pend_exits;
 BP_EXTERN volatile __u64 pend_samples;
 BP_EXTERN const volatile __u8 filter_targets;
 /*

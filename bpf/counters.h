@@ -54,9 +54,9 @@
 	BPF(OFF_MAP_FULL, 13, "offcpu_map_full", LOST_SAMPLE,					\
 	    "off-CPU intervals lost: off-CPU map full")						\
 	BPF(TSTORE_FAIL, 14, "thread_state_failures", LOST,					\
-	    "thread states lost: task storage or exit map full")				\
+	    "thread states lost: task storage full, or the event ring for its exit record") \
 	BPF(PSTATE_FULL, 15, "process_state_failures", LOST,					\
-	    "process timelines lost: task storage or exit map full")				\
+	    "process timelines lost: task storage full, or the event ring for its exit record") \
 	BPF(STACKS_CACHED, 16, "stacks_cached", SEEN,						\
 	    "off-CPU stacks reused from the thread's cache")					\
 	BPF(KSITE_STALE, 37, "kthread_stacks_stale", LOST,					\

@@ -130,6 +130,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
 }
 
+static void on_record(void *ctx, const void *rec, size_t len);
+
 struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx)
 {
@@ -155,8 +157,8 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 	c->new_proc = fn;
 	c->ctx = ctx;
 	bp_drainpol__init(&c->pol, l->counts_entries < l->stack_entries ? l->counts_entries :
-			  l->stack_entries, bp_loader__exit_entries(l), l->hz * BUSY_SHARE,
-			  BUSY_EVERY_S);
+			  l->stack_entries, l->hz * BUSY_SHARE, BUSY_EVERY_S);
+	bp_loader__set_rec_fn(l, on_record, c);
 	return c;
 }
 
@@ -188,6 +190,7 @@ void bp_collect__free(struct bp_collect *c)
 {
 	if (!c)
 		return;
+	bp_loader__set_rec_fn(c->l, NULL, NULL);
 	bp_htab_free(&c->base.h);
 	free(c->base.v);
 	cache_free(&c->kcache);
@@ -937,7 +940,19 @@ static uint64_t since(uint64_t now, uint64_t *then)
 	return d;
 }
 
-/* cumulative totals from the task iterator and the exit maps, as increments */
+/*
+ * The process of a totals record. An exit record comes from the event ring
+ * at the agent's next look, while the process may still be a zombie whose
+ * /proc answers: its facts are not read there (half of the agent's work
+ * for 20 exits a second), but with every other process's at the end of the
+ * window (settle_facts()), as when the records waited for a full drain.
+ */
+static struct bp_proc *rec_proc(struct bp_collect *c, uint32_t tgid, uint64_t end_ns)
+{
+	return end_ns ? bp_profile__proc(c->prof, tgid, true) : row_proc(c, tgid);
+}
+
+/* cumulative totals from the task iterator and the exit records, as increments */
 static void on_record(void *ctx, const void *rec, size_t len)
 {
 	struct bp_collect *c = ctx;
@@ -951,7 +966,7 @@ static void on_record(void *ctx, const void *rec, size_t len)
 		char comm[BP_COMM_LEN];
 		struct bp_thread *t;
 
-		proc = row_proc(c, r->tgid);
+		proc = rec_proc(c, r->tgid, r->end_ns);
 		b = base_get(&c->base, BP_REC_THREAD, r->tid);
 		if (!proc || !b)
 			return;
@@ -992,7 +1007,7 @@ static void on_record(void *ctx, const void *rec, size_t len)
 	} else if (kind == BP_REC_PROC && len >= sizeof(struct bp_proc_rec)) {
 		const struct bp_proc_rec *r = rec;
 
-		proc = row_proc(c, r->tgid);
+		proc = rec_proc(c, r->tgid, r->end_ns);
 		b = base_get(&c->base, BP_REC_PROC, r->tgid);
 		if (!proc || !b)
 			return;

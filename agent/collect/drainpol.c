@@ -1,12 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 #include "collect/drainpol.h"
 
-void bp_drainpol__init(struct bp_drainpol *p, uint32_t map_entries, uint32_t exit_entries,
-		       double busy_rate, double busy_every_s)
+void bp_drainpol__init(struct bp_drainpol *p, uint32_t map_entries, double busy_rate,
+		       double busy_every_s)
 {
 	*p = (struct bp_drainpol){
 		.row_limit = map_entries / 8 ? map_entries / 8 : 1,
-		.exit_limit = exit_entries / 8 ? exit_entries / 8 : 1,
 		.busy_rate = busy_rate,
 		.busy_every_s = busy_every_s,
 	};
@@ -20,10 +19,6 @@ enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_dr
 	p->why = BP_DRAIN_WHY_NONE;
 	if (forced) {
 		p->why = BP_DRAIN_WHY_FORCED;
-		return BP_DRAIN_FULL;
-	}
-	if (now->exits - p->last_full.exits >= p->exit_limit) {
-		p->why = BP_DRAIN_WHY_EXITS;
 		return BP_DRAIN_FULL;
 	}
 	if (p->busy_rate > 0 && since >= p->busy_every_s &&
@@ -45,7 +40,6 @@ void bp_drainpol__flipped(struct bp_drainpol *p, const struct bp_drain_pend *at,
 {
 	p->last = *at;
 	if (full) {
-		p->last_full = *at;
 		p->last_busy = *at;
 		p->last_busy_ns = now_ns;
 	}

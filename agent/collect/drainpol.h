@@ -4,13 +4,10 @@
  * same on an idle machine as on a busy one: the task iterator over every
  * thread, a buffer flip, a batch read of every map, a new slice merged into
  * the window. Most of those seconds bring a handful of rows. The BPF side
- * counts what it adds (rows, exit records, on-CPU samples: cumulative
- * counters in its .bss, read without a system call), and the maps are
- * drained only when
+ * counts what it adds (rows, on-CPU samples: cumulative counters in its
+ * .bss, read without a system call), and the maps are drained only when
  *   - the window closes or a capture is under way (full: with the task
  *     iterator, as before);
- *   - the exit records fill an eighth of their map (full: the iterator
- *     hands them over);
  *   - a process may be busy enough for the memory probe, which wants a
  *     fresh CPU rate every few seconds (light, busy_every_s apart: the
  *     rates come from the samples, not the iterator);
@@ -29,7 +26,6 @@
 /* the BPF side's cumulative counts */
 struct bp_drain_pend {
 	uint64_t rows;		/* rows added to any double-buffered map */
-	uint64_t exits;		/* exit records stored */
 	uint64_t samples;	/* on-CPU samples */
 };
 
@@ -43,7 +39,6 @@ enum bp_drain_need {
 enum bp_drain_why {
 	BP_DRAIN_WHY_NONE,
 	BP_DRAIN_WHY_FORCED,	/* window end, capture */
-	BP_DRAIN_WHY_EXITS,
 	BP_DRAIN_WHY_BUSY,
 	BP_DRAIN_WHY_ROWS,
 	BP_DRAIN_WHY__MAX,
@@ -51,22 +46,20 @@ enum bp_drain_why {
 
 struct bp_drainpol {
 	uint32_t row_limit;	/* rows in the buffer that make a drain due */
-	uint32_t exit_limit;	/* exit records ... */
 	double busy_rate;	/* samples per second that may mean a busy process; 0: off */
 	double busy_every_s;	/* at most this long between drains while busy */
 	struct bp_drain_pend last;	/* at the last flip */
-	struct bp_drain_pend last_full;	/* at the last full drain */
 	struct bp_drain_pend last_busy;	/* at the last drain the memory probe heard of */
 	uint64_t last_busy_ns;
 	enum bp_drain_why why;
 };
 
 /*
- * map_entries: the smallest double-buffered map; exit_entries: the smaller
- * exit map; busy_rate as above (hz * the memory probe's minimum CPU share).
+ * map_entries: the smallest double-buffered map; busy_rate as above (hz *
+ * the memory probe's minimum CPU share).
  */
-void bp_drainpol__init(struct bp_drainpol *p, uint32_t map_entries, uint32_t exit_entries,
-		       double busy_rate, double busy_every_s);
+void bp_drainpol__init(struct bp_drainpol *p, uint32_t map_entries, double busy_rate,
+		       double busy_every_s);
 
 /* what is due now, given the counts now; forced: the window ends, a capture */
 enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_drain_pend *now,

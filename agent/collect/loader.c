@@ -21,7 +21,6 @@
 #include "collect/cpus.h"
 #include "collect/kbtf.h"
 #include "collect/loader.h"
-#include "collect/mapdrain.h"
 #include "collect/twinload.h"
 #include "proc/cgroup.h"
 #include "proc/procinfo.h"
@@ -705,10 +704,24 @@ int bp_loader__add_target(struct bp_loader *l, uint32_t tgid)
 static int on_ringbuf(void *ctx, void *data, size_t size)
 {
 	struct bp_loader *l = ctx;
+	uint32_t kind;
 
-	if (size >= sizeof(struct bp_event) && l->ev_fn)
+	if (size < sizeof(kind))
+		return 0;
+	memcpy(&kind, data, sizeof(kind));
+	if (kind == BP_REC_THREAD || kind == BP_REC_PROC) {
+		if (l->rec_fn)
+			l->rec_fn(l->rec_ctx, data, size);
+	} else if (size >= sizeof(struct bp_event) && l->ev_fn) {
 		l->ev_fn(l->ev_ctx, data, size);
+	}
 	return 0;
+}
+
+void bp_loader__set_rec_fn(struct bp_loader *l, bp_rec_fn fn, void *ctx)
+{
+	l->rec_fn = fn;
+	l->rec_ctx = ctx;
 }
 
 static int on_py_ring(void *ctx, void *data, size_t size)
@@ -889,18 +902,8 @@ void bp_loader__pending(const struct bp_loader *l, struct bp_drain_pend *out)
 
 	b = &l->skel->bss->pend_rows;
 	out->rows = __atomic_load_n(b, __ATOMIC_RELAXED);
-	b = &l->skel->bss->pend_exits;
-	out->exits = __atomic_load_n(b, __ATOMIC_RELAXED);
 	b = &l->skel->bss->pend_samples;
 	out->samples = __atomic_load_n(b, __ATOMIC_RELAXED);
-}
-
-uint32_t bp_loader__exit_entries(const struct bp_loader *l)
-{
-	uint32_t t = bpf_map__max_entries(l->skel->maps.thr_exit);
-	uint32_t p = bpf_map__max_entries(l->skel->maps.proc_exit);
-
-	return t < p ? t : p;
 }
 
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)
@@ -943,34 +946,6 @@ int bp_loader__set_site_ranges(struct bp_loader *l, const struct bp_site_range *
 	__atomic_store_n(&l->skel->bss->nr_site_ranges, n, __ATOMIC_SEQ_CST);
 	__atomic_add_fetch(&l->skel->bss->site_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
-}
-
-struct exit_drain {
-	bp_rec_fn fn;
-	void *ctx;
-	size_t vsz;
-};
-
-static int exit_row(void *ctx, const void *key, const void *val)
-{
-	const struct exit_drain *x = ctx;
-
-	(void)key;
-	x->fn(x->ctx, val, x->vsz);
-	return 0;
-}
-
-/*
- * Read and delete every exit record, handing each to fn: in batches. One
- * key at a time, each next-key lookup from the start scanned the map's
- * 16,384 buckets again: 20 processes a second exiting made it ~30 ms of
- * the agent's CPU at every window's end.
- */
-static int drain_exits(int fd, size_t vsz, bp_rec_fn fn, void *ctx)
-{
-	struct exit_drain x = { .fn = fn, .ctx = ctx, .vsz = vsz };
-
-	return bp_drain_map(fd, sizeof(uint32_t), vsz, NULL, exit_row, &x);
 }
 
 /*
@@ -1048,10 +1023,6 @@ int bp_loader__iterate(struct bp_loader *l, bp_rec_fn fn, void *ctx)
 		bp_err("task iterator: malformed record at offset %zu", total);
 		goto out;
 	}
-	err = drain_exits(bpf_map__fd(l->skel->maps.thr_exit), sizeof(struct bp_thr_rec), fn, ctx);
-	if (!err)
-		err = drain_exits(bpf_map__fd(l->skel->maps.proc_exit), sizeof(struct bp_proc_rec),
-				  fn, ctx);
 out:
 	close(fd);
 	free(buf);

@@ -58,6 +58,9 @@ struct bp_interp_cache {
 	uint64_t bytes;		/* kernel memory, fixed once made (preallocated) */
 };
 
+/* called for every totals record (struct bp_thr_rec, struct bp_proc_rec) */
+typedef void (*bp_rec_fn)(void *ctx, const void *rec, size_t len);
+
 struct bp_loader {
 	struct boundprof_bpf *skel;	/* its maps, and the interpreter caches below */
 	struct boundprof_bpf *twin;	/* the programs verified on a second CPU (twinload.h) */
@@ -76,6 +79,8 @@ struct bp_loader {
 	bool offcpu;
 	bp_event_fn ev_fn;
 	void *ev_ctx;
+	bp_rec_fn rec_fn;	/* the exit records in the event ring go here */
+	void *rec_ctx;
 	struct bp_blockio *blockio;	/* NULL when block IO is not traced */
 	uint32_t uw_rows;	/* rows unwind_rows may hold (1 when unwinding is off) */
 	struct bp_interp_cache caches[BP_INTERP_CACHES];
@@ -125,25 +130,24 @@ void bp_loader__consume_py(struct bp_loader *l);
  */
 int bp_loader__flip(struct bp_loader *l);
 
-/* the BPF side's cumulative row, exit and sample counts: read from its .bss, no system call */
+/* the BPF side's cumulative row and sample counts: read from its .bss, no system call */
 void bp_loader__pending(const struct bp_loader *l, struct bp_drain_pend *out);
-
-/* entries of the smaller of the two exit-record maps */
-uint32_t bp_loader__exit_entries(const struct bp_loader *l);
 
 /* the per-CPU counters summed over CPUs */
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum);
 
-/* called for every record the task iterator reports */
-typedef void (*bp_rec_fn)(void *ctx, const void *rec, size_t len);
-
 /*
  * Run the task iterator: it starts tracking threads not seen yet, closes
  * open off-CPU and on-CPU intervals up to now into the current buffer, and
- * reports each thread's and process's totals. Then hand over the totals of
- * threads and processes that exited. 0 or -errno.
+ * reports each thread's and process's totals. 0 or -errno.
  */
 int bp_loader__iterate(struct bp_loader *l, bp_rec_fn fn, void *ctx);
+
+/*
+ * Where the totals of threads and processes that exit go: records in the
+ * event ring, handed over as bp_loader__poll() reads it.
+ */
+void bp_loader__set_rec_fn(struct bp_loader *l, bp_rec_fn fn, void *ctx);
 
 /* a kernel address range whose frames say what a blocked thread waits in */
 struct bp_site_range {

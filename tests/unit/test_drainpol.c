@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0
-/* when the agent drains: forced, exits piling up, a busy process, rows filling the maps */
+/* when the agent drains: forced, a busy process, rows filling the maps */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -11,12 +11,12 @@
 
 #define SEC	1000000000ULL
 
-/* 4096-row maps, 16384-record exit maps, busy from 25 samples/s, every 2 s */
+/* 4096-row maps, busy from 25 samples/s, every 2 s */
 static void setup_pol(struct bp_drainpol *p)
 {
 	struct bp_drain_pend z = {};
 
-	bp_drainpol__init(p, 4096, 16384, 25, 2.0);
+	bp_drainpol__init(p, 4096, 25, 2.0);
 	bp_drainpol__flipped(p, &z, 100 * SEC, true);
 }
 
@@ -31,7 +31,6 @@ static void quiet_seconds__nothing_due(void **state)
 	for (s = 1; s <= 10; s++) {
 		now.rows += 40;
 		now.samples += 3;
-		now.exits += 1;
 		assert_int_equal(bp_drainpol__decide(&p, &now, (100 + s) * SEC, false),
 				 BP_DRAIN_NONE);
 		assert_int_equal(p.why, BP_DRAIN_WHY_NONE);
@@ -61,21 +60,6 @@ static void rows_at_an_eighth__light(void **state)
 	/* drained: rows count from the flip on */
 	bp_drainpol__flipped(&p, &now, 101 * SEC, false);
 	now.rows += 100;
-	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_NONE);
-}
-
-static void exits_at_an_eighth__full_and_only_a_full_drain_resets_them(void **state)
-{
-	struct bp_drainpol p;
-	struct bp_drain_pend now = { .exits = 2048 };
-
-	setup_pol(&p);
-	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_FULL);
-	assert_int_equal(p.why, BP_DRAIN_WHY_EXITS);
-	/* a light drain (an exec) leaves the exit records where they are */
-	bp_drainpol__flipped(&p, &now, 101 * SEC, false);
-	assert_int_equal(bp_drainpol__decide(&p, &now, 101 * SEC, false), BP_DRAIN_FULL);
-	bp_drainpol__flipped(&p, &now, 101 * SEC, true);
 	assert_int_equal(bp_drainpol__decide(&p, &now, 102 * SEC, false), BP_DRAIN_NONE);
 }
 
@@ -115,7 +99,7 @@ static void busy_rate_zero__never_busy(void **state)
 	struct bp_drainpol p;
 	struct bp_drain_pend now = { .samples = 100000 };
 
-	bp_drainpol__init(&p, 4096, 16384, 0, 2.0);
+	bp_drainpol__init(&p, 4096, 0, 2.0);
 	bp_drainpol__flipped(&p, &(struct bp_drain_pend){}, SEC, true);
 	assert_int_equal(bp_drainpol__decide(&p, &now, 10 * SEC, false), BP_DRAIN_NONE);
 }
@@ -125,9 +109,8 @@ static void tiny_maps__limits_at_least_one(void **state)
 	struct bp_drainpol p;
 	struct bp_drain_pend now = { .rows = 1 };
 
-	bp_drainpol__init(&p, 4, 4, 0, 2.0);
+	bp_drainpol__init(&p, 4, 0, 2.0);
 	assert_int_equal(p.row_limit, 1);
-	assert_int_equal(p.exit_limit, 1);
 	assert_int_equal(bp_drainpol__decide(&p, &now, SEC, false), BP_DRAIN_LIGHT);
 }
 
@@ -137,7 +120,6 @@ int main(void)
 		cmocka_unit_test(quiet_seconds__nothing_due),
 		cmocka_unit_test(forced__full_whatever_the_counts),
 		cmocka_unit_test(rows_at_an_eighth__light),
-		cmocka_unit_test(exits_at_an_eighth__full_and_only_a_full_drain_resets_them),
 		cmocka_unit_test(busy__light_every_two_seconds),
 		cmocka_unit_test(below_the_busy_rate__no_drain),
 		cmocka_unit_test(busy_rate_zero__never_busy),
