@@ -24,7 +24,6 @@
 #include "proc/procinfo.h"
 #include "model/profile.h"
 
-#define RQ_ENTRIES	16384	/* requests in flight at once, all devices */
 #define MIN_ROWS	1024
 
 /* the tracepoints we use, as BTF names their typedefs */
@@ -112,8 +111,6 @@ int bp_blockio__prepare(struct boundprof_bpf *skel, uint32_t io_entries,
 	err = bpf_map__set_max_entries(skel->maps.io0, io_entries);
 	if (!err)
 		err = bpf_map__set_max_entries(skel->maps.io1, io_entries);
-	if (!err)
-		err = bpf_map__set_max_entries(skel->maps.io_rqs, RQ_ENTRIES);
 	if (err)
 		bp_err("failed to size the block IO maps: %s", strerror(-err));
 	return err;

@@ -26,7 +26,9 @@
 #include <unistd.h>
 
 #include <cmocka.h>
+#include <bpf/bpf.h>
 
+#include "boundprof.h"
 #include "harness.h"
 
 #define ARGV(...) ((char *const[]){ __VA_ARGS__, NULL })
@@ -278,8 +280,8 @@ static void test_fsync_writes(void **state)
 	bp_json_free(rep);
 }
 
-/* the id of the BPF map called name that process pid holds, 0 if none */
-static unsigned int map_of(pid_t pid, const char *name)
+/* the id of the BPF map called name, of that type, that process pid holds; 0 if none */
+static unsigned int map_of(pid_t pid, const char *name, const char *type)
 {
 	char path[128], link[64], line[128], id[32];
 	unsigned int found = 0;
@@ -308,23 +310,11 @@ static unsigned int map_of(pid_t pid, const char *name)
 		snprintf(id, sizeof(id), "%u", mid);
 		if (!mid || h_run(ARGV("bpftool", "map", "show", "id", id), 10, &r))
 			continue;
-		if (!r.exit_code && strstr(r.out, name) && strstr(r.out, "hash"))
+		if (!r.exit_code && strstr(r.out, name) && strstr(r.out, type))
 			found = mid;
 		h_run_free(&r);
 	}
 	return found;
-}
-
-/* bytes of a bpftool JSON byte array ("0x1f", ...) as hex words for its command line */
-static void hex_args(const struct bp_json *a, char *const *argv, char words[][3], int n)
-{
-	int i;
-
-	assert_int_equal((int)bp_json_len(a), n);
-	for (i = 0; i < n; i++) {
-		snprintf(words[i], 3, "%s", bp_json_str(bp_json_at(a, i)) + 2);
-		((char **)argv)[i] = words[i];
-	}
 }
 
 /*
@@ -333,83 +323,74 @@ static void hex_args(const struct bp_json *a, char *const *argv, char words[][3]
  * no later request reused the structure) is counted when the recording
  * ends. The kernel cannot be made to skip a completion on demand, so the
  * test makes the state itself: after odirect ended it puts one of odirect's
- * tracked requests back into the map, keyed 8 bytes into its real request
- * structure (whose fields there hold no request's start), as a request
- * started and then lost would leave it.
+ * tracked requests back into a free slot of the table, as the request 8
+ * bytes into its real request structure (whose fields there hold no
+ * request's start), as a request started and then lost would leave it.
+ * The table is read through bpf(2): its 16384 slots make a 10-MB bpftool
+ * dump, longer to read here than odirect runs.
  */
+#define UNSEEN_READS	8000
+#define IO_SLOTS	16384
+
+/* struct io_slot of bpf/blockio.bpf.c */
+struct t_io_slot {
+	uint64_t id;		/* the request's address; 0: free; low bit: being written */
+	struct bp_io_key key;
+	uint64_t start_ns, bytes, rq_start;
+};
+
 static void test_ended_unseen_counted_at_the_end(void **state)
 {
 	const char *data = h_path("unseen.data"), *json = h_path("unseen.json");
 	const char *done = h_path("odirect.done");
-	char cmd[1024], id[32], words[8 + 56][3];
-	char *upd[8 + 4 + 8 + 56 + 2] = { "bpftool", "map", "update", "id", id, "key", "hex" };
-	const struct bp_json *e = NULL, *proc;
-	struct bp_json *dump = NULL, *rep;
+	struct t_io_slot v, e = {};
+	const struct bp_json *proc;
+	struct bp_json *rep;
 	unsigned int mid = 0;
-	int i, out_fd, err_fd, odirect = 0;
+	int i, out_fd, err_fd, fd = -1, odirect = 0;
+	uint32_t k, free_k = IO_SLOTS;
+	char cmd[1024];
 	struct run r;
 	pid_t rec;
 
 	make_file(data, 32);
-	snprintf(cmd, sizeof(cmd), "%s %s 8000 >/dev/null && touch %s && sleep 4",
-		 h_fixture("odirect"), data, done);
+	snprintf(cmd, sizeof(cmd), "%s %s %d >/dev/null && touch %s && sleep 4",
+		 h_fixture("odirect"), data, UNSEEN_READS, done);
 	rec = h_spawn2(ARGV((char *)h_bin(), "record", "-v", "-o", (char *)json, "--", "sh", "-c",
 			    cmd), &out_fd, &err_fd);
 	assert_true(rec > 0);
 	/* one of odirect's requests while it reads: QD1, one in flight about half the time */
-	for (i = 0; i < 2000 && !e && access(done, F_OK); i++) {
-		if (!mid)
-			mid = map_of(rec, "io_rqs");
-		snprintf(id, sizeof(id), "%u", mid);
-		if (mid && !h_run(ARGV("bpftool", "-j", "map", "dump", "id", id), 10, &r)) {
-			bp_json_free(dump);
-			dump = r.exit_code ? NULL : bp_json_parse(r.out, r.out_len, NULL, 0);
-			for (size_t j = 0; dump && j < bp_json_len(dump); j++) {
-				const struct bp_json *c = bp_json_at(dump, j);
-				const char *comm = bp_json_str(bp_json_path(c, "formatted.value.key.comm"));
-
-				if (comm && !strcmp(comm, "odirect"))
-					e = c;
-			}
-			h_run_free(&r);
-		}
-		usleep(5000);
+	for (i = 0; i < 2000 && !e.id && access(done, F_OK); i++) {
+		if (fd < 0 && (mid = map_of(rec, "io_rqs", "array")))
+			fd = bpf_map_get_fd_by_id(mid);
+		for (k = 0; fd >= 0 && k < IO_SLOTS && !e.id; k++)
+			if (!bpf_map_lookup_elem(fd, &k, &v) && v.id && !(v.id & 1) &&
+			    !strncmp(v.key.comm, "odirect", sizeof(v.key.comm)))
+				e = v;
+		usleep(1000);
 	}
-	assert_true(mid > 0);
-	assert_non_null(e);
-	odirect = (int)bp_json_num(bp_json_path(e, "formatted.value.key.tgid"));
+	assert_true(fd >= 0);
+	assert_true(e.id != 0);
+	odirect = (int)e.key.tgid;
 	for (i = 0; i < 3000 && access(done, F_OK); i++)
 		usleep(10000);
 	assert_int_equal(access(done, F_OK), 0);
+	/* a free slot, from the last: the sweep looks at every slot */
+	for (k = IO_SLOTS; k-- > 0 && free_k == IO_SLOTS;)
+		if (!bpf_map_lookup_elem(fd, &k, &v) && !v.id)
+			free_k = k;
+	assert_true(free_k < IO_SLOTS);
 	/*
-	 * Inside the same request structure, 8 bytes on: a key no request
-	 * will ever have, so that no later request's start can end it before
-	 * the sweep does (the real one is reused within milliseconds), and
-	 * whose fields read as another request's.
+	 * Inside the same request structure, 8 bytes on: an address no
+	 * request will ever have, so that no later request's start can end
+	 * it before the sweep does (the real one is reused within
+	 * milliseconds), and whose fields read as another request's; and a
+	 * start stamp no request has.
 	 */
-	hex_args(bp_json_get(e, "key"), upd + 7, words, 8);
-	{
-		uint64_t k = 0;
-
-		for (i = 7; i >= 0; i--)
-			k = k << 8 | strtoul(words[i], NULL, 16);
-		k += 8;
-		for (i = 0; i < 8; i++)
-			snprintf(words[i], 3, "%02x", (unsigned int)(k >> (8 * i) & 0xff));
-	}
-	upd[15] = "value";
-	upd[16] = "hex";
-	hex_args(bp_json_get(e, "value"), upd + 17, words + 8, 56);
-	for (i = 0; i < 8; i++)
-		upd[17 + 48 + i] = i ? "00" : "01";
-	upd[17 + 56] = "noexist";
-	upd[18 + 56] = NULL;
-	assert_int_equal(h_run(upd, 10, &r), 0);
-	if (r.exit_code)
-		print_run("bpftool map update", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
-	bp_json_free(dump);
+	e.id += 8;
+	e.rq_start = 1;
+	assert_int_equal(bpf_map_update_elem(fd, &free_k, &e, BPF_ANY), 0);
+	close(fd);
 
 	assert_int_equal(h_wait(rec, out_fd, err_fd, 60, &r), 0);
 	if (r.exit_code || !strstr(r.err, "found at a window's end"))
@@ -423,13 +404,13 @@ static void test_ended_unseen_counted_at_the_end(void **state)
 	assert_non_null(rep);
 	proc = h_find_proc(rep, "odirect");
 	assert_non_null(proc);
-	fprintf(stderr, "odirect (pid %d): 8000 reads and one left behind: %.0f read ops, "
-		"%.0f completions unseen, %.0f unmatched\n", odirect,
+	fprintf(stderr, "odirect (pid %d): %d reads and one left behind: %.0f read ops, "
+		"%.0f completions unseen, %.0f unmatched\n", odirect, UNSEEN_READS,
 		bp_json_num(bp_json_path(proc, "io.read_ops")),
 		bp_json_num(bp_json_path(rep, "drops_detail.io_completions_unseen")),
 		bp_json_num(bp_json_path(rep, "drops_detail.io_completions_unmatched")));
 	assert_int_equal((int)bp_json_num(bp_json_get(proc, "pid")), odirect);
-	assert_int_equal((int)bp_json_num(bp_json_path(proc, "io.read_ops")), 8001);
+	assert_int_equal((int)bp_json_num(bp_json_path(proc, "io.read_ops")), UNSEEN_READS + 1);
 	assert_true(bp_json_num(bp_json_path(rep, "drops_detail.io_completions_unseen")) >= 1);
 	assert_int_equal((int)bp_json_num(bp_json_path(rep, "drops_detail.io_completions_unmatched")),
 			 0);
