@@ -96,8 +96,11 @@ static __always_inline __u32 io_set(__u64 id)
 	return (__u32)id & (IO_SLOTS - IO_WAYS);
 }
 
-/* the slot holding request id, or NULL */
-static __always_inline struct io_slot *io_find(__u64 id)
+/*
+ * In id's set: the slot holding request id, or (claim) a free slot taken
+ * for id by compare-and-swap, marked IO_CLAIMED. NULL: none (a full set).
+ */
+static __always_inline struct io_slot *io_slot(__u64 id, bool claim)
 {
 	__u32 k = io_set(id), i;
 	struct io_slot *e;
@@ -105,25 +108,23 @@ static __always_inline struct io_slot *io_find(__u64 id)
 #pragma unroll
 	for (i = 0; i < IO_WAYS; i++, k++) {
 		e = bpf_map_lookup_elem(&io_rqs, &k);
-		if (e && e->id == id)
+		if (!e)
+			continue;
+		if (claim ? !e->id && !__sync_val_compare_and_swap(&e->id, 0, id | IO_CLAIMED) :
+			    e->id == id)
 			return e;
 	}
 	return NULL;
 }
 
-/* take a free slot of the request's set for id, marked IO_CLAIMED; NULL: the set is full */
+static __always_inline struct io_slot *io_find(__u64 id)
+{
+	return io_slot(id, false);
+}
+
 static __always_inline struct io_slot *io_claim(__u64 id)
 {
-	__u32 k = io_set(id), i;
-	struct io_slot *e;
-
-#pragma unroll
-	for (i = 0; i < IO_WAYS; i++, k++) {
-		e = bpf_map_lookup_elem(&io_rqs, &k);
-		if (e && !e->id && !__sync_val_compare_and_swap(&e->id, 0, id | IO_CLAIMED))
-			return e;
-	}
-	return NULL;
+	return io_slot(id, true);
 }
 
 /* the request leaves its slot: true for the one caller that ends it */
