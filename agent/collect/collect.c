@@ -1039,6 +1039,11 @@ enum bp_drain_need bp_collect__due(struct bp_collect *c, bool forced)
 	return bp_drainpol__decide(&c->pol, &now, mono_ns(), forced);
 }
 
+const struct bp_drainpol *bp_collect__policy(const struct bp_collect *c)
+{
+	return &c->pol;
+}
+
 void bp_collect__set_python(struct bp_collect *c, struct bp_python *py)
 {
 	c->py = py;

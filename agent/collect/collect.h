@@ -69,6 +69,8 @@ int bp_collect__drain(struct bp_collect *c, bool full);
  * forced: a window ends or a capture wants its second.
  */
 enum bp_drain_need bp_collect__due(struct bp_collect *c, bool forced);
+/* the drain policy, as bp_collect__due() last left it */
+const struct bp_drainpol *bp_collect__policy(const struct bp_collect *c);
 
 const struct bp_collect_stats *bp_collect__stats(const struct bp_collect *c);
 

@@ -24,6 +24,8 @@ enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_dr
 	if (p->busy_rate > 0 && since >= p->busy_every_s &&
 	    now->samples - p->last_busy.samples >= p->busy_rate * since) {
 		p->why = BP_DRAIN_WHY_BUSY;
+		p->busy_samples = now->samples - p->last_busy.samples;
+		p->busy_s = since;
 		p->last_busy = *now;
 		p->last_busy_ns = now_ns;
 		return BP_DRAIN_LIGHT;

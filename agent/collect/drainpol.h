@@ -10,7 +10,9 @@
  *     iterator, as before);
  *   - a process may be busy enough for the memory probe, which wants a
  *     fresh CPU rate every few seconds (light, busy_every_s apart: the
- *     rates come from the samples, not the iterator);
+ *     rates come from the samples, not the iterator), unless the session
+ *     finds that processes too small to probe ran it all
+ *     (bp_session__due(), from busy_samples and busy_s);
  *   - the rows added fill an eighth of the smallest map (light: flip and
  *     drain, no iterator).
  * A map keeps 7/8 of its room for the second until the next look, nearly
@@ -52,6 +54,9 @@ struct bp_drainpol {
 	struct bp_drain_pend last_busy;	/* at the last drain the memory probe heard of */
 	uint64_t last_busy_ns;
 	enum bp_drain_why why;
+	/* a BP_DRAIN_WHY_BUSY decision's samples, over busy_s seconds */
+	uint64_t busy_samples;
+	double busy_s;
 };
 
 /*

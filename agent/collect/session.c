@@ -1764,9 +1764,24 @@ int bp_session__stop(struct bp_session *s)
 	return err;
 }
 
+/*
+ * A drain because some process may be busy tells the memory probe; not
+ * needed when the samples are all of processes known busy but too small
+ * to probe (a CPU hog of a few MiB: a drain every 2 s for nothing,
+ * ~1 ms each under the bench's mixed load).
+ */
 enum bp_drain_need bp_session__due(struct bp_session *s, bool forced)
 {
-	return bp_collect__due(s->collect, forced);
+	enum bp_drain_need need = bp_collect__due(s->collect, forced);
+	const struct bp_drainpol *pol = bp_collect__policy(s->collect);
+
+	if (need == BP_DRAIN_LIGHT && pol->why == BP_DRAIN_WHY_BUSY && s->opts.hz > 0 &&
+	    bp_memprobe__explains(s->memprobe, pol->busy_samples / (double)s->opts.hz,
+				  pol->busy_s, bp_now_ns())) {
+		s->busy_explained++;
+		return BP_DRAIN_NONE;
+	}
+	return need;
 }
 
 int bp_session__drain(struct bp_session *s, bool full)

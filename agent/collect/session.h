@@ -116,6 +116,7 @@ struct bp_session {
 	uint64_t exec_drains_skipped;	/* execs whose old image we no longer held */
 	uint64_t exec_images_kept;	/* execs whose old image's maps were kept, not drained */
 	uint64_t exec_drains;		/* execs that drained the maps (a walked Python or R) */
+	uint64_t busy_explained;	/* busy drains skipped: no process that could be probed */
 	uint64_t exits_noticed;		/* processes with facts kept found to have exited */
 	uint64_t meta_from_exec;	/* processes whose facts came with their exec event */
 	uint64_t meta_proc_reads;	/* ... and whose facts or command line /proc gave */

@@ -54,6 +54,7 @@ struct mp_proc {
 	uint64_t next_ns;	/* no clear before this */
 	uint64_t minflt0, majflt0, minflt, majflt;
 	uint64_t rss;
+	uint64_t cpu_ticks;	/* utime + stime at the last stat read */
 	uint32_t probes;
 	uint64_t wss_max;
 	double wss_max_per_s;
@@ -92,13 +93,14 @@ int bp_memprobe_parse_stat(const char *text, struct bp_pid_stat *out)
 	memset(out, 0, sizeof(*out));
 	out->cpu = -1;
 	p++;
-	/* field 3 (state) follows comm; we need 10, 12, 22, 24 and 39 */
+	/* field 3 (state) follows comm; we need 10, 12, 14, 15, 22, 24 and 39 */
 	for (field = 3; field <= 39; field++) {
 		while (*p == ' ')
 			p++;
 		if (!*p || *p == '\n')
 			return field > 24 ? 0 : -EINVAL;
-		if (field == 10 || field == 12 || field == 22 || field == 24 || field == 39) {
+		if (field == 10 || field == 12 || field == 14 || field == 15 || field == 22 ||
+		    field == 24 || field == 39) {
 			v = strtoull(p, &end, 10);
 			if (end == p)
 				return -EINVAL;
@@ -106,6 +108,8 @@ int bp_memprobe_parse_stat(const char *text, struct bp_pid_stat *out)
 				out->minflt = v;
 			else if (field == 12)
 				out->majflt = v;
+			else if (field == 14 || field == 15)
+				out->cpu_ticks += v;
 			else if (field == 22)
 				out->start_ticks = v;
 			else if (field == 24)
@@ -266,6 +270,7 @@ static void take_baseline(struct bp_memprobe *m, struct mp_proc *p,
 	p->minflt0 = p->minflt = st->minflt;
 	p->majflt0 = p->majflt = st->majflt;
 	p->rss = st->rss_pages * m->page_size;
+	p->cpu_ticks = st->cpu_ticks;
 }
 
 /* forget the old process behind this pid; keeps the table links */
@@ -313,6 +318,7 @@ static int refresh(struct bp_memprobe *m, struct mp_proc *p, uint64_t now,
 	p->minflt = st->minflt;
 	p->majflt = st->majflt;
 	p->rss = st->rss_pages * m->page_size;
+	p->cpu_ticks = st->cpu_ticks;
 	return 0;
 }
 
@@ -433,11 +439,43 @@ static uint64_t cpu_ns(const struct bp_memprobe *m, pid_t pid)
  */
 #define MP_PROBE_RSS_MIN	(32 * MiB)
 
+static uint64_t probe_rss_min(const struct bp_memprobe *m)
+{
+	return m->llc_bytes < MP_PROBE_RSS_MIN ? m->llc_bytes : MP_PROBE_RSS_MIN;
+}
+
 static bool candidate(const struct bp_memprobe *m, const struct mp_proc *p, uint64_t now)
 {
-	uint64_t min = m->llc_bytes < MP_PROBE_RSS_MIN ? m->llc_bytes : MP_PROBE_RSS_MIN;
+	return p->cpus >= m->min_cpu && now - p->seen_ns <= m->stale_ns && p->rss > probe_rss_min(m);
+}
 
-	return p->cpus >= m->min_cpu && now - p->seen_ns <= m->stale_ns && p->rss > min;
+bool bp_memprobe__explains(struct bp_memprobe *m, double cpu_s, double since_s,
+			   uint64_t now_ns)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct bp_pid_stat st;
+	double ran = 0;
+	uint64_t was;
+	uint32_t i;
+
+	if (!m || hz <= 0 || since_s <= 0)
+		return false;
+	for (i = 0; i < m->nr; i++) {
+		struct mp_proc *p = &m->procs[i];
+
+		if (p->gone || !p->have_id || p->cpus < m->min_cpu || p->rss > probe_rss_min(m))
+			continue;
+		was = p->cpu_ticks;
+		/* gone since: what it ran is not known, and stays unexplained */
+		if (refresh(m, p, now_ns, &st))
+			continue;
+		/* grown past the probe's floor: a drain tells the probe */
+		if (p->rss > probe_rss_min(m))
+			return false;
+		if (st.cpu_ticks > was)
+			ran += (double)(st.cpu_ticks - was) / hz;
+	}
+	return cpu_s - ran < m->min_cpu * since_s;
 }
 
 /*

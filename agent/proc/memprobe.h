@@ -72,6 +72,18 @@ void bp_memprobe__tick(struct bp_memprobe *m, uint64_t now_ns);
  */
 bool bp_memprobe__busy(const struct bp_memprobe *m, uint64_t now_ns);
 
+/*
+ * The on-CPU samples since the last drain say some process may be busy
+ * (cpu_s seconds of CPU sampled over since_s): true when the processes
+ * seen busy but too small to probe (their resident sets, read again now)
+ * ran all of it but less than a candidate's share (min_cpu) of since_s, so
+ * that no process that could be probed can be busy. The agent then skips
+ * the drain that would have told the probe: the processes it would have
+ * heard of could not be probed. One /proc/PID/stat read per such process.
+ */
+bool bp_memprobe__explains(struct bp_memprobe *m, double cpu_s, double since_s,
+			   uint64_t now_ns);
+
 /* the process is gone: keep its evidence, stop touching /proc/PID */
 void bp_memprobe__exited(struct bp_memprobe *m, pid_t pid);
 
@@ -91,6 +103,7 @@ struct bp_pid_stat {
 	uint64_t minflt, majflt;
 	uint64_t start_ticks;		/* starttime: the process's identity with its pid */
 	uint64_t rss_pages;
+	uint64_t cpu_ticks;		/* utime + stime, in clock ticks */
 	int cpu;			/* CPU it last ran on; -1 when the line ends before */
 };
 

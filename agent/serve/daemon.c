@@ -691,6 +691,7 @@ static void update_self(struct bp_daemon *d)
 	d->self.drains = bp_collect__stats(d->s->collect)->drains;
 	d->self.exec_drains = d->s->exec_drains;
 	d->self.exec_images_kept = d->s->exec_images_kept;
+	d->self.busy_explained = d->s->busy_explained;
 }
 
 static void free_last(struct bp_daemon *d)

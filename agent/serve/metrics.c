@@ -522,6 +522,9 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "interval" } }, 1,
 			   a->drains - a->exec_drains);
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "exec" } }, 1, a->exec_drains);
+	scalar_u64(m, "boundprof_agent_busy_drains_skipped_total", BP_PROM_COUNTER,
+		   "Drains a busy process would have made for the memory probe, skipped: "
+		   "every busy process was too small to probe", a->busy_explained);
 	scalar_u64(m, "boundprof_agent_exec_images_kept_total", BP_PROM_COUNTER,
 		   "Execs of sampled processes whose old image's maps were kept to name its "
 		   "samples at the next drain, instead of a drain at the exec", a->exec_images_kept);

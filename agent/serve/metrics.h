@@ -69,6 +69,7 @@ struct bp_agent_self {
 	uint64_t drains;		/* BPF map drains ... */
 	uint64_t exec_drains;		/* ... of them forced by an exec */
 	uint64_t exec_images_kept;	/* execs whose old image was kept instead */
+	uint64_t busy_explained;	/* busy drains skipped (bp_session__due()) */
 	double map_fill[4];		/* peak use of: on-CPU rows, off-CPU rows, kernel stacks, user stacks */
 	uint64_t processes_exited;	/* ... of them, processes that exited (kept for their last window) */
 	uint64_t processes_forgotten;	/* facts dropped after an exit, since the start */

@@ -917,6 +917,52 @@ static void test_young_processes_tables_later(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
+/*
+ * A process busy on a CPU would make the agent drain every 2 s for the
+ * memory probe. A spinner of a few MiB cannot be probed: after the first
+ * such drain told the probe so, the next ones are skipped
+ * (boundprof_agent_busy_drains_skipped_total). A busy process with a heap
+ * beyond any cache still makes them, and is probed.
+ */
+static void test_busy_drains_for_probeable_only(void **state)
+{
+	char *spin = (char *)h_fixture("spin"), *heap = (char *)h_fixture("heapspin");
+	double skipped0, skipped1, skipped2;
+	char *page, pidtag[32];
+	struct agent a;
+	struct run r;
+	pid_t pid;
+	int probes;
+
+	(void)state;
+	agent_start(&a, "busy", "--interval 30 -v");
+	page = get(&a, "/metrics", 200);
+	skipped0 = metric(page, "boundprof_agent_busy_drains_skipped_total");
+	free(page);
+	assert_int_equal(h_run(ARGV(spin, "7", "1"), 30, &r), 0);
+	h_run_free(&r);
+	page = get(&a, "/metrics", 200);
+	skipped1 = metric(page, "boundprof_agent_busy_drains_skipped_total");
+	free(page);
+	fprintf(stderr, "a 7-s spinner: %.0f busy drains skipped\n", skipped1 - skipped0);
+	assert_true(skipped1 - skipped0 >= 1);
+
+	pid = h_spawn(ARGV(heap, "8", "384"), NULL);
+	assert_true(pid > 0);
+	assert_int_equal(h_wait(pid, -1, -1, 60, &r), 0);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	page = get(&a, "/metrics", 200);
+	skipped2 = metric(page, "boundprof_agent_busy_drains_skipped_total");
+	free(page);
+	snprintf(pidtag, sizeof(pidtag), "memprobe: pid %d:", (int)pid);
+	probes = log_count(&a, pidtag, "referenced");
+	fprintf(stderr, "an 8-s spinner on a 384-MiB heap: %d traffic probes, %.0f busy drains "
+		"skipped\n", probes, skipped2 - skipped1);
+	assert_true(probes >= 1);
+	assert_int_equal(agent_stop(&a, 10), 0);
+}
+
 /* ------------------------------------------------------- map memory */
 
 struct map_fds {
@@ -2298,6 +2344,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_bad_requests, teardown),
 		cmocka_unit_test_teardown(test_agent_leaves_itself_out, teardown),
 		cmocka_unit_test_teardown(test_young_processes_tables_later, teardown),
+		cmocka_unit_test_teardown(test_busy_drains_for_probeable_only, teardown),
 		cmocka_unit_test_teardown(test_unwind_memory_follows_tables, teardown),
 		cmocka_unit_test_teardown(test_interp_caches_made_for_their_language, teardown),
 		cmocka_unit_test_teardown(test_churn_bounded, teardown),

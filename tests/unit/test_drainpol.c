@@ -82,6 +82,9 @@ static void busy__light_every_two_seconds(void **state)
 	now.samples += 99;
 	assert_int_equal(bp_drainpol__decide(&p, &now, 104 * SEC, false), BP_DRAIN_LIGHT);
 	assert_int_equal(p.why, BP_DRAIN_WHY_BUSY);
+	/* what the session weighs against the busy processes' own CPU time */
+	assert_int_equal(p.busy_samples, 198);
+	assert_true(p.busy_s > 1.99 && p.busy_s < 2.01);
 }
 
 static void below_the_busy_rate__no_drain(void **state)

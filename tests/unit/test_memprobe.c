@@ -62,6 +62,9 @@ static int tree_teardown(void **state)
 
 /* ------------------------------------------------------------ fake /proc */
 
+/* utime of the next stat lines written (stime is 12) */
+static uint64_t fake_utime = 11;
+
 /* a /proc/PID/stat line; the comm tries to fool parsers that stop at the first ')' */
 static void put_stat(pid_t pid, uint64_t minflt, uint64_t majflt, uint64_t start,
 		     uint64_t rss_bytes)
@@ -69,10 +72,10 @@ static void put_stat(pid_t pid, uint64_t minflt, uint64_t majflt, uint64_t start
 	char rel[64];
 
 	snprintf(rel, sizeof(rel), "%d/stat", pid);
-	bld_tree_put(root, rel, "%d (a) R 9 (b c) S 1 1 1 0 -1 4194304 %llu 7 %llu 3 11 12 0 0 20 0 2 0 "
+	bld_tree_put(root, rel, "%d (a) R 9 (b c) S 1 1 1 0 -1 4194304 %llu 7 %llu 3 %llu 12 0 0 20 0 2 0 "
 		      "%llu 3133440 %llu 18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 17 1\n",
 		 pid, (unsigned long long)minflt, (unsigned long long)majflt,
-		 (unsigned long long)start,
+		 (unsigned long long)fake_utime, (unsigned long long)start,
 		 (unsigned long long)(rss_bytes / sysconf(_SC_PAGESIZE)));
 }
 
@@ -283,6 +286,45 @@ static void probe__rss_grows_past_llc__becomes_candidate(void **state)
 	bp_memprobe__seen(m, 104, 1.0, T(1000));
 	bp_memprobe__tick(m, T(1000));
 	assert_true(took_clear(104));
+}
+
+/*
+ * A busy drain is skipped only when processes too small to probe ran all
+ * the sampled CPU: their CPU time from stat against what the samples say.
+ */
+static void explains__small_busy_ran_it__not_a_new_one_or_grown(void **state)
+{
+	long hz = sysconf(_SC_CLK_TCK);
+	struct bp_memprobe *m;
+
+	fake_utime = 11;
+	put_proc(201, 5000, 16 * MiB);		/* busy, fits in the LLC */
+	put_proc(202, 5000, 16 * MiB);		/* small and light */
+	m = fake_probe();
+	/* no process known busy: nothing is explained */
+	assert_false(bp_memprobe__explains(m, 1.0, 2.0, T(0)));
+	bp_memprobe__seen(m, 201, 1.0, T(0));
+	bp_memprobe__seen(m, 202, 0.1, T(0));
+	/* 2 s later: it ran 1.9 s of the 2.0 sampled */
+	fake_utime = 11 + 19 * hz / 10;
+	put_stat(201, 100, 5, 5000, 16 * MiB);
+	assert_true(bp_memprobe__explains(m, 2.0, 2.0, T(2000)));
+	/* 2 s more: it ran 1.0 of 2.0 sampled, and 1.0 CPU is someone else's */
+	fake_utime += hz;
+	put_stat(201, 100, 5, 5000, 16 * MiB);
+	assert_false(bp_memprobe__explains(m, 2.0, 2.0, T(4000)));
+	/* it ran it all, but grew past what can be probed: a drain tells the probe */
+	fake_utime += 2 * hz;
+	put_stat(201, 100, 5, 5000, BIG);
+	assert_false(bp_memprobe__explains(m, 2.0, 2.0, T(6000)));
+	/* too small a remainder to be a candidate: 0.4 of 2 s is under 0.25 CPU */
+	fake_utime += 2 * hz;
+	put_stat(201, 100, 5, 5000, 16 * MiB);
+	bp_memprobe__seen(m, 201, 1.0, T(6000));
+	fake_utime += 2 * hz;
+	put_stat(201, 100, 5, 5000, 16 * MiB);
+	assert_true(bp_memprobe__explains(m, 2.4, 2.0, T(8000)));
+	fake_utime = 11;
 }
 
 static void faults__counted_since_first_sight(void **state)
@@ -617,6 +659,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(probe__proc_files_missing__quiet_partial,
 						tree_setup, tree_teardown),
 		cmocka_unit_test_setup_teardown(table__over_cap__least_recently_seen_dropped,
+						tree_setup, tree_teardown),
+		cmocka_unit_test_setup_teardown(explains__small_busy_ran_it__not_a_new_one_or_grown,
 						tree_setup, tree_teardown),
 		cmocka_unit_test(new__defaults__llc_detected),
 		cmocka_unit_test(real_child__touching_64mib__wss_and_rss),
