@@ -139,11 +139,9 @@ struct bp_tls {
 	__u32 net_valid;	/* net holds the peer of the current wait */
 	__u32 side;		/* enum bp_side of the current network wait */
 	__u32 kc_gen;		/* site_gen the cached kernel stacks' sites were found with */
-	__u32 rd_known;		/* rd_off was read at its last switch-in */
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
 	__u64 se_ns;		/* the kernel's count of its run time when it last left a CPU */
-	__u64 rd_off;		/* its run_delay once switched in (kernel_enqueued()) */
 	__u64 steal_in;		/* its CPU's steal clock when it was switched in; 0: unknown */
 	__u64 in_ts;		/* switched in at (on_ts moves with the task iterator) */
 	__u64 steal_ns;		/* of oncpu_ns, the time the hypervisor ran something else */
@@ -1145,55 +1143,6 @@ static __always_inline struct bp_tls *tls_get(struct task_struct *t, __u64 now)
 /* the kernel passes prev_state to sched_switch (5.18+): see compat.bpf.h */
 const volatile __u8 switch_has_prev_state = 1;
 
-/*
- * The kernel keeps each task's run-queue waits (CONFIG_SCHED_INFO, the
- * schedstat's second field) and its run queue's clock (agent/collect/
- * loader.c): a woken thread's wait for a CPU is then the kernel's, read at
- * its switch-in (kernel_enqueued()). Without them, or before the run queue
- * is found (this_rq()), it starts at the waking: a wakeup sent to an idle
- * CPU reaches it through an IPI, tens of microseconds on a guest, which
- * the kernel counts with the wait that ended, not the run queue (20,000
- * handoffs to an idle vCPU: 0.21 s apart). A program on sched_wakeup
- * stamped the enqueue before, at every wakeup, as much BPF time as the
- * reads here cost, and still not the kernel's count.
- */
-const volatile __u8 enq_from_kernel;
-
-/*
- * At @t's switch-in: moves a woken thread's wake_ts from its waking to its
- * enqueue, as the kernel counts its wait for a CPU (schedstat's run_delay:
- * the waits it gathered since its last switch-in, queued on another CPU
- * before a migration, plus the current one, read against this run queue's
- * clock as sched_info_arrive() reads it right after this tracepoint), and
- * keeps the run_delay that call leaves for the next switch-in. Both are
- * differences of the scheduler's clock: no clock domain to convert. Read
- * here only: the kernel touches the same line next. Never before the
- * waking: a sleeping task migrated under delayed dequeue is stamped queued
- * at the migration, its sleep counted as run_delay (a kernel bug, 2026).
- */
-static __always_inline void kernel_enqueued(struct task_struct *t, struct bp_tls *st, bool woken,
-					    __u64 now)
-{
-	__u64 rq = this_rq(t), rd, lq, clock, cur = 0, q;
-
-	if (!rq) {
-		st->rd_known = 0;
-		return;
-	}
-	rd = t->sched_info.run_delay;
-	lq = t->sched_info.last_queued;
-	clock = BPF_CORE_READ((struct rq *)rq, clock);
-	if (lq && clock > lq)
-		cur = clock - lq;
-	if (woken && st->rd_known && now > st->wake_ts) {
-		q = rd - st->rd_off + cur;
-		if (q < now - st->wake_ts)
-			st->wake_ts = now - q;
-	}
-	st->rd_off = rd + cur;
-	st->rd_known = 1;
-}
-
 SEC("?tp_btf/sched_switch")
 int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_struct *next)
 {
@@ -1249,8 +1198,6 @@ int BPF_PROG(bp_switch, bool preempt, struct task_struct *prev, struct task_stru
 		st = tls_get(next, now);
 		if (st) {
 			old = __sync_lock_test_and_set(&st->off_ts, 0);
-			if (enq_from_kernel)
-				kernel_enqueued(next, st, old && st->wake_ts, now);
 			if (old)
 				account_off(st, next->pid, old, now);
 			if (st->wake_ts && now > st->wake_ts) {
@@ -1506,6 +1453,37 @@ SEC("?tp_btf/sched_waking")
 int BPF_PROG(bp_wakeup, struct task_struct *p)
 {
 	woken(p);
+	return 0;
+}
+
+/*
+ * The woken task queued on its CPU: its wait for a CPU starts here, as the
+ * kernel's run_delay (schedstat) and perf sched's "sch delay" count it. A
+ * wakeup sent to an idle CPU reaches it through an IPI, tens of
+ * microseconds on a guest: that time stays with the wait that ended, not
+ * the run queue (measured: 20,000 handoffs to an idle vCPU added 0.21 s of
+ * run queue that run_delay did not have). Not the kernel's own count
+ * (sched_info.run_delay, read at the switch-in): a wakeup that preempts,
+ * as one to an idle CPU does, skips the run queue's next clock update
+ * (rq_clock_skip_update() in wakeup_preempt()), so run_delay counts
+ * nothing of its wait; tried, an O_DIRECT reader's 9,945 handoffs of
+ * 0.006 ms each became 23 counted wake-ups.
+ */
+SEC("?tp_btf/sched_wakeup")
+int BPF_PROG(bp_wakeup_enq, struct task_struct *p)
+{
+	struct bp_tls *st;
+	__u64 now;
+
+	if (!p->pid || !is_target_task(p))
+		return 0;
+	st = bpf_task_storage_get(&tls, p, 0, 0);
+	/* a wakeup of a task that never left its CPU (ttwu_runnable) changes nothing */
+	if (!st || !st->wake_ts || !st->off_ts)
+		return 0;
+	now = bpf_ktime_get_ns();
+	if (now > st->wake_ts)
+		st->wake_ts = now;
 	return 0;
 }
 

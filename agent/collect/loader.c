@@ -119,29 +119,6 @@ static long member_offset(const struct bp_kbtf *kb, int id, const char *name)
 }
 
 /*
- * Whether a woken thread's wait for a CPU can be read from the kernel at
- * its switch-in (bpf/offcpu.bpf.c, enq_from_kernel): the task's run_delay
- * and last_queued (CONFIG_SCHED_INFO), the run queue's clock, and the run
- * queue reached from a CFS queue (CONFIG_FAIR_GROUP_SCHED, this_rq()).
- */
-static bool enq_from_kernel(const struct bp_kbtf *kb)
-{
-	int task, si, rq, cfs;
-
-	if (!kb)
-		return false;
-	task = bp_kbtf__find(kb, "task_struct", BTF_KIND_STRUCT);
-	si = bp_kbtf__find(kb, "sched_info", BTF_KIND_STRUCT);
-	rq = bp_kbtf__find(kb, "rq", BTF_KIND_STRUCT);
-	cfs = bp_kbtf__find(kb, "cfs_rq", BTF_KIND_STRUCT);
-	return task > 0 && si > 0 && rq > 0 && cfs > 0 &&
-	       member_offset(kb, task, "sched_info") >= 0 &&
-	       member_offset(kb, si, "run_delay") >= 0 &&
-	       member_offset(kb, si, "last_queued") >= 0 &&
-	       member_offset(kb, rq, "clock") >= 0 && member_offset(kb, cfs, "rq") >= 0;
-}
-
-/*
  * Where the running CPU's preempt count is, relative to its run queue:
  * per-CPU variables keep their offsets of the .data..percpu section in
  * every CPU's copy (the kernel's BTF lists them), and the BPF side reaches
@@ -627,10 +604,7 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 
 		bpf_program__set_autoload(l->skel->progs.bp_switch, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup, true);
-		l->skel->rodata->enq_from_kernel = enq_from_kernel(kb);
-		if (!l->skel->rodata->enq_from_kernel)
-			bp_info("the kernel's BTF has no run-queue delays (CONFIG_SCHED_INFO): "
-				"waits for a CPU are counted from the waking");
+		bpf_program__set_autoload(l->skel->progs.bp_wakeup_enq, true);
 		bpf_program__set_autoload(l->skel->progs.bp_wakeup_new, true);
 		bpf_program__set_autoload(l->skel->progs.bp_thread_exit, true);
 		bpf_program__set_autoload(l->skel->progs.bp_iter_tasks, true);

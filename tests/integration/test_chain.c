@@ -241,7 +241,7 @@ static void pgbench_one_client(bool tcp)
 	char xacts[16], sock[128], val[128];
 	const struct bp_json *added, *chains, *c = NULL, *server, *pe;
 	bool schedstat = h_have_schedstat();
-	double ours_rq, kernel_rq;
+	double ours_rq, kernel_rq, hand_room;
 	pthread_t watcher;
 	struct bp_json *rep;
 	double server_pid = 0, rt, oracle_rt, flush_s, wal_sync_s, busy;
@@ -352,12 +352,20 @@ static void pgbench_one_client(bool tcp)
 		ours_rq = bp_json_num(bp_json_path(server, "off_cpu_s.runqueue"));
 		assert_true(kernel_rq >= 0);
 		/*
-		 * No room per handoff: stamped at sched_wakeup, boundprof's
-		 * count ran up to 4 us a handoff above run_delay here (0.11 s
-		 * over 26,201 handoffs over loopback TCP); the kernel's own
-		 * count, read at the switch-in, is run_delay itself.
+		 * Measured here on idle CPUs, boundprof's count runs up to
+		 * 4 us a handoff above run_delay (0.11 s over 26,201 handoffs
+		 * over loopback TCP; 0.07 s over 20,000 over the Unix socket)
+		 * even from the enqueue (sched_wakeup): a wakeup that
+		 * preempts (one to an idle CPU) skips the run queue's next
+		 * clock update (rq_clock_skip_update() in wakeup_preempt()),
+		 * so run_delay leaves out its wait up to the switch. 5 us a
+		 * handoff of room, said when it is used.
 		 */
-		assert_true(h_near_kernel("server's run queue", ours_rq, kernel_rq, 0.1, 0.05));
+		hand_room = 5e-6 * bp_json_num(bp_json_path(server, "wakeups.count"));
+		if (ours_rq > kernel_rq * 1.05 + 0.06)
+			fprintf(stderr, "  %.3f s of the room is 5 us per handoff\n", hand_room);
+		assert_true(h_near_kernel("server's run queue", ours_rq, kernel_rq, 0.1,
+					  0.05 + hand_room));
 		fprintf(stderr, "  of it after wakeups: %.3f s over %.0f wakeups\n",
 			bp_json_num(bp_json_path(server, "wakeups.total_s")),
 			bp_json_num(bp_json_path(server, "wakeups.count")));
