@@ -1066,3 +1066,49 @@ bool h_io_rq_split(const char *who, const struct h_sched *k, const struct bp_jso
 	ok = h_near_kernel(what, rq, k->rq + k->pre_rq, 0, blocked + room) && ok;
 	return ok && io >= 0.5 * blocked;
 }
+
+static void sysfs_put(const char *dir, const char *name, const char *text)
+{
+	char path[700];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	f = fopen(path, "w");
+	assert_non_null(f);
+	fputs(text, f);
+	assert_int_equal(fclose(f), 0);
+}
+
+const char *h_fake_sysfs(const char *name, unsigned int mib)
+{
+	static char root[600];
+	const char *parts[] = { "devices", "system", "cpu", "cpu0", "cache" };
+	const struct {
+		const char *level, *type, *size;
+	} idx[] = {
+		{ "1\n", "Data\n", "48K\n" }, { "1\n", "Instruction\n", "32K\n" },
+		{ "2\n", "Unified\n", "1024K\n" }, { "3\n", "Unified\n", NULL },
+	};
+	char dir[700], sub[760], size[32];
+	size_t i;
+
+	snprintf(root, sizeof(root), "%s", h_path(name));
+	snprintf(dir, sizeof(dir), "%s", root);
+	assert_int_equal(mkdir(dir, 0755), 0);
+	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
+		strcat(dir, "/");
+		strcat(dir, parts[i]);
+		assert_int_equal(mkdir(dir, 0755), 0);
+	}
+	snprintf(size, sizeof(size), "%uK\n", mib * 1024);
+	/* index numbers are dense from 0, as the kernel makes them */
+	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
+		snprintf(sub, sizeof(sub), "%s/index%zu", dir, i);
+		assert_int_equal(mkdir(sub, 0755), 0);
+		sysfs_put(sub, "level", idx[i].level);
+		sysfs_put(sub, "type", idx[i].type);
+		sysfs_put(sub, "size", idx[i].size ? idx[i].size : size);
+		sysfs_put(sub, "shared_cpu_list", i < 2 ? "0\n" : "0-1\n");
+	}
+	return root;
+}

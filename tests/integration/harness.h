@@ -30,6 +30,12 @@ const char *h_fixture(const char *name);	/* path of a fixture binary (static buf
 const char *h_tmpdir(void);
 /* path inside the test's temporary directory (static rotating buffers) */
 const char *h_path(const char *name);
+/*
+ * A sysfs tree (for BOUNDPROF_SYSFS_ROOT) named name under the test's
+ * directory, whose cpu0 has L1 and L2 caches and a unified L3 of mib MiB:
+ * another machine's cache layout, or this one's made certain.
+ */
+const char *h_fake_sysfs(const char *name, unsigned int mib);
 
 /* run argv to completion (timeout_s: SIGKILL after), capturing output */
 int h_run(char *const argv[], double timeout_s, struct run *r);

@@ -919,7 +919,8 @@ static void test_young_processes_tables_later(void **state)
 
 /*
  * A process busy on a CPU would make the agent drain every 2 s for the
- * memory probe. A spinner of a few MiB cannot be probed: after the first
+ * memory probe. A spinner of a few MiB cannot be probed (below the
+ * probe's floor, the last-level cache or 32 MiB): after the first
  * such drain told the probe so, the next ones are skipped
  * (boundprof_agent_busy_drains_skipped_total). A busy process with a heap
  * beyond any cache still makes them, and is probed.
@@ -935,7 +936,13 @@ static void test_busy_drains_for_probeable_only(void **state)
 	int probes;
 
 	(void)state;
+	/*
+	 * A 32-MiB last-level cache whatever this machine's: the probe's floor
+	 * is then 32 MiB, far above the spinner and below the heap
+	 */
+	setenv("BOUNDPROF_SYSFS_ROOT", h_fake_sysfs("busy-sysfs", 32), 1);
 	agent_start(&a, "busy", "--interval 30 -v");
+	unsetenv("BOUNDPROF_SYSFS_ROOT");
 	page = get(&a, "/metrics", 200);
 	skipped0 = metric(page, "boundprof_agent_busy_drains_skipped_total");
 	free(page);

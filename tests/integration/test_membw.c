@@ -39,53 +39,6 @@ static int teardown(void **state)
 	return 0;
 }
 
-static void put(const char *dir, const char *name, const char *text)
-{
-	char path[700];
-	FILE *f;
-
-	snprintf(path, sizeof(path), "%s/%s", dir, name);
-	f = fopen(path, "w");
-	assert_non_null(f);
-	fputs(text, f);
-	assert_int_equal(fclose(f), 0);
-}
-
-/* a sysfs tree whose cpu0 has L1 and L2 caches and a unified L3 of mib MiB */
-static const char *fake_sysfs(const char *name, unsigned int mib)
-{
-	static char root[600];
-	const char *parts[] = { "devices", "system", "cpu", "cpu0", "cache" };
-	const struct {
-		const char *level, *type, *size;
-	} idx[] = {
-		{ "1\n", "Data\n", "48K\n" }, { "1\n", "Instruction\n", "32K\n" },
-		{ "2\n", "Unified\n", "1024K\n" }, { "3\n", "Unified\n", NULL },
-	};
-	char dir[700], sub[760], size[32];
-	size_t i;
-
-	snprintf(root, sizeof(root), "%s", h_path(name));
-	snprintf(dir, sizeof(dir), "%s", root);
-	assert_int_equal(mkdir(dir, 0755), 0);
-	for (i = 0; i < sizeof(parts) / sizeof(parts[0]); i++) {
-		strcat(dir, "/");
-		strcat(dir, parts[i]);
-		assert_int_equal(mkdir(dir, 0755), 0);
-	}
-	snprintf(size, sizeof(size), "%uK\n", mib * 1024);
-	/* index numbers are dense from 0, as the kernel makes them */
-	for (i = 0; i < sizeof(idx) / sizeof(idx[0]); i++) {
-		snprintf(sub, sizeof(sub), "%s/index%zu", dir, i);
-		assert_int_equal(mkdir(sub, 0755), 0);
-		put(sub, "level", idx[i].level);
-		put(sub, "type", idx[i].type);
-		put(sub, "size", idx[i].size ? idx[i].size : size);
-		put(sub, "shared_cpu_list", i < 2 ? "0\n" : "0-1\n");
-	}
-	return root;
-}
-
 static const struct bp_json *judged(const struct bp_json *rep, const char *comm)
 {
 	const struct bp_json *p = h_find_proc(rep, comm), *v;
@@ -146,7 +99,7 @@ static void triad_is_bandwidth_bound(const char *name, unsigned int llc_mib)
 	const struct bp_json *p;
 
 	if (llc_mib)
-		setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs(name, llc_mib), 1);
+		setenv("BOUNDPROF_SYSFS_ROOT", h_fake_sysfs(name, llc_mib), 1);
 	rep = h_record_json("triad.json", ARGV((char *)h_fixture("triad"), "3", "128", "2"));
 	assert_non_null(rep);
 	if (llc_mib)
@@ -201,7 +154,7 @@ static void triad_240_mib__reported_256_mib_cache__bandwidth_bound(void **state)
 	long mb = 0;
 	int threads = 0;
 
-	setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs("sys256", 256), 1);
+	setenv("BOUNDPROF_SYSFS_ROOT", h_fake_sysfs("sys256", 256), 1);
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-o", (char *)path, "--",
 				    (char *)h_fixture("triad"), "3", "80", "2"), 120, &r), 0);
 	if (r.exit_code)
@@ -260,7 +213,7 @@ static void big_heap_barely_used__not_bandwidth_bound(void **state)
 	struct bp_json *rep;
 	const struct bp_json *p;
 
-	setenv("BOUNDPROF_SYSFS_ROOT", fake_sysfs("sys32h", 32), 1);
+	setenv("BOUNDPROF_SYSFS_ROOT", h_fake_sysfs("sys32h", 32), 1);
 	rep = h_record_json("heap.json", ARGV((char *)h_fixture("heapspin"), "3", "384"));
 	assert_non_null(rep);
 	p = judged(rep, "heapspin");
