@@ -245,7 +245,7 @@ static __always_inline void io_add(const struct bp_io_key *key, __u64 bytes, __u
 			return;
 		}
 		if (!err)
-			pend_add(&pend_rows);
+			pend_add(&pend_rows[BP_PEND_IO]);
 		v = bpf_map_lookup_elem(rows, key);
 		if (!v) {
 			stat_inc(BP_STAT_IO_MAP_FULL);

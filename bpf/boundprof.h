@@ -119,6 +119,23 @@ struct bp_stats {
 	__u64 v[BP_STAT__MAX];
 };
 
+/*
+ * The double-buffered maps, by the room they share, for the rows the BPF
+ * side counts as it adds them (pend_rows[], agent/collect/drainpol.h): a
+ * drain is due when one of them fills, not when all of them together fill
+ * the smallest. The stack maps (kernel, user, their short variants and
+ * the Python ones) are each as large as the others: counted together.
+ */
+enum bp_pend_map {
+	BP_PEND_ONCPU,		/* oncpu0/1 */
+	BP_PEND_STACKS,		/* kstacks*, ustacks*, pystacks* */
+	BP_PEND_OFF,		/* off0/1 */
+	BP_PEND_WAKE,		/* wake0/1 */
+	BP_PEND_NET,		/* net0/1 */
+	BP_PEND_IO,		/* io0/1 */
+	BP_PEND__MAX,
+};
+
 enum bp_event_kind {
 	BP_EV_EXEC = 1,		/* a process called exec */
 	BP_EV_FIRST_SAMPLE = 2,	/* first on-CPU sample of a process in this session */

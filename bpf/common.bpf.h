@@ -103,9 +103,9 @@ BP_EXTERN volatile __u32 interp_gen;
  * Cumulative counts userspace reads from the mmapped .bss, without a system
  * call, to drain only when the buffer fills or a busy process needs looking
  * at (agent/collect/drainpol.h): rows added to the maps of either buffer,
- * on-CPU samples taken.
+ * by map (enum bp_pend_map), on-CPU samples taken.
  */
-BP_EXTERN volatile __u64 pend_rows;
+BP_EXTERN volatile __u64 pend_rows[BP_PEND__MAX];
 BP_EXTERN volatile __u64 pend_samples;
 BP_EXTERN const volatile __u8 filter_targets;
 /*

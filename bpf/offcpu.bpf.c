@@ -590,7 +590,7 @@ __noinline int bp_off_add(const struct bp_off_key *row, __u64 ns, __u64 count)
 	}
 	err = bpf_map_update_elem(map, k, &init, BPF_NOEXIST);
 	if (!err)
-		pend_add(&pend_rows);
+		pend_add(&pend_rows[BP_PEND_OFF]);
 	if (err == -EEXIST) {
 		v = bpf_map_lookup_elem(map, k);
 		if (v) {
@@ -616,7 +616,7 @@ static __always_inline void store_slot(struct bp_stslot *sl, __u32 idx)
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
 		else if (!err)
-			pend_add(&pend_rows);
+			pend_add(&pend_rows[BP_PEND_STACKS]);
 	}
 	if (sl->ustack) {
 		err = bpf_map_update_elem(stack_map(idx, true, sl->ust.nr), &sl->ustack, &sl->ust,
@@ -624,7 +624,7 @@ static __always_inline void store_slot(struct bp_stslot *sl, __u32 idx)
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_STACK_FULL);
 		else if (!err)
-			pend_add(&pend_rows);
+			pend_add(&pend_rows[BP_PEND_STACKS]);
 	}
 	sl->stored = idx + 1;
 }
@@ -809,7 +809,7 @@ static __always_inline struct bp_net_val *net_row(const struct bp_net_key *k)
 		return NULL;
 	}
 	if (!err)
-		pend_add(&pend_rows);
+		pend_add(&pend_rows[BP_PEND_NET]);
 	return bpf_map_lookup_elem(map, k);
 }
 
@@ -1239,7 +1239,7 @@ static __always_inline void flush_wk_slot(struct bp_wk_slot *w)
 		if (err && err != -EEXIST)
 			stat_inc(BP_STAT_WAKE_MAP_FULL);
 		else if (!err)
-			pend_add(&pend_rows);
+			pend_add(&pend_rows[BP_PEND_WAKE]);
 		v = bpf_map_lookup_elem(map, &w->k);
 	}
 	if (v) {

@@ -307,7 +307,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		}
 		err = bpf_map_update_elem(counts, &key, init, BPF_NOEXIST);
 		if (!err) {
-			pend_add(&pend_rows);
+			pend_add(&pend_rows[BP_PEND_ONCPU]);
 		} else if (err != -EEXIST || !(val = bpf_map_lookup_elem(counts, &key))) {
 			stat_inc(BP_STAT_MAP_FULL);
 			return 0;

@@ -23,7 +23,7 @@
 volatile __u32 buf_idx = 0;
 volatile __u32 exit_walks = 0;
 volatile __u32 interp_gen = 0;
-volatile __u64 pend_rows = 0;
+volatile __u64 pend_rows[BP_PEND__MAX] = {};
 volatile __u64 pend_samples = 0;
 const volatile __u8 filter_targets = 0;
 const volatile __u32 skip_tgid = 0;

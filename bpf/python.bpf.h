@@ -435,7 +435,7 @@ static __always_inline __u64 py_store_stack(struct task_struct *task, __u32 tgid
 		return 0;
 	}
 	if (!err)
-		pend_add(&pend_rows);
+		pend_add(&pend_rows[BP_PEND_STACKS]);
 	return h;
 }
 

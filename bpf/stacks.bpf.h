@@ -134,7 +134,7 @@ static __always_inline __u64 put_stack(struct bp_stack *st, __u32 idx, bool user
 		return 0;
 	}
 	if (!err)
-		pend_add(&pend_rows);
+		pend_add(&pend_rows[BP_PEND_STACKS]);
 	return h;
 }
 

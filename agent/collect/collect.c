@@ -136,6 +136,7 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx)
 {
 	struct bp_collect *c = calloc(1, sizeof(*c));
+	uint32_t entries[BP_PEND__MAX];
 
 	if (!c)
 		return NULL;
@@ -156,8 +157,8 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 	c->prof = prof;
 	c->new_proc = fn;
 	c->ctx = ctx;
-	bp_drainpol__init(&c->pol, l->counts_entries < l->stack_entries ? l->counts_entries :
-			  l->stack_entries, l->hz * BUSY_SHARE, BUSY_EVERY_S);
+	bp_loader__pend_entries(l, entries);
+	bp_drainpol__init(&c->pol, entries, l->hz * BUSY_SHARE, BUSY_EVERY_S);
 	bp_loader__set_rec_fn(l, on_record, c);
 	return c;
 }

@@ -13,11 +13,14 @@
  *     rates come from the samples, not the iterator), unless the session
  *     finds that processes too small to probe ran it all
  *     (bp_session__due(), from busy_samples and busy_s);
- *   - the rows added fill an eighth of the smallest map (light: flip and
- *     drain, no iterator).
- * A map keeps 7/8 of its room for the second until the next look, nearly
- * all a one-second drain had; drops stay counted in bpf/counters.h.
- * Pure logic, unit-tested (tests/unit/test_drainpol.c).
+ *   - the rows added to one map (enum bp_pend_map) fill a quarter of it
+ *     (light: flip and drain, no iterator).
+ * A map keeps 3/4 of its room for the second until the next look: twelve
+ * seconds of an on-CPU map's worst case (each sample a new row; the map
+ * is sized four seconds' worth), and more rows than the rule of an eighth
+ * of the smallest map, counted over all maps, left before; drops stay
+ * counted in bpf/counters.h. Pure logic, unit-tested
+ * (tests/unit/test_drainpol.c).
  */
 #ifndef BP_DRAINPOL_H
 #define BP_DRAINPOL_H
@@ -25,9 +28,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "boundprof.h"
+
 /* the BPF side's cumulative counts */
 struct bp_drain_pend {
-	uint64_t rows;		/* rows added to any double-buffered map */
+	uint64_t rows[BP_PEND__MAX];	/* rows added to each double-buffered map */
 	uint64_t samples;	/* on-CPU samples */
 };
 
@@ -47,7 +52,8 @@ enum bp_drain_why {
 };
 
 struct bp_drainpol {
-	uint32_t row_limit;	/* rows in the buffer that make a drain due */
+	uint32_t row_limit[BP_PEND__MAX];	/* rows in a map that make a drain due */
+	int why_map;		/* the map that made a BP_DRAIN_WHY_ROWS decision */
 	double busy_rate;	/* samples per second that may mean a busy process; 0: off */
 	double busy_every_s;	/* at most this long between drains while busy */
 	struct bp_drain_pend last;	/* at the last flip */
@@ -60,11 +66,11 @@ struct bp_drainpol {
 };
 
 /*
- * map_entries: the smallest double-buffered map; busy_rate as above (hz *
- * the memory probe's minimum CPU share).
+ * entries: each double-buffered map's size (0: not created, never due);
+ * busy_rate as above (hz * the memory probe's minimum CPU share).
  */
-void bp_drainpol__init(struct bp_drainpol *p, uint32_t map_entries, double busy_rate,
-		       double busy_every_s);
+void bp_drainpol__init(struct bp_drainpol *p, const uint32_t entries[BP_PEND__MAX],
+		       double busy_rate, double busy_every_s);
 
 /* what is due now, given the counts now; forced: the window ends, a capture */
 enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_drain_pend *now,
@@ -73,5 +79,8 @@ enum bp_drain_need bp_drainpol__decide(struct bp_drainpol *p, const struct bp_dr
 /* a flip happened with these counts (full: after the iterator) */
 void bp_drainpol__flipped(struct bp_drainpol *p, const struct bp_drain_pend *at, uint64_t now_ns,
 			  bool full);
+
+/* the name of a map of enum bp_pend_map, for the log */
+const char *bp_drainpol__map_name(int map);
 
 #endif /* BP_DRAINPOL_H */

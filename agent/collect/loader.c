@@ -899,11 +899,31 @@ int bp_loader__flip(struct bp_loader *l)
 void bp_loader__pending(const struct bp_loader *l, struct bp_drain_pend *out)
 {
 	const volatile __u64 *b;
+	int i;
 
-	b = &l->skel->bss->pend_rows;
-	out->rows = __atomic_load_n(b, __ATOMIC_RELAXED);
+	for (i = 0; i < BP_PEND__MAX; i++) {
+		b = &l->skel->bss->pend_rows[i];
+		out->rows[i] = __atomic_load_n(b, __ATOMIC_RELAXED);
+	}
 	b = &l->skel->bss->pend_samples;
 	out->samples = __atomic_load_n(b, __ATOMIC_RELAXED);
+}
+
+static uint32_t created_entries(const struct bpf_map *m)
+{
+	return bpf_map__autocreate(m) ? bpf_map__max_entries(m) : 0;
+}
+
+void bp_loader__pend_entries(const struct bp_loader *l, uint32_t out[BP_PEND__MAX])
+{
+	const struct boundprof_bpf *k = l->skel;
+
+	out[BP_PEND_ONCPU] = created_entries(k->maps.oncpu0);
+	out[BP_PEND_STACKS] = created_entries(k->maps.kstacks0);
+	out[BP_PEND_OFF] = created_entries(k->maps.off0);
+	out[BP_PEND_WAKE] = created_entries(k->maps.wake0);
+	out[BP_PEND_NET] = created_entries(k->maps.net0);
+	out[BP_PEND_IO] = created_entries(k->maps.io0);
 }
 
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum)

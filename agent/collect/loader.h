@@ -133,6 +133,9 @@ int bp_loader__flip(struct bp_loader *l);
 /* the BPF side's cumulative row and sample counts: read from its .bss, no system call */
 void bp_loader__pending(const struct bp_loader *l, struct bp_drain_pend *out);
 
+/* the size of the maps each of those row counts is for (0: a map not created) */
+void bp_loader__pend_entries(const struct bp_loader *l, uint32_t out[BP_PEND__MAX]);
+
 /* the per-CPU counters summed over CPUs */
 int bp_loader__stats(struct bp_loader *l, struct bp_stats *sum);
 

@@ -1781,6 +1781,9 @@ enum bp_drain_need bp_session__due(struct bp_session *s, bool forced)
 		s->busy_explained++;
 		return BP_DRAIN_NONE;
 	}
+	if (need == BP_DRAIN_LIGHT && pol->why == BP_DRAIN_WHY_ROWS)
+		bp_dbg("drain: the %s maps hold a quarter of their rows",
+		       bp_drainpol__map_name(pol->why_map));
 	return need;
 }
 
