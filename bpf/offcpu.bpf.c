@@ -163,7 +163,6 @@ struct bp_tls {
 	__u32 gil;		/* the current off-CPU interval waits for a Python GIL */
 	__u32 lockwoken;	/* runnable after a lock wait, counted in bp_pls.qlock */
 	__u32 wk_last;		/* the waker slot used last */
-	__u32 is_leader;	/* the thread-group leader when first seen: pl is its process's */
 	struct bpf_spin_lock pl_lock;
 	__u64 blk_ts;		/* the current wait began (not moved by the iterator) */
 	__u64 poll_mark;	/* the timeline's sleep clock when a pending wait began */
@@ -174,10 +173,7 @@ struct bp_tls {
 	/*
 	 * The leader's: its process's timeline, which every switch and
 	 * wake-up of the process moves. In a task storage of its own it was
-	 * a second lookup and element at each of them, for a single-threaded
-	 * process the thread's own: here, under the bench's mix, bp_switch
-	 * took 17 ns and bp_wakeup 41 ns less, all programs 88 us a second
-	 * (six rounds, two agents at once, each first in turn).
+	 * a second element, on lines of its own, at each of them.
 	 */
 	struct bp_ptl pl;
 	/*
@@ -393,39 +389,36 @@ static __always_inline __u32 kstack_site(const struct bp_stack *st)
 }
 
 /*
- * The storage that holds the timeline of the process led by @leader: the
- * thread's own @st when the thread leads it (a single-threaded process's
- * every event), else the leader's, made if need be. @create 0: NULL when
- * the leader has none, or its process no timeline yet.
+ * The storage that holds the timeline of the process led by @leader, made
+ * if need be; @create 0: NULL when the leader has none, or its process no
+ * timeline yet. A single-threaded process's is the storage its events
+ * just looked up: the lookup finds it on lines already read. (Taking the
+ * caller's own storage without a lookup when the thread leads saved no
+ * more than the noise and cost the verifier a second path through the
+ * timeline in every program: 161,525 -> 189,281 instructions at start.)
  */
-static __always_inline struct bp_tls *ptl_of(struct task_struct *leader, struct bp_tls *st,
-					      bool create)
+static __always_inline struct bp_tls *ptl_of(struct task_struct *leader, bool create)
 {
 	struct bp_tls *ls;
 
-	if (st && st->is_leader)
-		ls = st;
-	else
-		ls = bpf_task_storage_get(&tls, leader, 0,
-					  create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
+	ls = bpf_task_storage_get(&tls, leader, 0, create ? BPF_LOCAL_STORAGE_GET_F_CREATE : 0);
 	if (!create && ls && !ls->pl.last)
 		return NULL;
 	return ls;
 }
 
 /*
- * Move one thread (its storage @st) of the process led by @leader from
- * state @from to @to (-1: none), first charging the time since the last
- * change to the state the process was in. With @reclass (a poll wait its
- * end just named), the sleep time charged since @mark goes to that class
- * first. Returns the timeline's sleep clock after the change
- * (bp_timeline_sleep_clock()). @dq: the change to the threads woken from
- * a lock wait that have not run.
+ * Move one thread of the process led by @leader from state @from to @to
+ * (-1: none), first charging the time since the last change to the state
+ * the process was in. With @reclass (a poll wait its end just named), the
+ * sleep time charged since @mark goes to that class first. Returns the
+ * timeline's sleep clock after the change (bp_timeline_sleep_clock()).
+ * @dq: the change to the threads woken from a lock wait that have not run.
  */
-static __always_inline __u64 ptl_change(struct task_struct *leader, struct bp_tls *st, int from,
-					 int to, __u64 now, int reclass, __u64 mark, int dq)
+static __always_inline __u64 ptl_change(struct task_struct *leader, int from, int to, __u64 now,
+					 int reclass, __u64 mark, int dq)
 {
-	struct bp_tls *ls = ptl_of(leader, st, true);
+	struct bp_tls *ls = ptl_of(leader, true);
 	struct bp_ptl *ps;
 	__u64 clock;
 
@@ -449,10 +442,10 @@ static __always_inline __u64 ptl_change(struct task_struct *leader, struct bp_tl
 	return clock;
 }
 
-static __always_inline void ptl_move(struct task_struct *leader, struct bp_tls *st, int from,
-				     int to, __u64 now, int dq)
+static __always_inline void ptl_move(struct task_struct *leader, int from, int to, __u64 now,
+				     int dq)
 {
-	ptl_change(leader, st, from, to, now, -1, 0, dq);
+	ptl_change(leader, from, to, now, -1, 0, dq);
 }
 
 /* a thread woken from a lock wait leaves the count when it leaves the run queue */
@@ -473,7 +466,7 @@ static __always_inline int lockwoken_leaves(struct bp_tls *st, int to)
 static __always_inline __u64 set_state(struct task_struct *leader, struct bp_tls *st, int to,
 				       __u64 now)
 {
-	__u64 clock = ptl_change(leader, st, st->known ? (int)st->state : -1, to, now, -1, 0,
+	__u64 clock = ptl_change(leader, st->known ? (int)st->state : -1, to, now, -1, 0,
 				 lockwoken_leaves(st, to));
 
 	st->state = to;
@@ -1171,7 +1164,6 @@ static __always_inline struct bp_tls *tls_get(struct task_struct *t, __u64 now)
 	if (!st->start_ns) {
 		st->start_ns = now;
 		st->tgid = t->tgid;
-		st->is_leader = t->pid == t->tgid;
 	}
 	return st;
 }
@@ -1472,7 +1464,7 @@ static __always_inline void woken(struct task_struct *p)
 	st->wake_ts = now;
 	dq = st->off_class == BP_TS_LOCK && !st->lockwoken;
 	st->lockwoken |= dq;
-	ptl_change(leader, st, st->known ? (int)st->state : -1, BP_TS_RUNQUEUE, now,
+	ptl_change(leader, st->known ? (int)st->state : -1, BP_TS_RUNQUEUE, now,
 		   reclass, st->poll_mark, dq);
 	st->state = BP_TS_RUNQUEUE;
 	st->known = 1;
@@ -1665,7 +1657,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 		else if (!old)
 			unseen_run(p, leader, st, now);
 		if (st->known)
-			ptl_move(leader, st, st->state, -1, now, lockwoken_leaves(st, -1));
+			ptl_move(leader, st->state, -1, now, lockwoken_leaves(st, -1));
 		st->known = 0;
 		flush_waker(st);
 		bp_flush_cur_slot(0);
@@ -1680,7 +1672,7 @@ int BPF_PROG(bp_thread_exit, struct task_struct *p)
 			stat_inc(BP_STAT_TSTORE_FAIL);
 		}
 	}
-	ls = BPF_CORE_READ(p, signal, live.counter) == 0 ? ptl_of(leader, st, false) : NULL;
+	ls = BPF_CORE_READ(p, signal, live.counter) == 0 ? ptl_of(leader, false) : NULL;
 	if (ls) {
 		prec = bpf_ringbuf_reserve(&events, sizeof(*prec), 0);
 		if (prec) {
@@ -1804,7 +1796,7 @@ int bp_iter_tasks(struct bpf_iter__task *ctx)
 		 * goes back.
 		 */
 		if (st->pending)
-			st->poll_mark = ptl_change(leader, st, -1, -1, now, -1, 0, 0);
+			st->poll_mark = ptl_change(leader, -1, -1, now, -1, 0, 0);
 		/* the drain that follows must see who ended the waits so far, and the waits */
 		flush_waker(st);
 		slot_flush(st, &st->sl[0]);
