@@ -52,12 +52,26 @@ tracepoint:sched:sched_switch
 EOF
 
 under() { # name cmd...
-	local name=$1; shift
+	local name=$1 i; shift
 	"$@" > /dev/null 2> "$T/$name.err" &
 	BG=$!
 	sleep 2
 	pipe_us >> "$T/$name.times"
 	kill -INT "$BG"
+	# bpftrace once kept running past its SIGINT (2026-12-07, a loaded
+	# guest) and the bench waited for it 15 minutes: ask again every 5 s,
+	# and fail, naming it, after 30
+	for i in $(seq 1 30); do
+		kill -0 "$BG" 2>/dev/null || break
+		[ $((i % 5)) = 0 ] && kill -INT "$BG" 2>/dev/null
+		sleep 1
+	done
+	if kill -0 "$BG" 2>/dev/null; then
+		kill -KILL "$BG" 2>/dev/null
+		wait "$BG" 2>/dev/null
+		BG=
+		die "$name did not stop within 30 s of SIGINT"
+	fi
 	wait "$BG" || die "$name failed: $(tail -c 300 "$T/$name.err")"
 	BG=
 }

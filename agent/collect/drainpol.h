@@ -15,12 +15,12 @@
  *     (bp_session__due(), from busy_samples and busy_s);
  *   - the rows added to one map (enum bp_pend_map) fill a quarter of it
  *     (light: flip and drain, no iterator).
- * A map keeps 3/4 of its room for the second until the next look: twelve
- * seconds of an on-CPU map's worst case (each sample a new row; the map
- * is sized four seconds' worth), and more rows than the rule of an eighth
- * of the smallest map, counted over all maps, left before; drops stay
- * counted in bpf/counters.h. Pure logic, unit-tested
- * (tests/unit/test_drainpol.c).
+ * A map keeps 3/4 of its room for the second until the next look: at
+ * least three seconds of the on-CPU map's worst case (each sample a new
+ * row; the map holds four seconds' worth or more: 15 s at 99 Hz on 2
+ * CPUs), and each map more rows than the rule before left (an eighth of
+ * the smallest map, counted over all maps); drops stay counted in
+ * bpf/counters.h. Pure logic, unit-tested (tests/unit/test_drainpol.c).
  */
 #ifndef BP_DRAINPOL_H
 #define BP_DRAINPOL_H
