@@ -36,15 +36,7 @@ PIDS=()
 STATS0=
 
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	sleep 0.5
-	for p in "${PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids
 	[ -n "$STATS0" ] && echo "$STATS0" > /proc/sys/kernel/bpf_stats_enabled
 	rm -rf "$T"
 }
@@ -61,9 +53,6 @@ for c in stress-ng fio; do
 done
 STATS0=$(cat /proc/sys/kernel/bpf_stats_enabled)
 
-cpu_ns() { # pid: on-CPU ns of all its threads (schedstat)
-	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
-}
 bpf_ns() { # pid: run time of the BPF programs it holds (their fds' fdinfo)
 	local f k v t s=0
 	for f in /proc/"$1"/fdinfo/*; do
@@ -85,17 +74,9 @@ start_agent() { # binary name port: sets AGENT
 
 # one run: $1 starts first; appends "first A_bpf A_user B_bpf B_user" (us/s) to $T/runs
 run() { # first(A|B)
-	local pa pb a0 a1 b0 b1 ua0 ua1 ub0 ub1 p v
+	local pa pb a0 a1 b0 b1 ua0 ua1 ub0 ub1 v
 	echo 1 > /proc/sys/kernel/bpf_stats_enabled
-	stress-ng --cpu 1 --timeout "$((DUR + 15))s" --quiet &
-	PIDS+=($!)
-	fio --name=ab --filename="$T/fio.dat" --size=256M --rw=randread --bs=4k \
-		--direct=1 --ioengine=psync --rate_iops=200 --time_based \
-		--runtime="$((DUR + 15))" --output=/dev/null &
-	PIDS+=($!)
-	"$CHURN" "$((DUR + 15))" 20 "$SHORT" 0.002 > /dev/null &
-	PIDS+=($!)
-	sleep 3
+	mix_start "$((DUR + 15))"
 	if [ "$1" = A ]; then
 		start_agent "$A" a 19811; pa=$AGENT; sleep 1
 		start_agent "$B" b 19812; pb=$AGENT
@@ -107,11 +88,7 @@ run() { # first(A|B)
 	a0=$(bpf_ns $pa); b0=$(bpf_ns $pb); ua0=$(cpu_ns $pa); ub0=$(cpu_ns $pb)
 	sleep "$DUR"
 	a1=$(bpf_ns $pa); b1=$(bpf_ns $pb); ua1=$(cpu_ns $pa); ub1=$(cpu_ns $pb)
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	PIDS=()
+	stop_pids
 	echo "$STATS0" > /proc/sys/kernel/bpf_stats_enabled
 	for v in "$a0" "$a1" "$b0" "$b1"; do need_num "BPF run time" "$v"; done
 	for v in "$ua0" "$ua1" "$ub0" "$ub1"; do need_pos "agent CPU time" "$v"; done

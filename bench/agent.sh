@@ -35,15 +35,7 @@ T=$(mktemp -d /var/tmp/bp-bench-agent.XXXXXX)
 PIDS=()
 
 cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-	done
-	sleep 0.5
-	for p in "${PIDS[@]}"; do
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
+	stop_pids
 	rm -rf "$T"
 }
 . "$(dirname "$0")/lib.sh"
@@ -56,10 +48,6 @@ need_exec "$CHURN"
 need_exec "$SHORT"
 need_exec "$BP"
 
-# ns on CPU of a process, all its threads (schedstat: exact, unlike ticks)
-cpu_ns() {
-	cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{s += $1} END {printf "%.0f", s}'
-}
 # The per-second loop below starts no process, not even a subshell: the
 # agent profiles every process on the machine, and a sleep, an awk and a
 # $(...) a second plus a curl every 5 s made the "idle" phase a machine
@@ -89,27 +77,6 @@ scrape() { # port [name]
 mkfifo "$T/tick" || die "mkfifo $T/tick failed"
 exec {TICK}<>"$T/tick"
 tick() { read -r -t 1 -u "$TICK" _ || true; }
-load_start() {
-	stress-ng --cpu 1 --timeout "$((DUR + 5))s" --quiet &
-	PIDS+=($!)
-	fio --name=bench --filename="$T/fio.dat" --size=256M --rw=randread --bs=4k \
-		--direct=1 --ioengine=psync --rate_iops=200 --time_based \
-		--runtime="$((DUR + 5))" --output=/dev/null &
-	PIDS+=($!)
-	"$CHURN" "$((DUR + 5))" 20 "$SHORT" 0.002 > /dev/null &
-	PIDS+=($!)
-	sleep 3	# fio lays out its file first
-}
-
-load_stop() {
-	local p
-	for p in "${PIDS[@]}"; do
-		kill -TERM "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	PIDS=()
-}
-
 # run one tool for DUR seconds; prints "cpu_s bpf_s rss_mean_kb rss_max_kb hwm_kb"
 measure() { # tool phase
 	local pid port=0 c0 c1 b0=0 b1=0 n=0 sum=0 max=0 r i hwm
@@ -187,9 +154,9 @@ both() {
 # one round under the load, started and stopped around it by this shell (so
 # that cleanup() knows its processes): the figures into the variable named
 mixed() { # tool variable
-	load_start
+	mix_start "$((DUR + 5))"
 	printf -v "$2" '%s' "$(measure "$1" mixed)"
-	load_stop
+	stop_pids
 }
 bp_idle1=$(measure bp idle)
 perf_idle1=$(measure perf idle)
