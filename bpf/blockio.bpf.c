@@ -96,11 +96,18 @@ static __always_inline __u32 io_set(__u64 id)
 	return (__u32)id & (IO_SLOTS - IO_WAYS);
 }
 
+/* what io_slot() looks for in a request's set */
+enum io_want {
+	IO_FIND,	/* the slot holding the request */
+	IO_STALE,	/* the same, in the ways before the first free one */
+	IO_CLAIM,	/* a free slot, taken for the request */
+};
+
 /*
- * In id's set: the slot holding request id, or (claim) a free slot taken
+ * In id's set: the slot holding request id, or (IO_CLAIM) a free slot taken
  * for id by compare-and-swap, marked IO_CLAIMED. NULL: none (a full set).
  */
-static __always_inline struct io_slot *io_slot(__u64 id, bool claim)
+static __always_inline struct io_slot *io_slot(__u64 id, enum io_want want)
 {
 	__u32 k = io_set(id), i;
 	struct io_slot *e;
@@ -110,21 +117,40 @@ static __always_inline struct io_slot *io_slot(__u64 id, bool claim)
 		e = bpf_map_lookup_elem(&io_rqs, &k);
 		if (!e)
 			continue;
-		if (claim ? !e->id && !__sync_val_compare_and_swap(&e->id, 0, id | IO_CLAIMED) :
-			    e->id == id)
+		if (want == IO_CLAIM) {
+			if (!e->id && !__sync_val_compare_and_swap(&e->id, 0, id | IO_CLAIMED))
+				return e;
+		} else if (e->id == id) {
 			return e;
+		} else if (want == IO_STALE && !e->id) {
+			return NULL;
+		}
 	}
 	return NULL;
 }
 
 static __always_inline struct io_slot *io_find(__u64 id)
 {
-	return io_slot(id, false);
+	return io_slot(id, IO_FIND);
+}
+
+/*
+ * A request starting finds the one its structure held before, never seen
+ * to end, only in the ways before the first free one: the slot it claims
+ * is that free one, ahead of any later way in every search for it. A
+ * stale slot further on ends when the structure is reused again, or at
+ * the window's sweep (bp_io_sweep()), which sees its start stamp differ.
+ * Searched to the end, each start missed the cache on all four of its
+ * set's slots (one line each) where it almost always takes the first.
+ */
+static __always_inline struct io_slot *io_find_stale(__u64 id)
+{
+	return io_slot(id, IO_STALE);
 }
 
 static __always_inline struct io_slot *io_claim(__u64 id)
 {
-	return io_slot(id, true);
+	return io_slot(id, IO_CLAIM);
 }
 
 /* the request leaves its slot: true for the one caller that ends it */
@@ -311,7 +337,7 @@ static __always_inline void io_track(struct request *rq)
 	r.rq_start = rq->start_time_ns;
 
 	/* the structure holds a request we never saw end: whoever frees its slot ends it */
-	stale = io_find(id);
+	stale = io_find_stale(id);
 	if (stale) {
 		struct io_rq old;
 
