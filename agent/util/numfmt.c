@@ -75,24 +75,37 @@ static const double pow10_exact[] = {
  * zeros a smaller k would have had. In that range %g writes no exponent.
  * -1 when v is in the range but needs 16 or 17 digits: %.15g cannot read
  * back then (it would have been such a decimal), and printf starts at 16.
+ *
+ * Only the largest k that keeps m below 10^15 is tried: if a smaller k
+ * works, m there is that k's m times a power of ten (|v| * 10^k is within
+ * 0.2 of it), so it works too, and its trailing zeros give the first k
+ * back. Trying each k from 1 took 16 multiplications, roundings and
+ * divisions for every number that needs 16 digits or more, a window's
+ * shares most of all.
  */
 static int fixed_short(char *out, size_t size, double v)
 {
 	double a = fabs(v), m = 0;
 	char dig[BP_NUM_INT_MAX];
 	int k, nd, n = 0, i;
+	uint64_t mi;
 
 	if (!(a >= 1e-4 && a < 1e15) || size < 24)
 		return 0;
-	for (k = 1; k < (int)(sizeof(pow10_exact) / sizeof(pow10_exact[0])); k++) {
+	/* 15 - floor(log10 a), one more than the 15 digits allow: log10 may round up */
+	k = 15 - (int)floor(log10(a));
+	if (k > 19)
+		k = 19;
+	for (; k >= 1; k--) {
 		m = nearbyint(a * pow10_exact[k]);
-		if (m >= 1e15)
-			return -1;
-		if (m / pow10_exact[k] == a)
+		if (m < 1e15)
 			break;
 	}
-	if (k == (int)(sizeof(pow10_exact) / sizeof(pow10_exact[0])))
+	if (k < 1 || m / pow10_exact[k] != a)
 		return -1;
+	for (mi = (uint64_t)m; k > 1 && !(mi % 10); k--)
+		mi /= 10;
+	m = (double)mi;
 	nd = bp_num_uint64(dig, (uint64_t)m);
 	if (v < 0)
 		out[n++] = '-';
@@ -111,6 +124,110 @@ static int fixed_short(char *out, size_t size, double v)
 	return n;
 }
 
+/* 10^0 .. 10^20 */
+static const unsigned __int128 pow10_u128[] = {
+	1ULL, 10ULL, 100ULL, 1000ULL, 10000ULL, 100000ULL, 1000000ULL, 10000000ULL,
+	100000000ULL, 1000000000ULL, 10000000000ULL, 100000000000ULL, 1000000000000ULL,
+	10000000000000ULL, 100000000000000ULL, 1000000000000000ULL, 10000000000000000ULL,
+	100000000000000000ULL, 1000000000000000000ULL, 10000000000000000000ULL,
+	(unsigned __int128)10000000000000000000ULL * 10,
+};
+
+/*
+ * What "%.{p}g" prints for a = M / 2^k (M of 53 bits, 3 <= k <= 66, so
+ * that 1e-4 <= a < 1e15), p 16 or 17, if it reads back as a; 0 if not (p
+ * 16 only: 17 digits always read back). The digits come exact from
+ * integers: a * 10^s below 2^120, rounded to nearest, ties to even, as
+ * glibc's printf rounds; the read-back is strtod's rule (the nearest
+ * double, ties to the even mantissa) checked on the same integers. The
+ * shares and ratios of a window (0.7477295660948536) took printf at 16
+ * and 17 digits and strtod after each: a tenth of a window's close.
+ */
+static int long_digits(char *out, double v, uint64_t M, int k, int p)
+{
+	unsigned __int128 N, q, r, half, d, a4, gap;
+	uint64_t q64;
+	int e10 = (int)floor(log10(fabs(v))), s, nd, n = 0, i, tries;
+	char dig[24];
+
+	for (tries = 0;; tries++) {
+		s = p - 1 - e10;
+		if (tries > 2 || s < 0 || s > 20)
+			return -1;
+		N = (unsigned __int128)M * pow10_u128[s];
+		q = N >> k;
+		if (q < pow10_u128[p - 1])
+			e10--;
+		else if (q >= pow10_u128[p])
+			e10++;
+		else
+			break;
+	}
+	r = N & ((((unsigned __int128)1) << k) - 1);
+	half = ((unsigned __int128)1) << (k - 1);
+	if (r > half || (r == half && (q & 1)))
+		q++;
+	if (p == 16) {
+		/* |q / 10^s - a| against half the gap to each neighbour, all times 10^s 2^(k+2) */
+		d = q << (k + 2);
+		a4 = ((unsigned __int128)M * pow10_u128[s]) << 2;
+		if (d >= a4) {
+			gap = pow10_u128[s] << 1;
+			d -= a4;
+		} else {
+			/* below a power of two the next double down is half as far */
+			gap = M == (1ULL << 52) ? pow10_u128[s] : pow10_u128[s] << 1;
+			d = a4 - d;
+		}
+		if (d > gap || (d == gap && (M & 1)))
+			return 0;
+	}
+	if (q == pow10_u128[p]) {
+		q /= 10;
+		s--;
+	}
+	/* below 10^17: the digits from a 64-bit integer (128-bit division is a call each) */
+	for (q64 = (uint64_t)q, nd = 0; q64; q64 /= 10)
+		dig[nd++] = (char)('0' + (int)(q64 % 10));
+	/* nd == p: digits in dig[] lowest first; p - s of them before the point */
+	if (v < 0)
+		out[n++] = '-';
+	if (p - s > 0) {
+		for (i = 0; i < p - s; i++)
+			out[n++] = dig[nd - 1 - i];
+	} else {
+		out[n++] = '0';
+	}
+	out[n++] = '.';
+	for (i = p - s; i < 0; i++)
+		out[n++] = '0';
+	for (i = p - s > 0 ? p - s : 0; i < p; i++)
+		out[n++] = dig[nd - 1 - i];
+	/* %g drops trailing zeros, and a point with nothing after it */
+	while (out[n - 1] == '0')
+		n--;
+	if (out[n - 1] == '.')
+		n--;
+	out[n] = '\0';
+	return n;
+}
+
+/* a (1e-4 <= |v| < 1e15) that needs 16 or 17 digits, as printf would spell it; <= 0: not done */
+static int long_short(char *out, size_t size, double v)
+{
+	int e2, n;
+	double m = frexp(fabs(v), &e2);
+	uint64_t M = (uint64_t)ldexp(m, 53);
+	int k = 53 - e2;
+
+	if (size < 24 || k < 3 || k > 66 || M < (1ULL << 52))
+		return 0;
+	n = long_digits(out, v, M, k, 16);
+	if (!n)
+		n = long_digits(out, v, M, k, 17);
+	return n > 0 ? n : 0;
+}
+
 /* v finite */
 static int shortest(char *out, size_t size, double v)
 {
@@ -120,6 +237,12 @@ static int shortest(char *out, size_t size, double v)
 	n = fixed_short(out, size, v);
 	if (n > 0)
 		return n;
+	if (n < 0) {
+		n = long_short(out, size, v);
+		if (n > 0)
+			return n;
+		n = -1;
+	}
 	loc = bp_num_c_locale();
 	if (loc)
 		old = uselocale(loc);

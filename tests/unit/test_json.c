@@ -786,16 +786,17 @@ static void printf_shortest(char *out, size_t size, double v)
 
 /*
  * Numbers with a fraction skip printf where they can (numfmt.c,
- * fixed_short()): each spelled as printf spells it, for nanoseconds as
- * seconds, shares, short decimals, the range edges, and random doubles
- * of every magnitude.
+ * fixed_short() and long_short()): each spelled as printf spells it, for
+ * nanoseconds as seconds, shares, ratios, short decimals and their
+ * neighbours, the range edges, and random doubles of every magnitude.
  */
 static void numfmt__fractions__as_printf_spells_them(void **state)
 {
 	static const double edge[] = { 0.1, -0.1, 0.5, 1e-4, -1e-4, 9.9999999999999e-5, 0.00010000000000000002,
 				       999999999999999.9, 99999999999999.98, 1.5, 0.3, 2.675,
 				       1.0 / 3, 2.0 / 3, 0.013979402, 5.702452643129659e-06, 1e15 - 0.5,
-				       123456789.123456789, 0.000123456789012345, 7.0000000000001 };
+				       123456789.123456789, 0.000123456789012345, 7.0000000000001,
+				       741.0 / 991, 0.1 + 0.2, 99999999999999.99, 0.00010000000000000001 };
 	char want[64], got[BP_NUM_DOUBLE_MAX];
 	uint64_t x = 0x2545f4914f6cdd1dULL, bits;
 	double v;
@@ -810,9 +811,16 @@ static void numfmt__fractions__as_printf_spells_them(void **state)
 		} else if (i % 3 == 0) {
 			/* durations: nanoseconds (or microseconds) as seconds */
 			v = (double)(x >> (x % 50)) / (i % 2 ? 1e9 : 1e6);
-		} else if (i % 3 == 1) {
+		} else if (i % 3 == 1 && i % 2) {
 			/* short decimals and shares */
 			v = (double)(int64_t)(x % 100000000) / pow(10, (double)(x % 12)) - (double)(x % 7);
+		} else if (i % 3 == 1 && i % 4) {
+			/* ratios of counts (a window's shares: 741 of 991 samples) */
+			v = (double)(x % 100000 + 1) / (double)((x >> 24) % 100000 + 1);
+		} else if (i % 3 == 1) {
+			/* a short decimal's neighbours: 17 digits, or 16 by a hair */
+			v = nextafter((double)(int64_t)(x % 1000000) / pow(10, (double)(x % 9)),
+				      x & 1 ? INFINITY : -INFINITY);
 		} else {
 			/* any double from 1e-6 to 1e17, sign and all */
 			bits = (x & 0x800fffffffffffffULL) |
