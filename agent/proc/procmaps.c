@@ -176,24 +176,20 @@ static __thread struct {
 /* what is held of one file at most: beyond it the readers read the file */
 #define HOLD_MAX	(16u << 20)
 
-static int hold_line(char *line, size_t len, void *ctx)
+/* one parsed line into held, its path copied into the arena (l->path then an offset) */
+static int hold_parsed(struct bp_maps_line *l)
 {
-	size_t *bad = ctx, need;
-	struct bp_maps_line l;
+	size_t need;
 	int last;
 	void *p;
 
-	if (bp_procmaps__parse_line(line, &l)) {
-		(*bad)++;
-		return 0;
-	}
-	need = held.paths_len + l.path_len + 1;
-	if (need + (held.nr + 1) * sizeof(l) > HOLD_MAX)
+	need = held.paths_len + l->path_len + 1;
+	if (need + (held.nr + 1) * sizeof(*l) > HOLD_MAX)
 		return -EFBIG;
 	if (held.nr == held.cap) {
 		size_t ncap = held.cap ? 2 * held.cap : 64;
 
-		p = reallocarray(held.lines, ncap, sizeof(l));
+		p = reallocarray(held.lines, ncap, sizeof(*l));
 		if (!p)
 			return -ENOMEM;
 		held.lines = p;
@@ -210,12 +206,25 @@ static int hold_line(char *line, size_t len, void *ctx)
 		held.paths = p;
 		held.paths_cap = ncap;
 	}
-	memcpy(held.paths + held.paths_len, l.path, l.path_len + 1);
-	last = maps_last(&l);
-	l.path = (const char *)(uintptr_t)held.paths_len;
+	memcpy(held.paths + held.paths_len, l->path, l->path_len);
+	held.paths[held.paths_len + l->path_len] = '\0';
+	last = maps_last(l);
+	l->path = (const char *)(uintptr_t)held.paths_len;
 	held.paths_len = need;
-	held.lines[held.nr++] = l;
+	held.lines[held.nr++] = *l;
 	return last;
+}
+
+static int hold_line(char *line, size_t len, void *ctx)
+{
+	size_t *bad = ctx;
+	struct bp_maps_line l;
+
+	if (bp_procmaps__parse_line(line, &l)) {
+		(*bad)++;
+		return 0;
+	}
+	return hold_parsed(&l);
 }
 
 /* the lines read into held: theirs from now until the unhold */
@@ -229,6 +238,19 @@ static void hold_done(const char *path, size_t bad)
 	snprintf(held.path, sizeof(held.path), "%s", path);
 	held.exe_err = 1;
 	held.on = true;
+}
+
+/* the stats that came with held lines, copied; 0 or -ENOMEM */
+static int hold_stats(const struct stat *stats, size_t nr_stats)
+{
+	if (!nr_stats)
+		return 0;
+	held.stats = calloc(nr_stats, sizeof(*stats));
+	if (!held.stats)
+		return -ENOMEM;
+	memcpy(held.stats, stats, nr_stats * sizeof(*stats));
+	held.nr_stats = nr_stats;
+	return 0;
 }
 
 int bp_procmaps__hold_text(const char *path, char *text, size_t len,
@@ -252,14 +274,43 @@ int bp_procmaps__hold_text(const char *path, char *text, size_t len,
 		text += n;
 		len -= n;
 	}
-	if (!err && nr_stats) {
-		held.stats = calloc(nr_stats, sizeof(*stats));
-		if (!held.stats)
-			err = -ENOMEM;
-		else
-			memcpy(held.stats, stats, nr_stats * sizeof(*stats));
-		held.nr_stats = nr_stats;
+	if (!err)
+		err = hold_stats(stats, nr_stats);
+	if (err) {
+		bp_procmaps__unhold();
+		return err;
 	}
+	hold_done(path, bad);
+	return 0;
+}
+
+int bp_procmaps__hold_lines(const char *path, const struct bp_maps_line *lines, size_t nr,
+			    const struct stat *stats, size_t nr_stats)
+{
+	size_t bad = 0, i, slen = strlen(DELETED_SUFFIX);
+	struct bp_maps_line l;
+	int err = 0;
+
+	bp_procmaps__unhold();
+	if (strlen(path) >= sizeof(held.path))
+		return -ENAMETOOLONG;
+	for (i = 0; i < nr && !err; i++) {
+		l = lines[i];
+		/* as the parser takes such a line: no empty range, no " (deleted)" in the path */
+		if (l.end <= l.start) {
+			bad++;
+			continue;
+		}
+		if (l.path_len > slen && !memcmp(l.path + l.path_len - slen, DELETED_SUFFIX, slen)) {
+			l.path_len -= slen;
+			l.deleted = true;
+		}
+		err = hold_parsed(&l);
+		if (err == MAPS_END)
+			err = 0;
+	}
+	if (!err)
+		err = hold_stats(stats, nr_stats);
 	if (err) {
 		bp_procmaps__unhold();
 		return err;

@@ -77,6 +77,15 @@ void bp_procmaps__unhold(void);
 int bp_procmaps__hold_text(const char *path, char *text, size_t len,
 			   const struct stat *stats, size_t nr_stats);
 
+/*
+ * The same, of lines already parsed (their paths are copied): maps BPF
+ * walked, without the round trip through text. A line as the parser would
+ * take it: an empty range is a bad line, a path ending in " (deleted)"
+ * loses it and is marked deleted. 0 or -errno.
+ */
+int bp_procmaps__hold_lines(const char *path, const struct bp_maps_line *lines, size_t nr,
+			    const struct stat *stats, size_t nr_stats);
+
 /* the stat held with the maps at maps_path of the file line l names: true when there is one */
 bool bp_procmaps__held_stat(const char *maps_path, const struct bp_maps_line *l, struct stat *st);
 

@@ -328,6 +328,96 @@ static void hold__one_read_serves_the_readers(void **state)
 	bp_procmaps__unhold();
 }
 
+struct keep {
+	struct bp_maps_line v[8];
+	char paths[8][64];
+	int n;
+};
+
+static int keep_cb(const struct bp_maps_line *l, void *ctx)
+{
+	struct keep *k = ctx;
+
+	if (k->n == 8)
+		return 1;
+	k->v[k->n] = *l;
+	snprintf(k->paths[k->n], sizeof(k->paths[0]), "%s", l->path);
+	k->n++;
+	return 0;
+}
+
+/*
+ * Lines held as parsed lines read back field for field as the same lines
+ * held as text: the empty range a bad line, " (deleted)" cut from its path
+ * and marked, the lines after the gate area's too, the stats kept.
+ */
+static void hold_lines__read_back_as_their_text(void **state)
+{
+	static const char text[] =
+		"400000-401000 r-xp 00001000 08:02 42 /bin/a b\n"
+		"401000-401000 r--p 00000000 08:02 42 /bin/a b\n"
+		"500000-501000 rw-s 00000000 fd:01 7 /dev/shm/x (deleted)\n"
+		"600000-601000 rw-p 00000000 00:00 0 [heap]\n"
+		"ffffffffff600000-ffffffffff601000 --xp 00000000 00:00 0 [vsyscall]\n"
+		"700000-701000 r-xp 00000000 08:02 43 /bin/after\n";
+	const struct bp_maps_line lines[] = {
+		{ .start = 0x400000, .end = 0x401000, .pgoff = 0x1000, .inode = 42, .dev_major = 8,
+		  .dev_minor = 2, .read = true, .exec = true, .path = "/bin/a b", .path_len = 8 },
+		{ .start = 0x401000, .end = 0x401000, .inode = 42, .dev_major = 8, .dev_minor = 2,
+		  .read = true, .path = "/bin/a b", .path_len = 8 },
+		{ .start = 0x500000, .end = 0x501000, .inode = 7, .dev_major = 0xfd, .dev_minor = 1,
+		  .read = true, .write = true, .shared = true, .path = "/dev/shm/x (deleted)",
+		  .path_len = 20 },
+		{ .start = 0x600000, .end = 0x601000, .read = true, .write = true, .path = "[heap]",
+		  .path_len = 6 },
+		{ .start = 0xffffffffff600000ULL, .end = 0xffffffffff601000ULL, .exec = true,
+		  .path = "[vsyscall]", .path_len = 10 },
+		{ .start = 0x700000, .end = 0x701000, .inode = 43, .dev_major = 8, .dev_minor = 2,
+		  .read = true, .exec = true, .path = "/bin/after", .path_len = 10 },
+	};
+	struct keep *a = calloc(1, sizeof(*a)), *b = calloc(1, sizeof(*b));
+	char buf[sizeof(text)];
+	struct stat st = { .st_ino = 42, .st_dev = makedev(8, 2) }, got;
+	size_t bad_a = 99, bad_b = 99;
+	int i;
+
+	assert_non_null(a);
+	assert_non_null(b);
+	memcpy(buf, text, sizeof(text));
+	assert_int_equal(bp_procmaps__hold_text("/proc/77/maps", buf, sizeof(text) - 1, &st, 1), 0);
+	assert_int_equal(bp_procmaps__read("/proc/77/maps", keep_cb, a, &bad_a), 0);
+	bp_procmaps__unhold();
+	assert_int_equal(bp_procmaps__hold_lines("/proc/77/maps", lines,
+						 sizeof(lines) / sizeof(lines[0]), &st, 1), 0);
+	assert_int_equal(bp_procmaps__read("/proc/77/maps", keep_cb, b, &bad_b), 0);
+	assert_int_equal(a->n, 5);
+	assert_int_equal(b->n, a->n);
+	assert_int_equal(bad_a, 1);
+	assert_int_equal(bad_b, bad_a);
+	for (i = 0; i < a->n; i++) {
+		assert_int_equal(a->v[i].start, b->v[i].start);
+		assert_int_equal(a->v[i].end, b->v[i].end);
+		assert_int_equal(a->v[i].pgoff, b->v[i].pgoff);
+		assert_int_equal(a->v[i].inode, b->v[i].inode);
+		assert_int_equal(a->v[i].dev_major, b->v[i].dev_major);
+		assert_int_equal(a->v[i].dev_minor, b->v[i].dev_minor);
+		assert_int_equal(a->v[i].read, b->v[i].read);
+		assert_int_equal(a->v[i].write, b->v[i].write);
+		assert_int_equal(a->v[i].exec, b->v[i].exec);
+		assert_int_equal(a->v[i].shared, b->v[i].shared);
+		assert_int_equal(a->v[i].deleted, b->v[i].deleted);
+		assert_int_equal(a->v[i].path_len, b->v[i].path_len);
+		assert_string_equal(a->paths[i], b->paths[i]);
+	}
+	assert_string_equal(b->paths[1], "/dev/shm/x");
+	assert_true(b->v[1].deleted);
+	assert_true(bp_procmaps__held_stat("/proc/77/maps", &b->v[0], &got));
+	assert_int_equal(got.st_ino, 42);
+	bp_procmaps__unhold();
+	free(a);
+	free(b);
+}
+
 static uint64_t ino_of(const char *path)
 {
 	struct stat st;
@@ -437,6 +527,7 @@ int main(void)
 		cmocka_unit_test(read__own_maps__sane),
 		cmocka_unit_test_teardown(read__vsyscall_line__no_read_past_it, sf_cleanup),
 		cmocka_unit_test_teardown(hold__one_read_serves_the_readers, sf_cleanup),
+		cmocka_unit_test(hold_lines__read_back_as_their_text),
 		cmocka_unit_test_teardown(exe_stat__held_answer_kept, sf_cleanup),
 		cmocka_unit_test_teardown(exe_stat__identity_given__no_stat, sf_cleanup),
 	};
