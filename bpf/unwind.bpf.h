@@ -164,8 +164,11 @@ struct bp_uw_walk {
 	struct bp_uw_regs r;
 	__u32 tgid;		/* also the key of unwind_procs */
 	__u16 stop;		/* enum bp_uw_stop */
-	__u16 done;
+	__u8 done;
+	__u8 last_map;		/* the mapping of the frame before, or BP_UW_NO_MAP */
 };
+
+#define BP_UW_NO_MAP	0xff	/* above BP_UW_MAPS */
 
 /*
  * 1 when a <= b (both below 2^63), computed without a branch: a branch per
@@ -213,11 +216,19 @@ __noinline __u32 bp_uw_map_idx(const struct bp_uw_proc *p, __u64 pc)
 	return base;
 }
 
-/* the mapping holding pc, or NULL */
-static __always_inline struct bp_uw_map *bp_uw_find_map(struct bp_uw_proc *p, __u64 pc)
+/*
+ * The mapping holding pc, or NULL: the frame before's when it holds pc too
+ * (a program's callers are mostly in its own executable), else by search.
+ */
+static __always_inline struct bp_uw_map *bp_uw_find_map(struct bp_uw_walk *w,
+							struct bp_uw_proc *p, __u64 pc)
 {
-	__u32 i = bp_uw_map_idx(p, pc);
+	__u32 i = w->last_map;
 
+	if (!(i < BP_UW_MAPS && pc >= p->maps[i].start && pc < p->maps[i].end)) {
+		i = bp_uw_map_idx(p, pc);
+		w->last_map = i < BP_UW_MAPS ? i : BP_UW_NO_MAP;
+	}
 	return i < BP_UW_MAPS ? &p->maps[i] : NULL;
 }
 
@@ -556,7 +567,7 @@ static long bp_uw_frame(__u32 i, void *data)
 	st->nr = n + 1;
 
 	/* no list yet (userspace has not seen the process): frame pointers */
-	m = w->proc ? bp_uw_find_map(w->proc, pc) : NULL;
+	m = w->proc ? bp_uw_find_map(w, w->proc, pc) : NULL;
 	if (!w->proc) {
 		;
 	} else if (!m) {
@@ -644,6 +655,7 @@ __noinline int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 s
 	w.r.sp = sp;
 	w.r.bp = bp;
 	w.r.exact = 1;
+	w.last_map = BP_UW_NO_MAP;
 	st->nr = 0;
 	st->flags = 0;
 	if (!ip)
