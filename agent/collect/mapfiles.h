@@ -40,7 +40,7 @@ void bp_mapfiles__learn_exec(struct bp_mapfiles *m, const struct bp_exec_event *
 
 /*
  * Hold the mappings walked at an exit (BP_EVF_MAPS) as the maps at
- * maps_path (bp_procmaps__hold_text()), with their files' stats. 0, or
+ * maps_path (bp_procmaps__hold_lines()), with their files' stats. 0, or
  * -ENOENT when no file of them is known (nothing held), -errno.
  */
 int bp_mapfiles__hold(struct bp_mapfiles *m, const struct bp_exit_event *x,

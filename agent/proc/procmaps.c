@@ -253,37 +253,6 @@ static int hold_stats(const struct stat *stats, size_t nr_stats)
 	return 0;
 }
 
-int bp_procmaps__hold_text(const char *path, char *text, size_t len,
-			   const struct stat *stats, size_t nr_stats)
-{
-	size_t bad = 0, n;
-	char *nl;
-	int err = 0;
-
-	bp_procmaps__unhold();
-	if (strlen(path) >= sizeof(held.path))
-		return -ENAMETOOLONG;
-	while (len && !err) {
-		nl = memchr(text, '\n', len);
-		n = nl ? (size_t)(nl - text) : len;
-		text[n] = '\0';
-		err = hold_line(text, n, &bad);
-		if (err == MAPS_END)
-			err = 0;
-		n = n < len ? n + 1 : n;
-		text += n;
-		len -= n;
-	}
-	if (!err)
-		err = hold_stats(stats, nr_stats);
-	if (err) {
-		bp_procmaps__unhold();
-		return err;
-	}
-	hold_done(path, bad);
-	return 0;
-}
-
 int bp_procmaps__hold_lines(const char *path, const struct bp_maps_line *lines, size_t nr,
 			    const struct stat *stats, size_t nr_stats)
 {
@@ -306,8 +275,10 @@ int bp_procmaps__hold_lines(const char *path, const struct bp_maps_line *lines, 
 			l.deleted = true;
 		}
 		err = hold_parsed(&l);
-		if (err == MAPS_END)
+		if (err == MAPS_END) {
 			err = 0;
+			break;
+		}
 	}
 	if (!err)
 		err = hold_stats(stats, nr_stats);

@@ -69,19 +69,12 @@ int bp_procmaps__hold(const char *path);
 void bp_procmaps__unhold(void);
 
 /*
- * The same, of maps given as text in /proc's format (text is cut into
- * lines in place), with the stat of each file they name when known
- * (nr_stats may be 0): maps BPF walked where the process ran
- * (collect/mapfiles.h). 0 or -errno.
- */
-int bp_procmaps__hold_text(const char *path, char *text, size_t len,
-			   const struct stat *stats, size_t nr_stats);
-
-/*
- * The same, of lines already parsed (their paths are copied): maps BPF
- * walked, without the round trip through text. A line as the parser would
- * take it: an empty range is a bad line, a path ending in " (deleted)"
- * loses it and is marked deleted. 0 or -errno.
+ * The same, of lines already parsed (their paths are copied), with the
+ * stat of each file they name when known (nr_stats may be 0): maps BPF
+ * walked where the process ran (collect/mapfiles.h). A line as the file's
+ * reader takes it: an empty range is a bad line, a path ending in
+ * " (deleted)" loses it and is marked deleted, the gate area's line is the
+ * last. 0 or -errno.
  */
 int bp_procmaps__hold_lines(const char *path, const struct bp_maps_line *lines, size_t nr,
 			    const struct stat *stats, size_t nr_stats);
