@@ -57,6 +57,22 @@
 #define SITE_SCAN_FRAMES	16
 
 /*
+ * A kernel thread's site is its depth in its own stack and, to tell apart
+ * two paths into the scheduler at one depth, the return addresses of its
+ * kernel stack's frames BP_KRET_FIRST on, where they lie in that stack
+ * (kret_learn()). Frames 0-3 are this program, bpf_trace_run4(), the
+ * tracepoint's iterator and __schedule(), the same at every switch. The
+ * paths that shared a depth differed next to the scheduler (kdamond calls
+ * cond_resched() from two places in shrink_folio_list()) and 10 frames
+ * out (a writeback worker throttled in wbt_wait(), under one of two calls
+ * of ext4_io_submit(); 26 frames): so every frame is checked. They are
+ * looked for in the BP_KRET_WORDS words above the tracepoint's arguments.
+ */
+#define BP_KRET_FIRST	4
+#define BP_KRET_FRAMES	32
+#define BP_KRET_WORDS	512
+
+/*
  * One blocking site of a thread and the stacks taken there. The stacks are
  * kept so they can be stored again after a flip.
  */
@@ -94,6 +110,10 @@ struct bp_stslot {
 	__u32 wsite;		/* enum bp_wsite of the kernel stack */
 	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
 	__u32 reused;		/* times a kernel thread's stacks were reused since a walk */
+	/* a kernel thread's: where its callers' return addresses lie (kret_learn()) */
+	__u16 kret_n;		/* frames BP_KRET_FIRST on that kret[] holds */
+	__u16 kret_len;		/* words above the tracepoint's arguments they lie in */
+	__u16 kret[BP_KRET_FRAMES];
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -985,11 +1005,13 @@ static __always_inline __u64 hash_into(struct bp_stack *st, long n)
  * thread by the registers it entered the kernel with (user call site and
  * syscall); a kernel thread, which has none, by how deep in its own stack
  * sched_switch runs (the address of the tracepoint's arguments, which lie
- * on that stack). False: neither (no registers to go by). A kernel thread's stack never moves and, with no
- * syscall entry, gets no random offset: each path into schedule() has its
- * own depth. rcu_preempt alone switched 127 times a second under the
- * bench's mixed load, each a kernel walk of ~1 us that bought the same
- * stack again (bp_switch: 1.9 us a switch, 0.8 us without those walks).
+ * on that stack). False: neither (no registers to go by). A kernel
+ * thread's stack never moves and, with no syscall entry, gets no random
+ * offset: a path into schedule() has its own depth, or else its own
+ * return addresses (bp_kret_same()). rcu_preempt alone switched 127 times
+ * a second under the bench's mixed load, each a kernel walk of ~1 us that
+ * bought the same stack again (bp_switch: 1.9 us a switch, 0.8 us without
+ * those walks).
  */
 static __always_inline bool site_of(void *ctx, struct task_struct *t, struct pt_regs *regs,
 				    struct bp_site *s)
@@ -1028,11 +1050,147 @@ static __always_inline bool same_site(const struct bp_stslot *sl, const struct b
 	return !diff && s->sp == o->sp && sl->kc_valid && (sl->ustack || !user);
 }
 
+/* a kernel thread's stack as read above the tracepoint's arguments */
+struct bp_kret_buf {
+	__u64 w[BP_KRET_WORDS];
+};
+
+/* sched_switch runs with interrupts off: one buffer per CPU is enough */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct bp_kret_buf);
+} kret_buf SEC(".maps");
+
+struct kret_scan {
+	const struct bp_kret_buf *b;
+	struct bp_stslot *sl;
+	__u32 words;		/* read into b */
+	__u32 want;		/* frames to find */
+};
+
+static long kret_scan_word(__u32 i, void *data)
+{
+	struct kret_scan *c = data;
+	struct bp_stslot *sl = c->sl;
+	__u32 k = sl->kret_n, f = BP_KRET_FIRST + k;
+
+	if (i >= c->words || k >= c->want || k >= BP_KRET_FRAMES || f >= BP_MAX_STACK_DEPTH)
+		return 1;
+	/* word 0 is the tracepoint's first argument, never a return address */
+	if (i && c->b->w[i & (BP_KRET_WORDS - 1)] == sl->kst.ips[f]) {
+		sl->kret[k] = i;
+		sl->kret_n = k + 1;
+		sl->kret_len = i + 1;
+	}
+	return 0;
+}
+
+/*
+ * After a walk of a kernel thread's stack (@sl->kst), where the return
+ * addresses of its frames BP_KRET_FIRST on lie: words above @sp (the
+ * tracepoint's arguments) in the stack that ends at @top. Frames are
+ * stored innermost first, each above the one before, so one pass finds
+ * them in order. 1: all found (up to BP_KRET_FRAMES of them), and a reuse
+ * can tell this path from any other at the same depth (bp_kret_same()).
+ */
+__noinline int bp_kret_learn(struct bp_stslot *sl, __u64 sp, __u64 top)
+{
+	struct kret_scan c = { .sl = sl };
+	__u32 zero = 0;
+	__u64 len;
+
+	if (!sl)
+		return 0;
+	sl->kret_n = 0;
+	sl->kret_len = 0;
+	c.want = sl->kst.nr > BP_KRET_FIRST ? sl->kst.nr - BP_KRET_FIRST : 0;
+	if (c.want > BP_KRET_FRAMES)
+		c.want = BP_KRET_FRAMES;
+	if (!c.want)
+		return 1;
+	c.b = bpf_map_lookup_elem(&kret_buf, &zero);
+	if (!c.b || top <= sp)
+		return 0;
+	len = top - sp;
+	if (len > sizeof(struct bp_kret_buf))
+		len = sizeof(struct bp_kret_buf);
+	if (bpf_probe_read_kernel((void *)c.b, len, (void *)sp))
+		return 0;
+	c.words = len / sizeof(__u64);
+	bpf_loop(BP_KRET_WORDS, kret_scan_word, &c, 0);
+	return sl->kret_n == c.want;
+}
+
+/*
+ * The return addresses kret_learn() found are where they were: the thread
+ * came to the scheduler through the same calls, and a walk would find the
+ * same stack. One read of the stack up to the outermost of them (0.5 KiB
+ * for rcu_preempt's 11 frames, 2.5 KiB for a writeback worker's 26)
+ * instead of a walk.
+ */
+__noinline int bp_kret_same(const struct bp_stslot *sl, __u64 sp)
+{
+	struct bp_kret_buf *b;
+	__u32 zero = 0, n, len;
+
+	if (!sl)
+		return 0;
+	n = sl->kret_n;
+	len = sl->kret_len;
+	if (!n)
+		return 1;
+	b = bpf_map_lookup_elem(&kret_buf, &zero);
+	if (!b || !len || len > BP_KRET_WORDS ||
+	    bpf_probe_read_kernel(b, len * sizeof(__u64), (void *)sp))
+		return 0;
+	for (__u32 i = 0; i < BP_KRET_FRAMES; i++) {
+		if (i >= n)
+			break;
+		if (b->w[sl->kret[i] & (BP_KRET_WORDS - 1)] != sl->kst.ips[BP_KRET_FIRST + i])
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * The end of @t's kernel stack, which holds @sp. THREAD_SIZE is 16 KiB
+ * on x86-64 and arm64 with 4 KiB pages, twice that with KASAN; a stack
+ * read is bounded by it and a guess too small only finds fewer frames.
+ */
+static __always_inline __u64 kstack_top(struct task_struct *t, __u64 sp)
+{
+	/* read, not loaded: a number to add to, not a pointer to follow */
+	__u64 base = (__u64)BPF_CORE_READ(t, stack);
+
+	return sp - base < 16384 ? base + 16384 : base + 32768;
+}
+
+/*
+ * A kernel thread's site's depth as a number: read back from the map, not
+ * the context pointer site_of() stored, which only compares.
+ */
+static __always_inline __u64 kthread_sp(const struct bp_stslot *sl)
+{
+	return *(volatile const __u64 *)&sl->site.sp;
+}
+
+/* @sl's stacks are the ones a switch at site @s would take (site_of()) */
+static __always_inline bool site_matches(const struct bp_stslot *sl, const struct bp_site *s,
+					 bool user, struct pt_regs *regs)
+{
+	if (!same_site(sl, s, user))
+		return false;
+	return regs || bp_kret_same(sl, kthread_sp(sl));
+}
+
 /*
  * Every ksite_check-th reuse of a kernel thread's stacks walks again, and
- * counts a stack that was not the one reused (two paths into schedule()
- * at the same depth): the one loss the depth key can cause. 64 by
- * default; the tests check every reuse (BOUNDPROF_KSITE_CHECK=1).
+ * counts a stack that was not the one reused: two paths into schedule()
+ * at the same depth that differ only beyond BP_KRET_FRAMES frames, the
+ * one loss the key can cause. 64 by default; the tests check every reuse
+ * (BOUNDPROF_KSITE_CHECK=1).
  */
 const volatile __u32 ksite_check = 64;
 
@@ -1041,7 +1199,7 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 {
 	struct bp_site site = { .state = prev_state };
 	__u32 c = st->cur & (BP_STSLOTS - 1);
-	bool keyed = site_of(ctx, prev, regs, &site);
+	bool keyed = site_of(ctx, prev, regs, &site), hit = false;
 	struct bp_stslot *sl;
 	__u64 was = 0;
 	long n;
@@ -1058,10 +1216,15 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	 * site, syscall and state is the one case this gets wrong
 	 * (docs/offcpu.md).
 	 */
-	if (keyed && !same_site(&st->sl[c], &site, user) && same_site(&st->sl[c ^ 1], &site, user))
-		c ^= 1;
+	if (keyed) {
+		hit = site_matches(&st->sl[c], &site, user, regs);
+		if (!hit && site_matches(&st->sl[c ^ 1], &site, user, regs)) {
+			c ^= 1;
+			hit = true;
+		}
+	}
 	sl = &st->sl[c];
-	if (keyed && same_site(sl, &site, user)) {
+	if (hit) {
 		if (regs || ++sl->reused < ksite_check) {
 			st->cur = c;
 			stat_inc(BP_STAT_STACKS_CACHED);
@@ -1089,6 +1252,12 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	sl->stored = 0;
 	sl->site = site;
 	sl->kc_valid = keyed;
+	/* a path that cannot be told apart from others at its depth is walked each time */
+	if (keyed && !regs) {
+		__u64 sp = kthread_sp(sl);
+
+		sl->kc_valid = bp_kret_learn(sl, sp, kstack_top(prev, sp));
+	}
 	/* only blocking switches wait somewhere: spare preemptions the scan */
 	sl->wsite = prev_state ? kstack_site(&sl->kst) : BP_WS_NONE;
 	sl->ustack = 0;

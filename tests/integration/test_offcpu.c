@@ -403,6 +403,7 @@ static void kthread_stacks__reused_only_at_their_own_site(void **state)
 	const char *json = h_path("kthreads.json"), *folded = h_path("kthreads.offcpu.folded");
 	const char *data = h_path("kthreads.data");
 	const struct bp_json *dd;
+	char of[600];
 	struct bp_json *rep;
 	char *text, *line, *save = NULL;
 	long kthread_lines = 0;
@@ -413,6 +414,14 @@ static void kthread_stacks__reused_only_at_their_own_site(void **state)
 	assert_true(h_spawn(ARGV((char *)h_fixture("churn"), "8", "100",
 				 (char *)h_fixture("shortlived"), "0.002"), NULL) > 0);
 	assert_true(h_spawn(ARGV((char *)h_fixture("odirect"), (char *)data, "40000"), NULL) > 0);
+	/*
+	 * and dirty pages written back: the flusher, the journal and, where
+	 * DAMON reclaims, kdamond, whose cond_resched() calls at one depth
+	 * from two places told the depth key apart from nothing (bp_kret_*())
+	 */
+	snprintf(of, sizeof(of), "of=%s", h_path("kthreads.dirty"));
+	assert_true(h_spawn(ARGV("dd", "if=/dev/zero", of, "bs=1M", "count=256", "conv=fsync",
+				 "status=none"), NULL) > 0);
 	/* every reuse checked: a stack the depth key would have got wrong is counted */
 	setenv("BOUNDPROF_KSITE_CHECK", "1", 1);
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-a", "-d", "8", "-o", (char *)json,
