@@ -112,8 +112,7 @@ struct bp_stslot {
 	__u32 reused;		/* times a kernel thread's stacks were reused since a walk */
 	/* a kernel thread's: where its callers' return addresses lie (kret_learn()) */
 	__u16 kret_n;		/* frames BP_KRET_FIRST on that kret[] holds */
-	__u16 kret_len;		/* words above the tracepoint's arguments they lie in */
-	__u16 kret[BP_KRET_FRAMES];
+	__u16 kret[BP_KRET_FRAMES];	/* in words above the tracepoint's arguments */
 	struct bp_stack kst;
 	struct bp_stack ust;
 };
@@ -1082,7 +1081,6 @@ static long kret_scan_word(__u32 i, void *data)
 	if (i && c->b->w[i & (BP_KRET_WORDS - 1)] == sl->kst.ips[f]) {
 		sl->kret[k] = i;
 		sl->kret_n = k + 1;
-		sl->kret_len = i + 1;
 	}
 	return 0;
 }
@@ -1104,7 +1102,6 @@ __noinline int bp_kret_learn(struct bp_stslot *sl, __u64 sp, __u64 top)
 	if (!sl)
 		return 0;
 	sl->kret_n = 0;
-	sl->kret_len = 0;
 	c.want = sl->kst.nr > BP_KRET_FIRST ? sl->kst.nr - BP_KRET_FIRST : 0;
 	if (c.want > BP_KRET_FRAMES)
 		c.want = BP_KRET_FRAMES;
@@ -1138,11 +1135,12 @@ __noinline int bp_kret_same(const struct bp_stslot *sl, __u64 sp)
 	if (!sl)
 		return 0;
 	n = sl->kret_n;
-	len = sl->kret_len;
 	if (!n)
 		return 1;
+	/* up to the outermost, found last */
+	len = sl->kret[(n - 1) & (BP_KRET_FRAMES - 1)] + 1;
 	b = bpf_map_lookup_elem(&kret_buf, &zero);
-	if (!b || !len || len > BP_KRET_WORDS ||
+	if (!b || len > BP_KRET_WORDS ||
 	    bpf_probe_read_kernel(b, len * sizeof(__u64), (void *)sp))
 		return 0;
 	for (__u32 i = 0; i < BP_KRET_FRAMES; i++) {
