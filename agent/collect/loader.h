@@ -103,6 +103,8 @@ struct bp_loader {
 	uint64_t fixed_map_bytes;
 	int *grow_fds;
 	int nr_grow;
+	/* threads with a storage element of the tls map, at the last task walk */
+	uint64_t tls_threads;
 };
 
 /* open, size and load the programs; *out is NULL on failure. 0 or -errno. */
@@ -192,10 +194,24 @@ int bp_loader__unwind_rows_fd(struct bp_loader *l);
 int bp_loader__unwind_procs_fd(struct bp_loader *l);
 int bp_loader__unwind_files_fd(struct bp_loader *l);
 
-/* kernel memory of the skeleton's maps and the interpreter caches (not the unwind rows' chunks: unwind.h) */
+/*
+ * kernel memory of the skeleton's maps, the interpreter caches and the
+ * threads' storage (not the unwind rows' chunks: unwind.h)
+ */
 uint64_t bp_loader__map_bytes(struct bp_loader *l);
+
 /* ... of the map behind fd */
 uint64_t bp_loader__fd_map_bytes(int fd);
+
+/*
+ * Of bp_loader__map_bytes(): the threads' storage elements (the tls map),
+ * which the kernel's charge for that map leaves out, as the threads the
+ * last task walk found times the slab object each element takes.
+ */
+uint64_t bp_loader__thread_storage_bytes(const struct bp_loader *l);
+
+/* the slab object the kernel's kmalloc() gives for n bytes (x86-64, 4 KiB pages) */
+uint64_t bp_loader__slab_bytes(uint64_t n);
 
 /*
  * Have the kernel count the programs' run time for as long as the loader

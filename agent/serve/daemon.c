@@ -688,6 +688,7 @@ static void update_self(struct bp_daemon *d)
 	}
 	/* hash maps without preallocation are charged by their elements: read again */
 	d->self.map_bytes = bp_loader__map_bytes(d->s->loader) + d->self.unwind_kernel;
+	d->self.tls_bytes = bp_loader__thread_storage_bytes(d->s->loader);
 	d->self.drains = bp_collect__stats(d->s->collect)->drains;
 	d->self.exec_drains = d->s->exec_drains;
 	d->self.exec_images_kept = d->s->exec_images_kept;

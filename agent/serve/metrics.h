@@ -60,6 +60,7 @@ struct bp_agent_self {
 	uint64_t sym_lines_budget;	/* files named without lines: DWARF over the budget */
 	uint64_t sym_lines_distro;	/* ... DWARF only in a distribution's debug file */
 	uint64_t map_bytes;		/* kernel memory of the BPF maps */
+	uint64_t tls_bytes;		/* ... of it, the threads' storage elements */
 	bool unwind;			/* unwind tables loaded (not --unwind-mem 0) */
 	uint64_t unwind_budget;		/* their array, at most */
 	uint64_t unwind_kernel;		/* ... its chunks added so far */

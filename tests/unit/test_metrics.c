@@ -776,6 +776,7 @@ static void self_fill(struct bp_agent_self *a)
 	a->sym_files = 45;
 	a->sym_string_bytes = 1 << 20;
 	a->map_bytes = 123456789;
+	a->tls_bytes = 2457600;
 	a->drains = 70;
 	a->exec_drains = 4;
 	a->map_fill[0] = 0.5;
@@ -1270,6 +1271,8 @@ static void self__losses_drains_symbolizer__as_given(void **state)
 	assert_int_equal(VAL(&e, "boundprof_agent_symbolizer_files"), 45);
 	assert_int_equal(VAL(&e, "boundprof_agent_symbolizer_name_bytes"), 1 << 20);
 	assert_int_equal(VAL(&e, "boundprof_agent_bpf_map_bytes"), 123456789);
+	assert_string_equal(fam_type(&e, "boundprof_agent_bpf_thread_storage_bytes"), "gauge");
+	assert_int_equal(VAL(&e, "boundprof_agent_bpf_thread_storage_bytes"), 2457600);
 	assert_int_equal(VAL(&e, "boundprof_agent_processes_known"), 140);
 	assert_int_equal(VAL(&e, "boundprof_agent_resident_bytes"), 50 << 20);
 	assert_near(VAL(&e, "boundprof_agent_cpu_seconds_total"), 1.25, 0);
