@@ -501,8 +501,8 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	bp_prom_sample_u64(m, (struct bp_prom_label[]){ { "reason", "distribution_debug" } }, 1,
 			   a->sym_lines_distro);
 	scalar_u64(m, "boundprof_agent_bpf_map_bytes", BP_PROM_GAUGE,
-	       "Kernel memory of the agent's BPF maps: what the kernel charges for them, and "
-	       "the threads' storage elements it charges elsewhere", a->map_bytes);
+	       "Kernel memory of the agent's BPF maps: the kernel's charge for them (memlock), "
+	       "and the threads' storage elements that charge leaves out", a->map_bytes);
 	scalar_u64(m, "boundprof_agent_bpf_thread_storage_bytes", BP_PROM_GAUGE,
 		   "Of boundprof_agent_bpf_map_bytes: one storage element for every thread "
 		   "followed, as the last task walk counted them, times its slab object",
