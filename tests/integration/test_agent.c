@@ -1108,6 +1108,17 @@ static void test_unwind_memory_follows_tables(void **state)
 	assert_int_equal(agent_stop(&a, 10), 0);
 }
 
+/* the newest window's sequence number, 0 before the first */
+static unsigned long newest_window(struct agent *a)
+{
+	struct window w[256];
+	int n, pbs, strays;
+	long bytes;
+
+	n = list_windows(a->dir, w, 256, &pbs, &bytes, &strays);
+	return n > 0 ? w[n - 1].seq : 0;
+}
+
 /* objects in use of the slab caches of objects of @size bytes (kmalloc-8k and -cg-8k alike) */
 static double slab_objs(unsigned long size)
 {
@@ -1128,10 +1139,10 @@ static double slab_objs(unsigned long size)
 /*
  * Each thread the agent follows has an element of its thread storage map,
  * which the kernel leaves out of the map's own charge (memlock in its
- * fdinfo: the buckets only). So the agent counts them: 300 more sleeping threads (Debian's python3) must add
- * 300 slab objects' worth to boundprof_agent_bpf_thread_storage_bytes, and
- * the kernel's own count of objects of that size (/proc/slabinfo) must
- * grow by as many. Before, the agent reported none of it (8 KiB a thread:
+ * fdinfo: the buckets only). So the agent counts them: 300 more sleeping
+ * threads (Debian's python3) must add 300 slab objects' worth to
+ * boundprof_agent_bpf_thread_storage_bytes, and the kernel's own count of
+ * objects of that size (/proc/slabinfo) must grow by as many. Before, the agent reported none of it (8 KiB a thread:
  * 80 MiB on a server of 10,000 threads).
  */
 #define TLS_THREADS 300
@@ -1164,8 +1175,8 @@ static void test_thread_storage_counted(void **state)
 	assert_true(py > 0);
 	assert_int_equal(read(out, buf, 3), 3);
 	close(out);
-	/* the walk at a window's close counts them: two, so that one began after they were up */
-	wait_windows(&a, 5, 60);
+	/* the walk at a window's close counts them: two closes on, one began after they were up */
+	wait_windows(&a, newest_window(&a) + 2, 60);
 	page = get(&a, "/metrics", 200);
 	t1 = metric(page, "boundprof_agent_bpf_thread_storage_bytes");
 	free(page);
