@@ -87,6 +87,7 @@ struct bp_cgwatch {
 	uint32_t nids, cap_ids;
 	struct bp_htab ids_h;
 	uint64_t ids_hits, ids_reads;
+	uint64_t ids_by_id;		/* sets found by id: the process was gone */
 };
 
 static void ids_clear(struct bp_cgwatch *w);
@@ -174,6 +175,10 @@ void bp_cgwatch__free(struct bp_cgwatch *w)
 
 	if (!w)
 		return;
+	if (w->ids_hits || w->ids_reads)
+		bp_dbg("cgroups of new images: %llu known, %llu read from /proc, "
+		       "%llu of them gone and found by id", (unsigned long long)w->ids_hits,
+		       (unsigned long long)w->ids_reads, (unsigned long long)w->ids_by_id);
 	for (i = 0; i < w->n; i++) {
 		free(w->e[i].path);
 		base_free(&w->e[i].b);
@@ -246,6 +251,37 @@ static bool ids_match(const struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX],
 	return true;
 }
 
+/*
+ * The cgroups of an exec or first-sample event found by their ids, for a
+ * process gone before its event was read (a lazy event waits up to a
+ * second; a short-lived process lives milliseconds): the v2 path, and the
+ * v1 path of a controller that is not on the v2 tree. The name=systemd
+ * tree has no id in the event: on a hybrid machine its path is the v2
+ * one, which is the path grouped by. 0 with the paths set, -ESRCH when
+ * none was found (nothing to keep for the ids), -ENOMEM.
+ */
+static int ids_by_id(struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX], struct bp_proc_ids *ids)
+{
+	static const int ex[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_EXCG_CPU,
+					     [BP_CGC_MEMORY] = BP_EXCG_MEMORY };
+	static const int v1[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_CGT_V1_CPU,
+					     [BP_CGC_MEMORY] = BP_CGT_V1_MEMORY };
+	char v2[BP_CG_PATH_LEN], ctrl[BP_CGC__MAX][BP_CG_PATH_LEN];
+	struct bp_cg_paths cp = {};
+	int c;
+
+	if (!bp_cg_id_path(&w->roots[BP_CGT_V2], cg[BP_EXCG_V2], v2, sizeof(v2)))
+		cp.v2 = v2;
+	for (c = 0; c < BP_CGC__MAX; c++)
+		if (!w->m.v2_has[c] &&
+		    !bp_cg_id_path(&w->roots[v1[c]], cg[ex[c]], ctrl[c], sizeof(ctrl[c])))
+			cp.v1[c] = ctrl[c];
+	if (!cp.v2 && !cp.v1[BP_CGC_CPU] && !cp.v1[BP_CGC_MEMORY])
+		return -ESRCH;
+	w->ids_by_id++;
+	return bp_proc_ids_set_groups(&w->m, &cp, ids);
+}
+
 int bp_cgwatch__exec_ids(struct bp_cgwatch *w, pid_t pid, const __u64 cg[BP_EXCG__MAX],
 			 uint32_t euid, struct bp_proc_ids *ids)
 {
@@ -263,11 +299,14 @@ int bp_cgwatch__exec_ids(struct bp_cgwatch *w, pid_t pid, const __u64 cg[BP_EXCG
 		} else {
 			w->ids_reads++;
 			err = bp_proc_ids_read_groups(NULL, pid, &w->m, ids);
+			/* gone: its cgroups by the ids its event carried */
+			if (err == -ESRCH)
+				err = ids_by_id(w, cg, ids);
 			if (err == -ENOMEM) {
 				bp_proc_ids_free(ids);
 				return err;
 			}
-			/* gone (-ESRCH): its user is all that is known */
+			/* gone, and its cgroups gone too (-ESRCH): its user is all that is known */
 			if (!err && ids_match(w, cg, ids)) {
 				if (w->nids == MAX_IDSETS)
 					ids_clear(w);

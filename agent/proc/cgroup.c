@@ -671,6 +671,72 @@ int bp_cg_ino(const struct bp_cg_root *r, const char *path, uint64_t *ino)
 	return 0;
 }
 
+/*
+ * kernfs's file handle (FILEID_KERNFS in the kernel's exportfs.h, not a uapi
+ * header): the node's 64-bit id, which is the cgroup id.
+ */
+#define CG_FILEID_KERNFS	0xfe
+
+/* where an open fd is, as the kernel names it from our root */
+static int fd_path(int fd, char *out, size_t len)
+{
+	char link[64];
+	ssize_t n;
+
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, out, len);
+	if (n < 0)
+		return -errno;
+	if ((size_t)n >= len)
+		return -ENAMETOOLONG;
+	out[n] = '\0';
+	return 0;
+}
+
+int bp_cg_id_path(const struct bp_cg_root *r, uint64_t id, char *out, size_t len)
+{
+	static const char gone[] = " (deleted)";
+	struct {
+		struct file_handle fh;
+		uint64_t id;
+	} h;
+	char top[BP_CG_MOUNT_LEN], at[BP_CG_MOUNT_LEN + BP_CG_PATH_LEN];
+	const char *rel;
+	size_t tl, al;
+	int mfd, fd, err;
+
+	if (r->fd < 0 || !id)
+		return -ENOENT;
+	/* a handle is opened relative to an open directory of the mount, not an O_PATH one */
+	mfd = openat(r->fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (mfd < 0)
+		return -errno;
+	h.fh.handle_bytes = sizeof(h.id);
+	h.fh.handle_type = CG_FILEID_KERNFS;
+	memcpy(h.fh.f_handle, &id, sizeof(id));
+	fd = open_by_handle_at(mfd, &h.fh, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	err = fd < 0 ? (errno == ESTALE ? -ENOENT : -errno) : 0;
+	if (!err)
+		err = fd_path(r->fd, top, sizeof(top)) ?: fd_path(fd, at, sizeof(at));
+	if (fd >= 0)
+		close(fd);
+	close(mfd);
+	if (err)
+		return err;
+	tl = strlen(top);
+	al = strlen(at);
+	/* removed since the handle was opened */
+	if (al >= sizeof(gone) - 1 && !strcmp(at + al - (sizeof(gone) - 1), gone))
+		return -ENOENT;
+	/* the mount's own path, then the cgroup's below it */
+	if (strncmp(at, top, tl) || (at[tl] && at[tl] != '/'))
+		return -ENOENT;
+	rel = at[tl] ? at + tl : r->prefix[0] ? "" : "/";
+	if ((size_t)snprintf(out, len, "%s%s", r->prefix, rel) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
 ssize_t bp_cg_read(const struct bp_cg_root *r, const char *path, const char *file, char *buf,
 		   size_t len)
 {
@@ -914,15 +980,37 @@ nomem:
 	return -ENOMEM;
 }
 
+int bp_proc_ids_set_groups(const struct bp_cg_mounts *m, const struct bp_cg_paths *cp,
+			   struct bp_proc_ids *ids)
+{
+	char unit[BP_CG_PATH_LEN];
+	const char *g;
+	int c;
+
+	g = bp_cg_group_path(m, cp);
+	if (dup_to(&ids->cgroup, g) || dup_to(&ids->cg_v2, cp->v2))
+		return -ENOMEM;
+	for (c = 0; c < BP_CGC__MAX; c++) {
+		enum bp_cg_tree t = BP_CGT_V2;
+		const char *cpath = bp_cg_ctrl_path(m, cp, c, &t);
+
+		if (dup_to(&ids->cg_ctrl[c], cpath))
+			return -ENOMEM;
+		ids->ctrl_tree[c] = t;
+	}
+	if (g && !bp_cg_unit(g, unit, sizeof(unit)) && dup_to(&ids->unit, unit))
+		return -ENOMEM;
+	return 0;
+}
+
 int bp_proc_ids_read_groups(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
 			    struct bp_proc_ids *ids)
 {
-	char path[128], unit[BP_CG_PATH_LEN];
 	struct bp_cg_paths cp;
-	const char *g;
+	char path[128];
 	ssize_t n;
 	char *buf;
-	int c;
+	int err;
 
 	/* a dozen hierarchies of paths up to BP_CG_PATH_LEN */
 	buf = malloc(16384);
@@ -934,24 +1022,9 @@ int bp_proc_ids_read_groups(const char *proc_root, pid_t pid, const struct bp_cg
 		free(buf);
 		return n == -ENOENT ? -ESRCH : 0;
 	}
-	g = bp_cg_group_path(m, &cp);
-	if (dup_to(&ids->cgroup, g) || dup_to(&ids->cg_v2, cp.v2))
-		goto nomem;
-	for (c = 0; c < BP_CGC__MAX; c++) {
-		enum bp_cg_tree t = BP_CGT_V2;
-		const char *cpath = bp_cg_ctrl_path(m, &cp, c, &t);
-
-		if (dup_to(&ids->cg_ctrl[c], cpath))
-			goto nomem;
-		ids->ctrl_tree[c] = t;
-	}
-	if (g && !bp_cg_unit(g, unit, sizeof(unit)) && dup_to(&ids->unit, unit))
-		goto nomem;
+	err = bp_proc_ids_set_groups(m, &cp, ids);
 	free(buf);
-	return 0;
-nomem:
-	free(buf);
-	return -ENOMEM;
+	return err;
 }
 
 int bp_proc_ids_read(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,

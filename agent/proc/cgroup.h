@@ -187,6 +187,13 @@ void bp_cg_root_close(struct bp_cg_root *r);
  */
 int bp_cg_ino(const struct bp_cg_root *r, const char *path, uint64_t *ino);
 
+/*
+ * The inverse: the path (as /proc shows it) of the cgroup with kernel id id
+ * in r's tree, found through a file handle (open_by_handle_at(): root
+ * only). 0, -ENOENT (no such cgroup now), -EPERM, -ENAMETOOLONG, -errno.
+ */
+int bp_cg_id_path(const struct bp_cg_root *r, uint64_t id, char *out, size_t len);
+
 ssize_t bp_cg_read(const struct bp_cg_root *r, const char *path, const char *file, char *buf,
 		   size_t len);
 
@@ -244,6 +251,10 @@ void bp_proc_ids_free(struct bp_proc_ids *ids);
 /* the cgroup half of bp_proc_ids_read(), into ids as it is; 0, -ESRCH, -ENOMEM */
 int bp_proc_ids_read_groups(const char *proc_root, pid_t pid, const struct bp_cg_mounts *m,
 			    struct bp_proc_ids *ids);
+
+/* the same from paths already parsed (or found by id); 0 or -ENOMEM */
+int bp_proc_ids_set_groups(const struct bp_cg_mounts *m, const struct bp_cg_paths *cp,
+			   struct bp_proc_ids *ids);
 
 /* a deep copy; 0 or -ENOMEM (dst is then empty) */
 int bp_proc_ids_copy(struct bp_proc_ids *dst, const struct bp_proc_ids *src);

@@ -372,6 +372,54 @@ static void test_service_is_one_group(void **state)
 }
 
 /*
+ * Short-lived processes keep their cgroup: a process gone before boundprof
+ * read its exec event (a lazy event waits up to a second, a /bin/true lives
+ * a millisecond) is placed by the cgroup ids the event carried, not by
+ * /proc, where it is no more. Before, such a process had no cgroup and
+ * formed a group "?" of its own, apart from its siblings.
+ */
+static void test_gone_process_keeps_its_cgroup(void **state)
+{
+	const struct bp_json *procs, *p;
+	const char *cg, *path, *c;
+	char script[1024];
+	struct bp_json *rep;
+	int trues = 0;
+	size_t i;
+
+	if (!v2_mount[0]) {
+		fprintf(stderr, "SKIP: no cgroup2 mount (neither pure v2 nor a hybrid's unified "
+			"tree) to place the processes in\n");
+		skip();
+	}
+	cg = make_cg(v2_mount, "short");
+	path = cg_path(cg, v2_mount);
+	snprintf(script, sizeof(script), "echo $$ > %s/cgroup.procs || exit 1; "
+		 "for i in 1 2 3 4 5 6 7 8 9 10 11 12; do /bin/true; done; exec %s 1", cg,
+		 h_fixture("spin"));
+	rep = record("short.json", ARGV("-g", "cgroup"), ARGV("sh", "-c", script));
+	assert_non_null(rep);
+	procs = bp_json_get(rep, "processes");
+	for (i = 0; i < bp_json_len(procs); i++) {
+		p = bp_json_at(procs, i);
+		if (strcmp(bp_json_str(bp_json_get(p, "comm")), "true"))
+			continue;
+		c = bp_json_str(bp_json_get(p, "cgroup"));
+		fprintf(stderr, "pid %.0f true: cgroup '%s'\n", bp_json_num(bp_json_get(p, "pid")),
+			c ? c : "(none)");
+		assert_non_null(c);
+		assert_string_equal(c, path);
+		trues++;
+	}
+	fprintf(stderr, "%d of 12 short-lived processes listed, all in %s\n", trues, path);
+	assert_true(trues > 0);
+	/* the spinner is there too, and no process lacks a cgroup */
+	assert_non_null(group_named(rep, path));
+	assert_null(group_named(rep, "?"));
+	bp_json_free(rep);
+}
+
+/*
  * The quota's cgroup: v1 cpu where the machine has it, else v2 with its cpu
  * controller enabled; NULL (skip) when neither.
  */
@@ -539,6 +587,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_teardown(test_two_users, teardown),
 		cmocka_unit_test_teardown(test_service_is_one_group, teardown),
+		cmocka_unit_test_teardown(test_gone_process_keeps_its_cgroup, teardown),
 		cmocka_unit_test_teardown(test_quota_throttles, teardown),
 		cmocka_unit_test_teardown(test_only_the_cgroup, teardown),
 		cmocka_unit_test_teardown(test_bad_cgroup__one_line_exit_2, teardown),
