@@ -511,6 +511,23 @@ static void cg_ino__kernel_id_and_copy(void **state)
 	/* a path out of the tree is refused, a missing one is not found */
 	assert_int_equal(bp_cg_ino(&r, "/../etc", &ino), -EINVAL);
 	assert_int_equal(bp_cg_ino(&r, "/no-such-cgroup-here", &ino), -ENOENT);
+	/* and back: the id names the same path (by a file handle: root's) */
+	{
+		char back[BP_CG_PATH_LEN];
+
+		if (geteuid()) {
+			assert_int_equal(bp_cg_id_path(&r, id, back, sizeof(back)), -EPERM);
+		} else {
+			assert_int_equal(bp_cg_id_path(&r, id, back, sizeof(back)), 0);
+			assert_string_equal(back, ids.cg_v2);
+			/* no cgroup has this id; none has id 0 */
+			assert_int_equal(bp_cg_id_path(&r, ~0ULL - 7, back, sizeof(back)), -ENOENT);
+			assert_int_equal(bp_cg_id_path(&r, 0, back, sizeof(back)), -ENOENT);
+			/* a path that does not fit is refused, not cut */
+			assert_int_equal(bp_cg_id_path(&r, id, back, strlen(ids.cg_v2)),
+					 -ENAMETOOLONG);
+		}
+	}
 	bp_cg_root_close(&r);
 
 	assert_int_equal(bp_proc_ids_copy(&cp, &ids), 0);
