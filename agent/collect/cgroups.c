@@ -221,6 +221,10 @@ static void ids_clear(struct bp_cgwatch *w)
 	bp_htab_clear(&w->ids_h);
 }
 
+/* each controller's slot among an event's cgroup ids */
+static const int ctrl_excg[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_EXCG_CPU,
+					    [BP_CGC_MEMORY] = BP_EXCG_MEMORY };
+
 /*
  * Do the paths /proc gave name the cgroups the exec event saw? The process
  * may have moved since its exec: its paths must not be kept for the ids.
@@ -232,8 +236,6 @@ static void ids_clear(struct bp_cgwatch *w)
 static bool ids_match(const struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX],
 		      const struct bp_proc_ids *ids)
 {
-	static const int ex[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_EXCG_CPU,
-					     [BP_CGC_MEMORY] = BP_EXCG_MEMORY };
 	uint64_t ino;
 	int c;
 
@@ -245,7 +247,7 @@ static bool ids_match(const struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX],
 
 		if (!path || ids->ctrl_tree[c] == BP_CGT_V2)
 			continue;
-		if (bp_cg_ino(&w->roots[ids->ctrl_tree[c]], path, &ino) || ino != cg[ex[c]])
+		if (bp_cg_ino(&w->roots[ids->ctrl_tree[c]], path, &ino) || ino != cg[ctrl_excg[c]])
 			return false;
 	}
 	return true;
@@ -262,8 +264,6 @@ static bool ids_match(const struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX],
  */
 static int ids_by_id(struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX], struct bp_proc_ids *ids)
 {
-	static const int ex[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_EXCG_CPU,
-					     [BP_CGC_MEMORY] = BP_EXCG_MEMORY };
 	static const int v1[BP_CGC__MAX] = { [BP_CGC_CPU] = BP_CGT_V1_CPU,
 					     [BP_CGC_MEMORY] = BP_CGT_V1_MEMORY };
 	char v2[BP_CG_PATH_LEN], ctrl[BP_CGC__MAX][BP_CG_PATH_LEN];
@@ -274,7 +274,7 @@ static int ids_by_id(struct bp_cgwatch *w, const __u64 cg[BP_EXCG__MAX], struct 
 		cp.v2 = v2;
 	for (c = 0; c < BP_CGC__MAX; c++)
 		if (!w->m.v2_has[c] &&
-		    !bp_cg_id_path(&w->roots[v1[c]], cg[ex[c]], ctrl[c], sizeof(ctrl[c])))
+		    !bp_cg_id_path(&w->roots[v1[c]], cg[ctrl_excg[c]], ctrl[c], sizeof(ctrl[c])))
 			cp.v1[c] = ctrl[c];
 	if (!cp.v2 && !cp.v1[BP_CGC_CPU] && !cp.v1[BP_CGC_MEMORY])
 		return -ESRCH;
