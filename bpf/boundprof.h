@@ -98,6 +98,33 @@ struct bp_oncpu_val {
 };
 
 /*
+ * One on-CPU sample in its CPU's slots (oncpu_slots, buffer by buffer):
+ * the row's key, its period, the thread's comm and, for a short user
+ * stack, its frames. Userspace folds a drain's samples into rows by key,
+ * as the kernel's rows were made; a sample that finds its CPU's slots full
+ * makes a kernel row as before. A row per sample in a kernel hash map
+ * (lookup, and for 60% of samples a new element) was a quarter of the
+ * sample's cost, and a BPF ring buffer's lock and commit most of that
+ * again (docs/agent.md): each CPU writes only its own slots, with plain
+ * stores, and userspace reads them once the buffer is flipped out.
+ */
+struct bp_oncpu_rec {
+	struct bp_oncpu_key key;
+	__u64 ns;
+	char comm[BP_COMM_LEN];
+	__u32 nr;
+	__u32 flags;
+	__u64 ips[BP_SHORT_STACK_DEPTH];
+};
+
+/* how many of a CPU's slots of a buffer hold samples (one cache line a CPU) */
+struct bp_oncpu_fill {
+	__u32 n;
+	__u32 pad[15];
+};
+
+
+/*
  * Per-CPU counters. Every sample the program sees and every sample or stack it
  * loses lands in one of these, so userspace can report losses. The enum is
  * made from the table of every counter (counters.h), where each has its

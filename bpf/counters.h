@@ -42,6 +42,8 @@
 	BPF(FILTERED, 2, "filtered", SEEN, "on-CPU samples of a process not profiled")		\
 	BPF(COUNTED, 3, "counted", SEEN, "on-CPU samples aggregated")				\
 	BPF(MAP_FULL, 4, "samples_map_full", LOST_SAMPLE, "samples lost: aggregation map full")	\
+	BPF(ONCPU_SLOTS_FULL, 41, "sample_slots_full", SEEN,					\
+	    "on-CPU samples made into kernel rows: their CPU's sample slots were full")			\
 	BPF(KSTACK_ERR, 5, "kernel_stack_errors", LOST_STACK, "kernel stacks lost: unwind error") \
 	BPF(USTACK_ERR, 6, "user_stack_errors", LOST_STACK, "user stacks lost: unwind error")	\
 	BPF(STACK_FULL, 7, "stack_map_full", LOST_STACK, "stacks lost: stack map full")		\

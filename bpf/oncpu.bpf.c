@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * On-CPU sampling: runs on every perf_event sample (cpu-clock or cycles) and
- * counts (tgid, tid, kernel stack, user stack) in kernel maps. Nothing per
- * sample crosses to userspace; userspace drains the maps every interval.
+ * writes (tgid, tid, kernel stack, user stack) into its CPU's sample slots,
+ * which userspace maps and folds into rows when it drains the buffer; no
+ * system call and no wakeup per sample. When a CPU's slots are full the
+ * sample is counted in a kernel row (oncpu0/1), drained with the others.
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -27,6 +29,31 @@ struct bp_oncpu_counts_map {
 
 struct bp_oncpu_counts_map oncpu0 SEC(".maps");
 struct bp_oncpu_counts_map oncpu1 SEC(".maps");
+
+/*
+ * The samples themselves (struct bp_oncpu_rec): buffer, then CPU, then
+ * slot; and each (buffer, CPU)'s count. Both mapped by userspace, which
+ * folds the samples into rows when it drains the buffer.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);	/* 2 x smp_cpus x smp_slots, from userspace */
+	__type(key, __u32);
+	__type(value, struct bp_oncpu_rec);
+} oncpu_slots SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__uint(max_entries, 1);	/* 2 x smp_cpus */
+	__type(key, __u32);
+	__type(value, struct bp_oncpu_fill);
+} oncpu_fill SEC(".maps");
+
+/* possible CPUs, and slots per CPU and buffer (0: every sample makes a row) */
+const volatile __u32 smp_cpus = 0;
+const volatile __u32 smp_slots = 0;
 
 /* one scratch stack per CPU: perf_event programs never nest on a CPU */
 struct {
@@ -192,6 +219,54 @@ static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, stru
 	return put_stack(st, idx, true);
 }
 
+/*
+ * The sample into its CPU's next slot of buffer idx; false when they are
+ * all taken (a drain late), and the sample makes a row in the kernel
+ * instead. One writer per slot set: perf_event programs do not nest on a
+ * CPU, and userspace reads a buffer only after the flip's grace period.
+ */
+static __always_inline bool slot_sample(struct bpf_perf_event_data *ctx,
+					const struct bp_oncpu_key *key, const struct bp_stack *st,
+					__u32 idx)
+{
+	__u32 cpu = bpf_get_smp_processor_id(), fk, sk, n, i;
+	struct bp_oncpu_fill *f;
+	struct bp_oncpu_rec *r;
+
+	if (cpu >= smp_cpus)
+		return false;
+	fk = idx * smp_cpus + cpu;
+	f = bpf_map_lookup_elem(&oncpu_fill, &fk);
+	if (!f)
+		return false;
+	n = f->n;
+	if (n >= smp_slots)
+		return false;
+	sk = fk * smp_slots + n;
+	r = bpf_map_lookup_elem(&oncpu_slots, &sk);
+	if (!r)
+		return false;
+	__builtin_memcpy(&r->key, key, sizeof(*key));
+	r->ns = period_is_ns ? ctx->sample_period : 0;
+	bpf_get_current_comm(r->comm, sizeof(r->comm));
+	r->nr = 0;
+	r->flags = 0;
+	/* st still holds the user stack: the kernel's was taken before it */
+	if (key->ustack && st->nr <= BP_SHORT_STACK_DEPTH) {
+		r->nr = st->nr;
+		r->flags = st->flags;
+		/*
+		 * Only its frames: each slot is written once a drain, so
+		 * every line of it is a cache miss, and a whole short stack
+		 * is four lines where a sample's has eight frames, one.
+		 */
+		for (i = 0; i < BP_SHORT_STACK_DEPTH && i < st->nr; i++)
+			r->ips[i] = st->ips[i];
+	}
+	f->n = n + 1;
+	return true;
+}
+
 SEC("perf_event")
 int bp_oncpu(struct bpf_perf_event_data *ctx)
 {
@@ -284,6 +359,9 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 			key.pystack = r_store_stack(tgid, tid, idx);
 	}
 
+	if (slot_sample(ctx, &key, scratch, idx))
+		goto counted;
+	stat_inc(BP_STAT_ONCPU_SLOTS_FULL);
 	val = bpf_map_lookup_elem(counts, &key);
 	if (!val) {
 		/*
@@ -318,6 +396,7 @@ int bp_oncpu(struct bpf_perf_event_data *ctx)
 		if (period_is_ns)
 			__sync_fetch_and_add(&val->ns, ctx->sample_period);
 	}
+counted:
 	pend_add(&pend_samples);
 	stat_inc(BP_STAT_COUNTED);
 	if (in_exec)

@@ -14,6 +14,7 @@
 #include "collect/mapdrain.h"
 #include "collect/python.h"
 #include "collect/rlang.h"
+#include "collect/sampfold.h"
 #include "rstack.h"
 #include "model/profile.h"
 #include "model/waits.h"
@@ -112,6 +113,7 @@ struct bp_collect {
 	struct bases base;
 	struct bp_collect_stats st;
 	struct bp_drainpol pol;		/* when the agent drains */
+	struct bp_sampfold fold;	/* the sample ring's records into rows */
 };
 
 /*
@@ -131,6 +133,7 @@ static uint64_t mono_ns(void)
 }
 
 static void on_record(void *ctx, const void *rec, size_t len);
+static int on_sample(void *ctx, const struct bp_oncpu_rec *rec);
 
 struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 				   struct bp_profile *prof, bp_new_proc_fn fn, void *ctx)
@@ -160,6 +163,7 @@ struct bp_collect *bp_collect__new(struct bp_loader *l, struct bp_syms *syms,
 	bp_loader__pend_entries(l, entries);
 	bp_drainpol__init(&c->pol, entries, l->hz * BUSY_SHARE, BUSY_EVERY_S);
 	bp_loader__set_rec_fn(l, on_record, c);
+	bp_loader__set_sample_fn(l, on_sample, c);
 	return c;
 }
 
@@ -192,6 +196,8 @@ void bp_collect__free(struct bp_collect *c)
 	if (!c)
 		return;
 	bp_loader__set_rec_fn(c->l, NULL, NULL);
+	bp_loader__set_sample_fn(c->l, NULL, NULL);
+	bp_sampfold__free(&c->fold);
 	bp_htab_free(&c->base.h);
 	free(c->base.v);
 	cache_free(&c->kcache);
@@ -770,6 +776,27 @@ static int oncpu_row(void *ctx, const void *key, const void *val)
 	return bp_profile__add(c->prof, k->tgid, k->tid, BP_KIND_ONCPU, id, v->samples, v->ns);
 }
 
+static int on_sample(void *ctx, const struct bp_oncpu_rec *rec)
+{
+	struct bp_collect *c = ctx;
+
+	return bp_sampfold__add(&c->fold, rec);
+}
+
+/* buffer idx's samples, folded, into the profile (before its kernel rows) */
+static int drain_samples(struct bp_collect *c, int idx)
+{
+	uint32_t i;
+	int err;
+
+	bp_sampfold__reset(&c->fold);
+	err = bp_loader__drain_samples(c->l, idx);
+	for (i = 0; !err && i < c->fold.n; i++)
+		err = oncpu_row(c, &c->fold.v[i].key, &c->fold.v[i].val);
+	bp_sampfold__reset(&c->fold);
+	return err;
+}
+
 /* the class of an off-CPU row: never running, which would make it on-CPU time */
 static enum bp_kind kind_of(uint32_t state)
 {
@@ -1108,6 +1135,8 @@ int bp_collect__drain(struct bp_collect *c, bool full)
 		err = load_stacks(c, idx, true, &c->ust);
 	if (!err)
 		err = load_pystacks(c, bp_loader__pystacks_fd(c->l, idx), &c->pst);
+	if (!err)
+		err = drain_samples(c, idx);
 	if (!err)
 		err = bp_drain_map(bp_loader__oncpu_fd(c->l, idx), sizeof(struct bp_oncpu_key),
 				sizeof(struct bp_oncpu_val), &c->dbuf, oncpu_row, c);

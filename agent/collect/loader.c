@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -559,6 +560,20 @@ int bp_loader__open(struct bp_loader **out, const struct bp_loader_opts *o)
 	l->stack_entries = l->counts_entries;
 	bpf_map__set_max_entries(l->skel->maps.oncpu0, l->counts_entries);
 	bpf_map__set_max_entries(l->skel->maps.oncpu1, l->counts_entries);
+	/*
+	 * The sample slots: 10 s of samples on every CPU (the agent's
+	 * window, past which it drains even when nothing asks it to).
+	 * They are preallocated, so capped at 4 MiB a buffer: past them,
+	 * samples make rows in oncpu0/1 as before (sample_slots_full).
+	 */
+	l->smp_slots = pow2_at_least((uint64_t)o->hz * 10);
+	while (l->smp_slots > 16 &&
+	       (uint64_t)l->ncpus * l->smp_slots * sizeof(struct bp_oncpu_rec) > (4U << 20))
+		l->smp_slots /= 2;
+	l->skel->rodata->smp_cpus = l->ncpus;
+	l->skel->rodata->smp_slots = l->smp_slots;
+	bpf_map__set_max_entries(l->skel->maps.oncpu_slots, 2 * l->ncpus * l->smp_slots);
+	bpf_map__set_max_entries(l->skel->maps.oncpu_fill, 2 * l->ncpus);
 	bpf_map__set_max_entries(l->skel->maps.kstacks0, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.kstacks1, l->stack_entries);
 	bpf_map__set_max_entries(l->skel->maps.ustacks0, l->stack_entries);
@@ -733,6 +748,61 @@ static int on_py_ring(void *ctx, void *data, size_t size)
 	return 0;
 }
 
+void bp_loader__set_sample_fn(struct bp_loader *l, bp_sample_fn fn, void *ctx)
+{
+	l->smp_fn = fn;
+	l->smp_ctx = ctx;
+}
+
+int bp_loader__drain_samples(struct bp_loader *l, int idx)
+{
+	uint32_t cpu, i, n, set;
+	int err;
+
+	if (!l->smp_fill)
+		return 0;
+	for (cpu = 0; cpu < (uint32_t)l->ncpus; cpu++) {
+		set = (idx & 1) * l->ncpus + cpu;
+		/* the flip's grace period ordered the programs' stores before this */
+		n = __atomic_load_n(&l->smp_fill[set].n, __ATOMIC_ACQUIRE);
+		if (n > l->smp_slots)
+			n = l->smp_slots;
+		for (i = 0; i < n; i++) {
+			err = l->smp_fn ? l->smp_fn(l->smp_ctx,
+						    &l->smp_recs[(size_t)set * l->smp_slots + i]) : 0;
+			if (err)
+				return err;
+		}
+		/* empty when the buffer is flipped in again */
+		__atomic_store_n(&l->smp_fill[set].n, 0, __ATOMIC_RELEASE);
+	}
+	return 0;
+}
+
+/* an mmapable array map's values, mapped; *len its length */
+static void *map_values(struct bpf_map *m, size_t *len)
+{
+	size_t sz = (size_t)bpf_map__max_entries(m) * bpf_map__value_size(m);
+	long page = sysconf(_SC_PAGESIZE);
+	void *p;
+
+	sz = (sz + page - 1) / page * page;
+	p = mmap(NULL, sz, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(m), 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	*len = sz;
+	return p;
+}
+
+/* the sample slots mapped: before the perf events start */
+static int map_samples(struct bp_loader *l)
+{
+	l->smp_recs = map_values(l->skel->maps.oncpu_slots, &l->smp_recs_len);
+	l->smp_fill = l->smp_recs ? map_values(l->skel->maps.oncpu_fill, &l->smp_fill_len) :
+				    NULL;
+	return l->smp_fill ? 0 : -errno;
+}
+
 static int attach_perf_events(struct bp_loader *l)
 {
 	int *cpus = NULL, n, i, err = 0;
@@ -786,6 +856,11 @@ int bp_loader__attach(struct bp_loader *l, bp_event_fn fn, void *ctx)
 	if (!l->rb) {
 		err = -errno;
 		bp_err("failed to set up the event ring buffer: %s", strerror(-err));
+		return err;
+	}
+	err = map_samples(l);
+	if (err) {
+		bp_err("failed to map the on-CPU sample slots: %s", strerror(-err));
 		return err;
 	}
 	/* process tracking first, so no process escapes between the two steps */
@@ -1342,6 +1417,10 @@ void bp_loader__free(struct bp_loader *l)
 	free(l->grow_fds);
 	ring_buffer__free(l->rb);
 	ring_buffer__free(l->py_rb);
+	if (l->smp_recs)
+		munmap(l->smp_recs, l->smp_recs_len);
+	if (l->smp_fill)
+		munmap(l->smp_fill, l->smp_fill_len);
 	bp_blockio__free(l->blockio);
 	boundprof_bpf__destroy(l->twin);
 	boundprof_bpf__destroy(l->skel);

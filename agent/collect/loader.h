@@ -60,6 +60,9 @@ struct bp_interp_cache {
 
 /* called for every totals record (struct bp_thr_rec, struct bp_proc_rec) */
 typedef void (*bp_rec_fn)(void *ctx, const void *rec, size_t len);
+/* called for every on-CPU sample of a drained buffer; 0 or -errno */
+struct bp_oncpu_rec;
+typedef int (*bp_sample_fn)(void *ctx, const struct bp_oncpu_rec *rec);
 
 struct bp_loader {
 	struct boundprof_bpf *skel;	/* its maps, and the interpreter caches below */
@@ -90,6 +93,13 @@ struct bp_loader {
 	bp_py_event_fn py_fn;	/* set before attach: the Python ring's reader */
 	void *py_ctx;
 	struct ring_buffer *py_rb;	/* the Python ring, read at every poll and drain */
+	/* the on-CPU sample slots and their counts, mapped (struct bp_oncpu_rec) */
+	struct bp_oncpu_rec *smp_recs;
+	struct bp_oncpu_fill *smp_fill;
+	size_t smp_recs_len, smp_fill_len;
+	uint32_t smp_slots;	/* per CPU and buffer */
+	bp_sample_fn smp_fn;
+	void *smp_ctx;
 	int core_btf_fd;		/* until loaded: the relocation subset's memfd (corebtf.h) */
 	char core_btf_path[32];		/* its /proc/self/fd path, for libbpf */
 	uint32_t core_btf_types;	/* kernel types in it; 0: relocated against the whole */
@@ -167,6 +177,13 @@ struct bp_site_range {
  */
 int bp_loader__set_site_ranges(struct bp_loader *l, const struct bp_site_range *r, uint32_t n);
 
+/* where bp_loader__drain_samples() hands the samples */
+void bp_loader__set_sample_fn(struct bp_loader *l, bp_sample_fn fn, void *ctx);
+/*
+ * The on-CPU samples in buffer idx's slots, once it is flipped out
+ * (bp_loader__flip()): to the sample function, each once. 0 or -errno.
+ */
+int bp_loader__drain_samples(struct bp_loader *l, int idx);
 /* file descriptors of the buffer idx's maps */
 int bp_loader__oncpu_fd(struct bp_loader *l, int idx);
 int bp_loader__off_fd(struct bp_loader *l, int idx);

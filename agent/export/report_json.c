@@ -875,6 +875,12 @@ int bp_export_json_groups(const struct bp_profile *p, const struct bp_summary *s
 	if (g)
 		write_groups(&w, p, g);
 	write_cgroups(&w, p);
+	/* the samples counted, and those a full CPU's slots made into kernel rows (oncpu.bpf.c) */
+	bp_json_w_key(&w, "oncpu");
+	bp_json_w_begin_object(&w);
+	bp_json_w_kv_uint64(&w, "samples", p->stats.v[BP_STAT_COUNTED]);
+	bp_json_w_kv_uint64(&w, "in_kernel_rows", p->stats.v[BP_STAT_ONCPU_SLOTS_FULL]);
+	bp_json_w_end_object(&w);
 	bp_json_w_key(&w, "offcpu");
 	bp_json_w_begin_object(&w);
 	bp_json_w_kv_bool(&w, "enabled", p->offcpu_enabled);

@@ -50,8 +50,9 @@ static void test_split_accuracy(void **state)
 	struct h_busy busy;
 	struct bp_json *rep;
 	struct run r;
-	double a, b, n, se, on, kon, steal;
+	double a, b, n, se, on, kon, steal, sum;
 	char *text;
+	size_t i;
 
 	h_sched_arm();
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "499", "-o", (char *)json,
@@ -81,6 +82,19 @@ static void test_split_accuracy(void **state)
 		on, kon, k.runs);
 	/* the samples cover the CPU time it had (a busy host may delay some ticks) */
 	assert_true(n >= 0.5 * kon * 499);
+	/*
+	 * and each once: the CPUs' sample slots are read and emptied at each
+	 * of the drains (one a second), and every sample counted is in a row
+	 */
+	assert_true(n <= 1.1 * on * 499 + 20);
+	for (i = 0, sum = 0; i < bp_json_len(bp_json_get(rep, "processes")); i++)
+		sum += bp_json_num(bp_json_get(bp_json_at(bp_json_get(rep, "processes"), i),
+					       "samples"));
+	fprintf(stderr, "split: %.0f samples in the processes' rows, %.0f counted, %.0f in "
+		"kernel rows\n", sum, bp_json_num(bp_json_path(rep, "oncpu.samples")),
+		bp_json_num(bp_json_path(rep, "oncpu.in_kernel_rows")));
+	assert_true(sum == bp_json_num(bp_json_path(rep, "oncpu.samples")));
+	assert_true(bp_json_num(bp_json_path(rep, "oncpu.in_kernel_rows")) == 0);
 	assert_true(fabs(a - 0.75) <= 4 * se);
 	assert_true(fabs(b - 0.25) <= 4 * se);
 	/*
