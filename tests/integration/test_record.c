@@ -124,6 +124,50 @@ static void test_split_accuracy(void **state)
 	free(text);
 }
 
+/*
+ * Past the CPUs' sample slots: at 5000 Hz a CPU-bound thread fills its
+ * CPU's slots (at most 4096 a buffer, fewer on bigger machines) before the
+ * drain a second later, and the samples after them make kernel rows. Both
+ * kinds end in the same rows, each sample once, the split as known.
+ */
+static void test_samples_past_the_slots(void **state)
+{
+	const char *json = h_path("slots.json");
+	const struct bp_json *proc, *procs;
+	struct bp_json *rep;
+	struct run r;
+	double n, kern, counted, on, a, se, sum = 0;
+	size_t i;
+
+	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "5000", "-o", (char *)json,
+				    "--", (char *)h_fixture("split"), "3", "0"),
+			       120, &r), 0);
+	if (r.exit_code)
+		print_run("record -F 5000 -- split", &r);
+	assert_int_equal(r.exit_code, 0);
+	h_run_free(&r);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	proc = h_find_proc(rep, "split");
+	assert_non_null(proc);
+	procs = bp_json_get(rep, "processes");
+	for (i = 0; i < bp_json_len(procs); i++)
+		sum += bp_json_num(bp_json_get(bp_json_at(procs, i), "samples"));
+	n = bp_json_num(bp_json_get(proc, "samples"));
+	on = bp_json_num(bp_json_get(proc, "on_cpu_s"));
+	counted = bp_json_num(bp_json_path(rep, "oncpu.samples"));
+	kern = bp_json_num(bp_json_path(rep, "oncpu.in_kernel_rows"));
+	a = h_hotspot_self(proc, "alpha");
+	se = sqrt(0.75 * 0.25 / (n > 0 ? n : 1));
+	fprintf(stderr, "slots: split %.0f samples in %.3f s on-CPU, alpha %.3f; all processes "
+		"%.0f, counted %.0f, %.0f of them in kernel rows\n", n, on, a, sum, counted, kern);
+	assert_true(kern > 0);
+	assert_true(sum == counted);
+	assert_true(n >= 0.5 * on * 5000 && n <= 1.1 * on * 5000 + 50);
+	assert_true(fabs(a - 0.75) <= 4 * se);
+	bp_json_free(rep);
+}
+
 /* the frames after main's in every line of a folded file that has main */
 static int main_frames(const char *text, const char *main_frame, int *other)
 {
@@ -489,6 +533,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_no_privileges, teardown),
 		cmocka_unit_test_teardown(test_no_btf, teardown),
 		cmocka_unit_test_teardown(test_split_accuracy, teardown),
+		cmocka_unit_test_teardown(test_samples_past_the_slots, teardown),
 		cmocka_unit_test_teardown(test_folded_functions, teardown),
 		cmocka_unit_test_teardown(test_pid, teardown),
 		cmocka_unit_test_teardown(test_short_lived, teardown),
