@@ -123,7 +123,6 @@ struct bp_oncpu_fill {
 	__u32 pad[15];
 };
 
-
 /*
  * Per-CPU counters. Every sample the program sees and every sample or stack it
  * loses lands in one of these, so userspace can report losses. The enum is

@@ -113,7 +113,7 @@ struct bp_collect {
 	struct bases base;
 	struct bp_collect_stats st;
 	struct bp_drainpol pol;		/* when the agent drains */
-	struct bp_sampfold fold;	/* the sample ring's records into rows */
+	struct bp_sampfold fold;	/* the sample slots' records into rows */
 };
 
 /*

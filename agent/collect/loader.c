@@ -757,7 +757,7 @@ void bp_loader__set_sample_fn(struct bp_loader *l, bp_sample_fn fn, void *ctx)
 int bp_loader__drain_samples(struct bp_loader *l, int idx)
 {
 	uint32_t cpu, i, n, set;
-	int err;
+	int err = 0;
 
 	if (!l->smp_fill)
 		return 0;
@@ -767,16 +767,12 @@ int bp_loader__drain_samples(struct bp_loader *l, int idx)
 		n = __atomic_load_n(&l->smp_fill[set].n, __ATOMIC_ACQUIRE);
 		if (n > l->smp_slots)
 			n = l->smp_slots;
-		for (i = 0; i < n; i++) {
-			err = l->smp_fn ? l->smp_fn(l->smp_ctx,
-						    &l->smp_recs[(size_t)set * l->smp_slots + i]) : 0;
-			if (err)
-				return err;
-		}
-		/* empty when the buffer is flipped in again */
+		for (i = 0; !err && l->smp_fn && i < n; i++)
+			err = l->smp_fn(l->smp_ctx, &l->smp_recs[(size_t)set * l->smp_slots + i]);
+		/* empty when the buffer is flipped in again, even after a failure: never read twice */
 		__atomic_store_n(&l->smp_fill[set].n, 0, __ATOMIC_RELEASE);
 	}
-	return 0;
+	return err;
 }
 
 /* an mmapable array map's values, mapped; *len its length */
