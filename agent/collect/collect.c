@@ -789,7 +789,7 @@ static int drain_samples(struct bp_collect *c, int idx)
 	uint32_t i;
 	int err;
 
-	bp_sampfold__reset(&c->fold);
+	/* empty: each drain resets it when done, failed or not */
 	err = bp_loader__drain_samples(c->l, idx);
 	for (i = 0; !err && i < c->fold.n; i++)
 		err = oncpu_row(c, &c->fold.v[i].key, &c->fold.v[i].val);

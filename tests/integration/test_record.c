@@ -32,6 +32,18 @@ static void print_run(const char *what, const struct run *r)
 		r->exit_code, r->out, r->err);
 }
 
+/* the samples of every process in a report, which its oncpu.samples counts */
+static double procs_samples(const struct bp_json *rep)
+{
+	const struct bp_json *procs = bp_json_get(rep, "processes");
+	double sum = 0;
+	size_t i;
+
+	for (i = 0; i < bp_json_len(procs); i++)
+		sum += bp_json_num(bp_json_get(bp_json_at(procs, i), "samples"));
+	return sum;
+}
+
 /*
  * A fixture with a known 3:1 split of its work between alpha and beta. It
  * runs for 4 s of CPU time, so it gets as many samples on a busy machine as
@@ -52,7 +64,6 @@ static void test_split_accuracy(void **state)
 	struct run r;
 	double a, b, n, se, on, kon, steal, sum;
 	char *text;
-	size_t i;
 
 	h_sched_arm();
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "499", "-o", (char *)json,
@@ -87,9 +98,7 @@ static void test_split_accuracy(void **state)
 	 * of the drains (one a second), and every sample counted is in a row
 	 */
 	assert_true(n <= 1.1 * on * 499 + 20);
-	for (i = 0, sum = 0; i < bp_json_len(bp_json_get(rep, "processes")); i++)
-		sum += bp_json_num(bp_json_get(bp_json_at(bp_json_get(rep, "processes"), i),
-					       "samples"));
+	sum = procs_samples(rep);
 	fprintf(stderr, "split: %.0f samples in the processes' rows, %.0f counted, %.0f in "
 		"kernel rows\n", sum, bp_json_num(bp_json_path(rep, "oncpu.samples")),
 		bp_json_num(bp_json_path(rep, "oncpu.in_kernel_rows")));
@@ -133,11 +142,10 @@ static void test_split_accuracy(void **state)
 static void test_samples_past_the_slots(void **state)
 {
 	const char *json = h_path("slots.json");
-	const struct bp_json *proc, *procs;
+	const struct bp_json *proc;
 	struct bp_json *rep;
 	struct run r;
-	double n, kern, counted, on, a, se, sum = 0;
-	size_t i;
+	double n, kern, counted, on, a, se, sum;
 
 	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "5000", "-o", (char *)json,
 				    "--", (char *)h_fixture("split"), "3", "0"),
@@ -150,9 +158,7 @@ static void test_samples_past_the_slots(void **state)
 	assert_non_null(rep);
 	proc = h_find_proc(rep, "split");
 	assert_non_null(proc);
-	procs = bp_json_get(rep, "processes");
-	for (i = 0; i < bp_json_len(procs); i++)
-		sum += bp_json_num(bp_json_get(bp_json_at(procs, i), "samples"));
+	sum = procs_samples(rep);
 	n = bp_json_num(bp_json_get(proc, "samples"));
 	on = bp_json_num(bp_json_get(proc, "on_cpu_s"));
 	counted = bp_json_num(bp_json_path(rep, "oncpu.samples"));
