@@ -1262,7 +1262,8 @@ static __always_inline void take_stacks(void *ctx, struct task_struct *prev, str
 	if (!user)
 		return;
 	/* unwound from the registers the thread entered the kernel with */
-	n = capture_ustack(ctx, &sl->ust, prev->tgid, regs->ip, regs->sp, regs->bp);
+	n = capture_ustack(ctx, &sl->ust, prev->tgid, regs->ip, regs->sp, regs->bp,
+			   BP_UW_WALK_SWITCH);
 	sl->ustack = n > 0 ? bp_hash_stack(&sl->ust) : 0;
 }
 

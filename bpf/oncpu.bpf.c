@@ -212,7 +212,7 @@ static __always_inline __u64 sample_ustack(struct bpf_perf_event_data *ctx, stru
 		if (nr >= 0 && nr < 1024)
 			*sysnr = (__u32)nr + 1;
 	}
-	capture_ustack(ctx, st, tgid, ip, sp, bp);
+	capture_ustack(ctx, st, tgid, ip, sp, bp, BP_UW_WALK_ONCPU);
 	/* a short one goes into its row (struct bp_oncpu_val), not the stack maps */
 	if (st->nr && st->nr <= BP_SHORT_STACK_DEPTH)
 		return bp_hash_stack(st);

@@ -171,14 +171,18 @@ static __always_inline __u64 store_kstack(void *ctx, struct bp_stack *st, __u32 
  * Capture the user stack of the current thread, of process tgid, whose
  * user registers are ip, sp, bp, into st: unwound with the process's
  * tables once userspace has loaded them (unwind.bpf.h), by the kernel's
- * frame-pointer walk before that. Returns the number of frames (0: none).
- * Callers may add to st before put_stack().
+ * frame-pointer walk before that; kind is whose walk it is (enum
+ * bp_uw_walk_kind). Returns the number of frames (0: none). Callers may
+ * add to st before put_stack().
  */
 static __always_inline long capture_ustack(void *ctx, struct bp_stack *st, __u32 tgid, __u64 ip,
-					   __u64 sp, __u64 bp)
+					   __u64 sp, __u64 bp, __u32 kind)
 {
 	struct task_struct *t = bpf_get_current_task_btf();
-	long n = bp_unwind_user(st, tgid, ip, sp, bp);
+	long n;
+
+	st->flags = kind;
+	n = bp_unwind_user(st, tgid, ip, sp, bp);
 
 	if (n == -ENOENT)
 		n = get_stack(ctx, st, BPF_F_USER_STACK);

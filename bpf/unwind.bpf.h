@@ -140,6 +140,12 @@ BP_EXTERN const volatile __u8 unwind_on;
  * again for every state of its callers, 650,000 instructions of the
  * 1,000,000 it allows, two seconds of every start.
  */
+/* whose walk it is: each kind keeps its last walk's rows apart (bp_uw_row_lookup()) */
+enum bp_uw_walk_kind {
+	BP_UW_WALK_ONCPU = 0,	/* a sample's */
+	BP_UW_WALK_SWITCH = 1,	/* a switch-out's */
+};
+
 #ifndef BP_DEFINE
 extern int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 sp, __u64 bp);
 #else
@@ -163,7 +169,9 @@ struct bp_uw_walk {
 	struct bp_uw_map found;	/* the mapping the bridge found last */
 	struct bp_uw_regs r;
 	__u32 tgid;		/* also the key of unwind_procs */
-	__u16 stop;		/* enum bp_uw_stop */
+	__u8 stop;		/* enum bp_uw_stop */
+	/* a byte of its own from stop's: a ninth byte here overflowed bp_switch's stack */
+	__u8 kind;		/* BP_UW_WALK_* */
 	__u8 done;
 	__u8 last_map;		/* the mapping of the frame before, or BP_UW_NO_MAP */
 };
@@ -446,7 +454,19 @@ struct bp_uw_rcache_ent {
 	__u64 row;	/* struct bp_uw_row as 8 bytes, or BP_UW_ROW_NONE */
 };
 
+/*
+ * The rows of the last walk of each kind, by frame: a thread sampled again
+ * walks the same callers at the same depths, and these few lines in a row
+ * stay where the hashed entries above scatter one frame a line (under the
+ * bench's mix every line is cold at a sample: ~0.4 us each in a guest).
+ * On-CPU samples and switch-outs keep theirs apart: a CPU switches a few
+ * times between two samples, and their walks would take each other's.
+ */
+#define BP_UW_LAST		24
+#define BP_UW_WALKS		2	/* BP_UW_WALK_* */
+
 struct bp_uw_rcache {
+	struct bp_uw_rcache_ent last[BP_UW_WALKS][BP_UW_LAST];
 	struct bp_uw_rcache_ent e[BP_UW_RCACHE];
 };
 
@@ -460,45 +480,70 @@ struct {
 /* counted up by userspace after each table it writes (agent/collect/unwind.c) */
 volatile __u32 uw_rows_gen;
 
-/*
- * The row covering rel in the table of count slots at first, as 8 bytes,
- * or BP_UW_ROW_NONE. A global function, verified once; a row comes back
- * by value, which the frame copies to its stack.
- */
-__noinline __u64 bp_uw_row_lookup(__u32 first, __u32 count, __u32 rel)
+/* an entry's row, when its key is (at, of): read between two looks at the key */
+static __always_inline bool bp_uw_kept(struct bp_uw_rcache_ent *e, __u64 at, __u64 of,
+				       __u64 *row)
 {
-	__u64 at = (__u64)first << 32 | rel, of, row = BP_UW_ROW_NONE;
-	struct bp_uw_rcache_ent *e;
-	struct bp_uw_rcache *c;
-	struct bp_uw_row *r;
-	__u32 zero = 0, gen = uw_rows_gen, slot;
+	if (!at || e->at != at || e->of != of)
+		return false;
+	*row = e->row;
+	barrier();
+	return e->at == at && e->of == of;
+}
 
-	barrier_var(gen);
-	of = (__u64)count << 32 | gen;
-	c = bpf_map_lookup_elem(&unwind_rcache, &zero);
-	slot = ((first * 0x9e3779b1U) ^ (rel * 0x85ebca6bU)) >> BP_UW_RCACHE_SHIFT;
-	if (!c || slot >= BP_UW_RCACHE)
-		return BP_UW_ROW_NONE;
-	e = &c->e[slot];
-	if (at && e->at == at && e->of == of) {
-		row = e->row;
-		barrier();
-		if (e->at == at && e->of == of) {
-			stat_inc(BP_STAT_UW_ROW_KEPT);
-			return row;
-		}
-		row = BP_UW_ROW_NONE;
-	}
-	/* zero's slot is the search's key: 16 bytes more overflowed bp_switch's stack */
-	r = bp_uw_find_row(first, count, rel, &zero);
-	if (r)
-		__builtin_memcpy(&row, r, sizeof(row));
+/* the entry keyed (at, of) holds row: its key cleared while it is rewritten */
+static __always_inline void bp_uw_keep(struct bp_uw_rcache_ent *e, __u64 at, __u64 of, __u64 row)
+{
 	e->at = 0;
 	barrier();
 	e->of = of;
 	e->row = row;
 	barrier();
 	e->at = at;
+}
+
+/*
+ * The row covering rel in the table of count slots at first, as 8 bytes,
+ * or BP_UW_ROW_NONE; where is the walk's kind << 8 | the frame's depth.
+ * A global function, verified once; a row comes back by value, which the
+ * frame copies to its stack.
+ */
+__noinline __u64 bp_uw_row_lookup(__u32 first, __u32 count, __u32 rel, __u32 where)
+{
+	__u64 at = (__u64)first << 32 | rel, of, row = BP_UW_ROW_NONE;
+	struct bp_uw_rcache_ent *e, *l = NULL;
+	struct bp_uw_rcache *c;
+	struct bp_uw_row *r;
+	__u32 zero = 0, gen = uw_rows_gen, slot, kind = where >> 8, depth = where & 0xff;
+
+	barrier_var(gen);
+	of = (__u64)count << 32 | gen;
+	c = bpf_map_lookup_elem(&unwind_rcache, &zero);
+	if (!c)
+		return BP_UW_ROW_NONE;
+	if (kind < BP_UW_WALKS && depth < BP_UW_LAST) {
+		l = &c->last[kind][depth];
+		if (bp_uw_kept(l, at, of, &row)) {
+			stat_inc(BP_STAT_UW_ROW_KEPT);
+			return row;
+		}
+	}
+	slot = ((first * 0x9e3779b1U) ^ (rel * 0x85ebca6bU)) >> BP_UW_RCACHE_SHIFT;
+	if (slot >= BP_UW_RCACHE)
+		return BP_UW_ROW_NONE;
+	e = &c->e[slot];
+	if (bp_uw_kept(e, at, of, &row)) {
+		stat_inc(BP_STAT_UW_ROW_KEPT);
+	} else {
+		row = BP_UW_ROW_NONE;
+		/* zero's slot is the search's key: 16 bytes more overflowed bp_switch's stack */
+		r = bp_uw_find_row(first, count, rel, &zero);
+		if (r)
+			__builtin_memcpy(&row, r, sizeof(row));
+		bp_uw_keep(e, at, of, row);
+	}
+	if (l)
+		bp_uw_keep(l, at, of, row);
 	return row;
 }
 
@@ -607,7 +652,8 @@ static long bp_uw_frame(__u32 i, void *data)
 	if (count) {
 		rel = pc - bias;
 		if (rel <= 0xffffffffULL) {
-			packed = bp_uw_row_lookup(first, count, (__u32)rel);
+			packed = bp_uw_row_lookup(first, count, (__u32)rel,
+						   (__u32)w->kind << 8 | (n & 0xff));
 			if (packed != BP_UW_ROW_NONE) {
 				__builtin_memcpy(&found, &packed, sizeof(found));
 				row = &found;
@@ -656,6 +702,8 @@ __noinline int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 s
 	w.r.bp = bp;
 	w.r.exact = 1;
 	w.last_map = BP_UW_NO_MAP;
+	/* the caller's kind of walk comes in st->flags (capture_ustack()) */
+	w.kind = st->flags == BP_UW_WALK_SWITCH ? BP_UW_WALK_SWITCH : BP_UW_WALK_ONCPU;
 	st->nr = 0;
 	st->flags = 0;
 	if (!ip)
