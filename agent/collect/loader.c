@@ -1200,32 +1200,57 @@ void bp_loader__unwind_rows_written(struct bp_loader *l)
 	__atomic_add_fetch(&l->skel->bss->uw_rows_gen, 1, __ATOMIC_SEQ_CST);
 }
 
-int64_t bp_loader__run_ns(struct bp_loader *l)
+/* whether the kernel counts the programs' run time: ours, or kernel.bpf_stats_enabled */
+static bool run_time_counted(const struct bp_loader *l)
 {
-	struct bpf_program *prog;
-	int64_t total = 0;
-	int i;
 	FILE *f;
 	int on = 0;
 
 	/* the kernel only counts while someone holds the stats on */
 	if (l->stats_fd > 0)
-		on = 1;
-	else if ((f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r"))) {
-		if (fscanf(f, "%d", &on) != 1)
-			on = 0;
-		fclose(f);
-	}
-	if (!on)
-		return -1;
-	for (i = 0, prog = NULL; (prog = next_prog(l, prog, &i));) {
+		return true;
+	f = fopen("/proc/sys/kernel/bpf_stats_enabled", "r");
+	if (!f)
+		return false;
+	if (fscanf(f, "%d", &on) != 1)
+		on = 0;
+	fclose(f);
+	return on;
+}
+
+int bp_loader__prog_runs(struct bp_loader *l, struct bp_prog_run *runs, int max)
+{
+	struct bpf_program *prog;
+	int i, n = 0;
+
+	if (!run_time_counted(l))
+		return -ENODATA;
+	for (i = 0, prog = NULL; n < max && (prog = next_prog(l, prog, &i));) {
 		struct bpf_prog_info info = {};
 		__u32 len = sizeof(info);
 		int fd = bpf_program__fd(prog);
 
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len))
-			total += info.run_time_ns;
+		/* not loaded (the other variant of a pair, a probe the kernel lacks) */
+		if (fd < 0 || bpf_obj_get_info_by_fd(fd, &info, &len))
+			continue;
+		snprintf(runs[n].name, sizeof(runs[n].name), "%s", bpf_program__name(prog));
+		runs[n].ns = info.run_time_ns;
+		runs[n].runs = info.run_cnt;
+		n++;
 	}
+	return n;
+}
+
+int64_t bp_loader__run_ns(struct bp_loader *l)
+{
+	struct bp_prog_run runs[BP_PROG_RUNS_MAX];
+	int64_t total = 0;
+	int i, n = bp_loader__prog_runs(l, runs, BP_PROG_RUNS_MAX);
+
+	if (n < 0)
+		return -1;
+	for (i = 0; i < n; i++)
+		total += runs[i].ns;
 	return total;
 }
 

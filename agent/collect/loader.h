@@ -236,6 +236,22 @@ uint64_t bp_loader__slab_bytes(uint64_t n);
  */
 int bp_loader__count_run_time(struct bp_loader *l);
 
+/* a loaded program's run time and runs since it was loaded, as the kernel counts them */
+struct bp_prog_run {
+	char name[48];		/* bpf_program__name() */
+	uint64_t ns;
+	uint64_t runs;
+};
+
+/* more than one session loads: 21 sections, each loaded by the skeleton or its twin */
+#define BP_PROG_RUNS_MAX	64
+
+/*
+ * Every loaded program's counts into runs (at most max): how many, or
+ * -ENODATA when the kernel does not count them (bp_loader__count_run_time()
+ * not called and kernel.bpf_stats_enabled 0).
+ */
+int bp_loader__prog_runs(struct bp_loader *l, struct bp_prog_run *runs, int max);
 /* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
 int64_t bp_loader__run_ns(struct bp_loader *l);
 /* one program's run time and runs, as counted: 0, or -errno (-ENODATA when not counted) */

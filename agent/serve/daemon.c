@@ -633,6 +633,8 @@ static void update_self(struct bp_daemon *d)
 	struct bp_syms_stats ss;
 	struct rusage ru;
 	int64_t run;
+	unsigned int i;
+	int n;
 
 	if (d->http) {
 		const struct bp_httpd_stats *hs = bp_httpd__stats(d->http);
@@ -659,10 +661,15 @@ static void update_self(struct bp_daemon *d)
 	d->self.rss_bytes = rss_bytes();
 	if (!d->s) {
 		d->self.bpf_run_s = -1;
+		d->self.nr_progs = 0;
 		return;
 	}
-	run = bp_loader__run_ns(d->s->loader);
-	d->self.bpf_run_s = run < 0 ? -1 : run / 1e9;
+	/* the total from the same reads as the programs': one adds up to the other */
+	n = bp_loader__prog_runs(d->s->loader, d->self.progs, BP_PROG_RUNS_MAX);
+	d->self.nr_progs = n > 0 ? (unsigned int)n : 0;
+	for (i = 0, run = 0; i < d->self.nr_progs; i++)
+		run += d->self.progs[i].ns;
+	d->self.bpf_run_s = n < 0 ? -1 : run / 1e9;
 	d->self.processes_known = bp_session__known(d->s);
 	d->self.processes_exited = bp_session__known_exited(d->s);
 	d->self.process_exits = bp_session__exits_noticed(d->s);

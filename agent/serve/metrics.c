@@ -459,6 +459,20 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 			       "Run time of the agent's BPF programs (kernel.bpf_stats_enabled)");
 		bp_prom_sample(m, NULL, 0, a->bpf_run_s);
 	}
+	/* which programs the cost is in: the switches', the samples', the IO's */
+	if (a->bpf_run_s >= 0 && a->nr_progs) {
+		bp_prom_family(m, "boundprof_agent_bpf_program_seconds_total", BP_PROM_COUNTER,
+			       "Run time of each of the agent's BPF programs");
+		for (i = 0; i < a->nr_progs; i++)
+			bp_prom_sample(m, (struct bp_prom_label[]){ { "program", a->progs[i].name } },
+				       1, a->progs[i].ns / 1e9);
+		bp_prom_family(m, "boundprof_agent_bpf_program_runs_total", BP_PROM_COUNTER,
+			       "Runs of each of the agent's BPF programs");
+		for (i = 0; i < a->nr_progs; i++)
+			bp_prom_sample_u64(m,
+					   (struct bp_prom_label[]){ { "program", a->progs[i].name } },
+					   1, a->progs[i].runs);
+	}
 	scalar_u64(m, "boundprof_agent_resident_bytes", BP_PROM_GAUGE,
 	       "Resident memory of the agent process", a->rss_bytes);
 	scalar_u64(m, "boundprof_agent_windows_total", BP_PROM_COUNTER,

@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "analyze/analyze.h"
+#include "collect/loader.h"
 #include "util/buf.h"
 #include "model/profile.h"
 
@@ -51,6 +52,9 @@ struct bp_agent_self {
 	double cpu_s;			/* user + system CPU of the agent process */
 	uint64_t rss_bytes;
 	double bpf_run_s;		/* BPF programs' run time (kernel.bpf_stats_enabled), -1 unknown */
+	/* ... each program's (bpf_run_s is their sum), when known */
+	struct bp_prog_run progs[BP_PROG_RUNS_MAX];
+	unsigned int nr_progs;
 	struct bp_stats bpf;		/* BPF counters since the start */
 	BP_UCOUNTER_FIELDS;		/* userspace counters since the start */
 	uint64_t processes_known;	/* process facts kept */

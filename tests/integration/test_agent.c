@@ -918,6 +918,59 @@ static void test_young_processes_tables_later(void **state)
 }
 
 /*
+ * A BPF program's runs and run time as the kernel counts them, summed over
+ * the process's file descriptors of programs of that name (fdinfo: the
+ * kernel's own counts, not ours)
+ */
+static void prog_counts(pid_t pid, const char *want, double *runs, double *ns)
+{
+	char path[64], link[64], line[128];
+	struct dirent *de;
+	DIR *d;
+
+	*runs = *ns = 0;
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	assert_non_null(d);
+	while ((de = readdir(d))) {
+		struct bpf_prog_info info = {};
+		uint32_t len = sizeof(info);
+		unsigned long id = 0;
+		double r = 0, t = 0;
+		ssize_t n;
+		FILE *f;
+		int fd;
+
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, "anon_inode:bpf-prog"))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;
+		while (fgets(line, sizeof(line), f)) {
+			sscanf(line, "prog_id: %lu", &id);
+			sscanf(line, "run_time_ns: %lf", &t);
+			sscanf(line, "run_cnt: %lf", &r);
+		}
+		fclose(f);
+		fd = bpf_prog_get_fd_by_id(id);
+		if (fd < 0)
+			continue;
+		if (!bpf_obj_get_info_by_fd(fd, &info, &len) && !strcmp(info.name, want)) {
+			*runs += r;
+			*ns += t;
+		}
+		close(fd);
+	}
+	closedir(d);
+}
+
+/*
  * A process busy on a CPU would make the agent drain every 2 s for the
  * memory probe. A spinner of a few MiB cannot be probed (below the
  * probe's floor, the last-level cache or 32 MiB): after the first
@@ -928,8 +981,9 @@ static void test_young_processes_tables_later(void **state)
 static void test_busy_drains_for_probeable_only(void **state)
 {
 	char *spin = (char *)h_fixture("spin"), *heap = (char *)h_fixture("heapspin");
-	double skipped0, skipped1, skipped2;
+	double skipped0, skipped1, skipped2, k0, k1, kns0, kns1, runs, secs, total, sum;
 	char *page, pidtag[32];
+	int progs;
 	struct agent a;
 	struct run r;
 	pid_t pid;
@@ -948,11 +1002,26 @@ static void test_busy_drains_for_probeable_only(void **state)
 	free(page);
 	assert_int_equal(h_run(ARGV(spin, "7", "1"), 30, &r), 0);
 	h_run_free(&r);
+	prog_counts(a.pid, "bp_oncpu", &k0, &kns0);
 	page = get(&a, "/metrics", 200);
+	prog_counts(a.pid, "bp_oncpu", &k1, &kns1);
 	skipped1 = metric(page, "boundprof_agent_busy_drains_skipped_total");
+	/* what the agent says each program cost: the kernel's count, read at the scrape */
+	runs = metric(page, "boundprof_agent_bpf_program_runs_total{program=\"bp_oncpu\"}");
+	secs = metric(page, "boundprof_agent_bpf_program_seconds_total{program=\"bp_oncpu\"}");
+	total = metric(page, "boundprof_agent_bpf_seconds_total");
+	sum = metric_sum(page, "boundprof_agent_bpf_program_seconds_total", &progs);
 	free(page);
-	fprintf(stderr, "a 7-s spinner: %.0f busy drains skipped\n", skipped1 - skipped0);
+	fprintf(stderr, "a 7-s spinner: %.0f busy drains skipped; bp_oncpu %.0f runs, %.6f s "
+		"(the kernel: %.0f-%.0f runs); %d programs, %.6f s of %.6f s\n",
+		skipped1 - skipped0, runs, secs, k0, k1, progs, sum, total);
 	assert_true(skipped1 - skipped0 >= 1);
+	assert_true(runs >= 1);
+	assert_true(k0 <= runs && runs <= k1);
+	assert_true(kns0 / 1e9 <= secs * (1 + 1e-9) && secs <= kns1 / 1e9 * (1 + 1e-9));
+	/* every program the agent always loads: the samples', switches', IO's, processes' */
+	assert_true(progs >= 10);
+	assert_true(fabs(sum - total) <= 1e-9 * total);
 
 	pid = h_spawn(ARGV(heap, "8", "384"), NULL);
 	assert_true(pid > 0);

@@ -1319,6 +1319,42 @@ static void self__losses_drains_symbolizer__as_given(void **state)
 	text = write_metrics(NULL, NULL, TOP, NULL, 0, &self);
 	parse(&e, text);
 	assert_near(VAL(&e, "boundprof_agent_bpf_seconds_total"), 2.5, 0);
+	/* no program read: no family of theirs */
+	assert_false(has_family(&e, "boundprof_agent_bpf_program_seconds_total"));
+	expo_free(&e);
+	free(text);
+
+	/* each program's, by name */
+	self.bpf_run_s = 2.0;
+	self.nr_progs = 2;
+	snprintf(self.progs[0].name, sizeof(self.progs[0].name), "bp_oncpu");
+	self.progs[0].ns = 1500000000;
+	self.progs[0].runs = 12000;
+	snprintf(self.progs[1].name, sizeof(self.progs[1].name), "bp_switch");
+	self.progs[1].ns = 500000000;
+	self.progs[1].runs = 600000;
+	text = write_metrics(NULL, NULL, TOP, NULL, 0, &self);
+	parse(&e, text);
+	assert_int_equal(count_series(&e, "boundprof_agent_bpf_program_seconds_total"), 2);
+	assert_string_equal(fam_type(&e, "boundprof_agent_bpf_program_seconds_total"), "counter");
+	assert_near(VAL(&e, "boundprof_agent_bpf_program_seconds_total", "program", "bp_oncpu"),
+		    1.5, 0);
+	assert_near(VAL(&e, "boundprof_agent_bpf_program_seconds_total", "program", "bp_switch"),
+		    0.5, 0);
+	assert_string_equal(fam_type(&e, "boundprof_agent_bpf_program_runs_total"), "counter");
+	assert_int_equal(VAL(&e, "boundprof_agent_bpf_program_runs_total", "program", "bp_oncpu"),
+			 12000);
+	assert_int_equal(VAL(&e, "boundprof_agent_bpf_program_runs_total", "program", "bp_switch"),
+			 600000);
+	expo_free(&e);
+	free(text);
+
+	/* not counted (-1): neither the total nor the programs' families */
+	self.bpf_run_s = -1;
+	text = write_metrics(NULL, NULL, TOP, NULL, 0, &self);
+	parse(&e, text);
+	assert_false(has_family(&e, "boundprof_agent_bpf_program_seconds_total"));
+	assert_false(has_family(&e, "boundprof_agent_bpf_program_runs_total"));
 	expo_free(&e);
 	free(text);
 }
