@@ -64,12 +64,16 @@ status_kb() { # pid field: sets KB from /proc/pid/status, builtins only
 # with curl, inside the measured minute: a new process with a dozen
 # libraries for the agent to map and unwind, 8-22 ms of its CPU, a tenth
 # of the idle figure.)
-scrape() { # port [name]
+scrape() { # port [name | -]
 	local fd k v rest
 	exec {fd}<>/dev/tcp/127.0.0.1/"$1" || return 1
 	printf 'GET /metrics HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n' >&$fd
 	while read -r -t 5 k v rest <&$fd; do
-		[ -n "${2:-}" ] && [ "$k" = "$2" ] && echo "${v%$'\r'}"
+		if [ "${2:-}" = - ]; then
+			echo "$k ${v%$'\r'}"
+		elif [ -n "${2:-}" ] && [ "$k" = "$2" ]; then
+			echo "${v%$'\r'}"
+		fi
 	done
 	exec {fd}>&-
 }
@@ -77,6 +81,17 @@ scrape() { # port [name]
 mkfifo "$T/tick" || die "mkfifo $T/tick failed"
 exec {TICK}<>"$T/tick"
 tick() { read -r -t 1 -u "$TICK" _ || true; }
+# the per-program BPF cost between two whole scrapes: "phase program ms/s runs/s" lines
+prog_deltas() { # phase page0 page1
+	awk -v ph="$1" -v d="$DUR" '
+	match($1, /^boundprof_agent_bpf_program_(seconds|runs)_total\{program="[^"]*"/) {
+		split($1, a, "\""); k = ($1 ~ /_seconds_/ ? "s" : "r") SUBSEP a[2]
+		if (FNR == NR) v0[k] = $2; else v1[k] = $2; names[a[2]] = 1
+	}
+	END { for (n in names)
+		printf "%s %s %.4f %.1f\n", ph, n, (v1["s", n] - v0["s", n]) / d * 1000,
+			(v1["r", n] - v0["r", n]) / d }' "$2" "$3"
+}
 # run one tool for DUR seconds; prints "cpu_s bpf_s rss_mean_kb rss_max_kb hwm_kb"
 measure() { # tool phase
 	local pid port=0 c0 c1 b0=0 b1=0 n=0 sum=0 max=0 r i hwm
@@ -101,7 +116,10 @@ measure() { # tool phase
 	trap "kill -KILL $pid 2>/dev/null" EXIT
 	sleep 5	# past startup (kernel symbols, first window)
 	c0=$(cpu_ns $pid)
-	[ "$1" = bp ] && b0=$(scrape "$port" boundprof_agent_bpf_seconds_total)
+	if [ "$1" = bp ]; then
+		scrape "$port" - > "$T/m0"
+		b0=$(awk '$1 == "boundprof_agent_bpf_seconds_total" { print $2 }' "$T/m0")
+	fi
 	for ((i = 1; i <= DUR; i++)); do
 		tick
 		status_kb $pid VmRSS
@@ -115,9 +133,11 @@ measure() { # tool phase
 	c1=$(cpu_ns $pid)
 	need_pos "$1's CPU time (schedstat of pid $pid)" "$c1"
 	if [ "$1" = bp ]; then
-		b1=$(scrape "$port" boundprof_agent_bpf_seconds_total)
+		scrape "$port" - > "$T/m1"
+		b1=$(awk '$1 == "boundprof_agent_bpf_seconds_total" { print $2 }' "$T/m1")
 		need_num "the agent's BPF seconds (/metrics)" "$b0"
 		need_num "the agent's BPF seconds (/metrics)" "$b1"
+		prog_deltas "$2" "$T/m0" "$T/m1" >> "$T/progs"
 		scrape "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes_$2"
 		scrape "$port" boundprof_agent_drains_total > /dev/null
 	fi
@@ -154,7 +174,9 @@ both() {
 # one round under the load, started and stopped around it by this shell (so
 # that cleanup() knows its processes): the figures into the variable named
 mixed() { # tool variable
-	mix_start "$((DUR + 5))"
+	# past the measured window: 3 s of fio's layout, 5 s of start, DUR, the
+	# last scrape (the load had ended 3 s before it, a twentieth of DUR=60)
+	mix_start "$((DUR + 12))"
 	printf -v "$2" '%s' "$(measure "$1" mixed)"
 	stop_pids
 }
@@ -212,3 +234,14 @@ awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d
 	print "  upper limits\"; Parca Agent 300-400 MiB steady, 550-750 MiB at startup (#3083);"
 	print "  Grafana Alloy pyroscope.ebpf ~130 MiB after fixes (anchors.md)"
 }'
+# where boundprof's BPF time went, per program (means of its two rounds): the
+# part of its figure that perf's leaves out, its kernel-side sampling
+echo
+echo "boundprof's BPF programs, means of both rounds (ms of one CPU a second, runs a second, us a run):"
+[ -s "$T/progs" ] || die "no per-program BPF figures (boundprof_agent_bpf_program_*_total)"
+for ph in idle mixed; do
+	awk -v ph="$ph" '$1 == ph { ms[$2] += $3 / 2; runs[$2] += $4 / 2 }
+	END { for (n in ms) if (runs[n] > 0)
+		printf "  %-6s %-16s %7.3f ms/s %9.1f/s %8.2f us\n", ph, n, ms[n], runs[n],
+			ms[n] * 1000 / runs[n] }' "$T/progs" | sort -k3,3gr
+done
