@@ -1241,36 +1241,15 @@ int bp_loader__prog_runs(struct bp_loader *l, struct bp_prog_run *runs, int max)
 	return n;
 }
 
-int64_t bp_loader__run_ns(struct bp_loader *l)
-{
-	struct bp_prog_run runs[BP_PROG_RUNS_MAX];
-	int64_t total = 0;
-	int i, n = bp_loader__prog_runs(l, runs, BP_PROG_RUNS_MAX);
-
-	if (n < 0)
-		return -1;
-	for (i = 0; i < n; i++)
-		total += runs[i].ns;
-	return total;
-}
-
 void bp_loader__log_run_stats(struct bp_loader *l)
 {
-	struct bpf_program *prog;
-	int i;
+	struct bp_prog_run runs[BP_PROG_RUNS_MAX];
+	int i, n = bp_loader__prog_runs(l, runs, BP_PROG_RUNS_MAX);
 
-	if (bp_loader__run_ns(l) < 0)
-		return;
-	for (i = 0, prog = NULL; (prog = next_prog(l, prog, &i));) {
-		struct bpf_prog_info info = {};
-		__u32 len = sizeof(info);
-		int fd = bpf_program__fd(prog);
-
-		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len) && info.run_cnt)
-			bp_dbg("BPF %s: %llu runs, %.0f ns per run", bpf_program__name(prog),
-			       (unsigned long long)info.run_cnt,
-			       (double)info.run_time_ns / info.run_cnt);
-	}
+	for (i = 0; i < n; i++)
+		if (runs[i].runs)
+			bp_dbg("BPF %s: %llu runs, %.0f ns per run", runs[i].name,
+			       (unsigned long long)runs[i].runs, (double)runs[i].ns / runs[i].runs);
 }
 
 int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs)

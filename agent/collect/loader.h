@@ -252,8 +252,6 @@ struct bp_prog_run {
  * not called and kernel.bpf_stats_enabled 0).
  */
 int bp_loader__prog_runs(struct bp_loader *l, struct bp_prog_run *runs, int max);
-/* the programs' total run time in ns (ours or kernel.bpf_stats_enabled), -1 when not counted */
-int64_t bp_loader__run_ns(struct bp_loader *l);
 /* one program's run time and runs, as counted: 0, or -errno (-ENODATA when not counted) */
 int bp_loader__prog_run(struct bp_loader *l, const char *name, uint64_t *ns, uint64_t *runs);
 
