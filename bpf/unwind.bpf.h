@@ -702,8 +702,13 @@ __noinline int bp_unwind_user(struct bp_stack *st, __u32 tgid, __u64 ip, __u64 s
 	w.r.bp = bp;
 	w.r.exact = 1;
 	w.last_map = BP_UW_NO_MAP;
-	/* the caller's kind of walk comes in st->flags (capture_ustack()) */
-	w.kind = st->flags == BP_UW_WALK_SWITCH ? BP_UW_WALK_SWITCH : BP_UW_WALK_ONCPU;
+	/*
+	 * The caller's kind of walk comes in st->flags (capture_ustack()).
+	 * Masked, not compared: a compare gave the verifier two constant
+	 * kinds, and it walked the frames once for each (190,456 instructions
+	 * verified at every start against 173,492 masked).
+	 */
+	w.kind = st->flags & BP_UW_WALK_SWITCH;
 	st->nr = 0;
 	st->flags = 0;
 	if (!ip)
