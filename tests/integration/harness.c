@@ -626,10 +626,18 @@ struct bp_json *h_json_file(const char *path)
 
 struct bp_json *h_record_json(const char *name, char *const cmd[])
 {
-	char *argv[40] = { (char *)h_bin(), "record", "-o", NULL };
-	struct run r;
-	int i, n = 3;
+	return h_record_json_opts(name, NULL, cmd);
+}
 
+struct bp_json *h_record_json_opts(const char *name, char *const opts[], char *const cmd[])
+{
+	char *argv[40] = { (char *)h_bin(), "record", NULL };
+	struct run r;
+	int i, n = 2;
+
+	for (i = 0; opts && opts[i] && n < 30; i++)
+		argv[n++] = opts[i];
+	argv[n++] = "-o";
 	argv[n++] = (char *)h_path(name);
 	argv[n++] = "--";
 	for (i = 0; cmd[i] && n < 39; i++)

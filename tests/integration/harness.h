@@ -67,6 +67,8 @@ struct bp_json *h_json_file(const char *path);
  * (and the run's output) printed.
  */
 struct bp_json *h_record_json(const char *name, char *const cmd[]);
+/* the same, with record's options (NULL-ended; NULL for none) before -o */
+struct bp_json *h_record_json_opts(const char *name, char *const opts[], char *const cmd[]);
 
 /* the process object in a report with this comm, or NULL */
 const struct bp_json *h_find_proc(const struct bp_json *report, const char *comm);

@@ -918,40 +918,65 @@ static void test_young_processes_tables_later(void **state)
 }
 
 /*
+ * The fdinfo of pid's next file descriptor that is a BPF object of kind
+ * ("anon_inode:bpf-map", "anon_inode:bpf-prog"), opened; NULL past the
+ * last. d is the process's /proc/PID/fd.
+ */
+static FILE *next_bpf_fdinfo(DIR *d, pid_t pid, const char *kind)
+{
+	/* room for any d_name, which the compiler cannot know is a number */
+	char path[300], link[64];
+	struct dirent *de;
+	ssize_t n;
+	FILE *f;
+
+	while ((de = readdir(d))) {
+		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		if (n < 0)
+			continue;
+		link[n] = 0;
+		if (strcmp(link, kind))
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
+		f = fopen(path, "r");
+		if (f)
+			return f;
+	}
+	return NULL;
+}
+
+/* pid's /proc/PID/fd, for next_bpf_fdinfo() */
+static DIR *proc_fds(pid_t pid)
+{
+	char path[64];
+	DIR *d;
+
+	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
+	d = opendir(path);
+	assert_non_null(d);
+	return d;
+}
+
+/*
  * A BPF program's runs and run time as the kernel counts them, summed over
  * the process's file descriptors of programs of that name (fdinfo: the
  * kernel's own counts, not ours)
  */
 static void prog_counts(pid_t pid, const char *want, double *runs, double *ns)
 {
-	char path[64], link[64], line[128];
-	struct dirent *de;
-	DIR *d;
+	DIR *d = proc_fds(pid);
+	char line[128];
+	FILE *f;
 
 	*runs = *ns = 0;
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((de = readdir(d))) {
+	while ((f = next_bpf_fdinfo(d, pid, "anon_inode:bpf-prog"))) {
 		struct bpf_prog_info info = {};
 		uint32_t len = sizeof(info);
 		unsigned long id = 0;
 		double r = 0, t = 0;
-		ssize_t n;
-		FILE *f;
 		int fd;
 
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = 0;
-		if (strcmp(link, "anon_inode:bpf-prog"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
 		while (fgets(line, sizeof(line), f)) {
 			sscanf(line, "prog_id: %lu", &id);
 			sscanf(line, "run_time_ns: %lf", &t);
@@ -1071,32 +1096,16 @@ static void map_name(unsigned long id, char *name, size_t size, uint32_t *entrie
 /* what the kernel charges for pid's BPF maps, from its fdinfo */
 static void map_fds(pid_t pid, struct map_fds *m)
 {
-	char path[64], link[64], line[128], name[BPF_OBJ_NAME_LEN];
-	struct dirent *de;
+	char line[128], name[BPF_OBJ_NAME_LEN];
+	DIR *d = proc_fds(pid);
 	uint32_t entries;
-	DIR *d;
+	FILE *f;
 
 	memset(m, 0, sizeof(*m));
-	snprintf(path, sizeof(path), "/proc/%d/fd", pid);
-	d = opendir(path);
-	assert_non_null(d);
-	while ((de = readdir(d))) {
+	while ((f = next_bpf_fdinfo(d, pid, "anon_inode:bpf-map"))) {
 		unsigned long id = 0;
 		double memlock = 0;
-		ssize_t n;
-		FILE *f;
 
-		snprintf(path, sizeof(path), "/proc/%d/fd/%s", pid, de->d_name);
-		n = readlink(path, link, sizeof(link) - 1);
-		if (n < 0)
-			continue;
-		link[n] = 0;
-		if (strcmp(link, "anon_inode:bpf-map"))
-			continue;
-		snprintf(path, sizeof(path), "/proc/%d/fdinfo/%s", pid, de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
 		while (fgets(line, sizeof(line), f)) {
 			sscanf(line, "map_id: %lu", &id);
 			sscanf(line, "memlock: %lf", &memlock);

@@ -141,20 +141,12 @@ static void test_split_accuracy(void **state)
  */
 static void test_samples_past_the_slots(void **state)
 {
-	const char *json = h_path("slots.json");
 	const struct bp_json *proc;
 	struct bp_json *rep;
-	struct run r;
 	double n, kern, counted, on, a, se, sum;
 
-	assert_int_equal(h_run(ARGV((char *)h_bin(), "record", "-F", "5000", "-o", (char *)json,
-				    "--", (char *)h_fixture("split"), "3", "0"),
-			       120, &r), 0);
-	if (r.exit_code)
-		print_run("record -F 5000 -- split", &r);
-	assert_int_equal(r.exit_code, 0);
-	h_run_free(&r);
-	rep = h_json_file(json);
+	rep = h_record_json_opts("slots.json", ARGV("-F", "5000"),
+				 ARGV((char *)h_fixture("split"), "3", "0"));
 	assert_non_null(rep);
 	proc = h_find_proc(rep, "split");
 	assert_non_null(proc);
