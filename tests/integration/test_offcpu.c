@@ -452,6 +452,56 @@ static void kthread_stacks__reused_only_at_their_own_site(void **state)
 	free(text);
 }
 
+/*
+ * A read loop built without frame pointers, with its counter in rbp
+ * (tests/fixtures/nofp pingpong: two processes, two pipes): each blocks
+ * from one call site, so its stacks are taken once and reused, whatever
+ * rbp holds, and they are whole, not the frame-pointer walk made before
+ * the process's unwind tables came. Keyed by rbp's value, 516 of 200,187
+ * switches reused their stacks.
+ */
+static void pingpong__stacks_reused_and_whole(void **state)
+{
+	const char *json = h_path("pingpong.json"), *folded = h_path("pingpong.offcpu.folded");
+	double switches, cached, pipe_us = 0, whole_us = 0;
+	char *line, *text, *save = NULL;
+	struct bp_json *rep;
+
+	line = record_fixture_line(ARGV((char *)h_bin(), "record", "-o", (char *)json, "-o",
+					(char *)folded, "--", (char *)h_fixture("nofp"), "pingpong",
+					"2"),
+				   "rounds ");
+	fprintf(stderr, "  nofp pingpong: %s\n", line);
+	assert_true(atol(line + strlen("rounds ")) > 1000);
+	free(line);
+	rep = h_json_file(json);
+	assert_non_null(rep);
+	switches = num(rep, "offcpu.switches");
+	cached = num(rep, "offcpu.stacks_cached");
+	fprintf(stderr, "  switches %.0f, stacks cached %.0f\n", switches, cached);
+	assert_true(switches > 1000);
+	assert_true(cached >= 0.9 * switches);
+	bp_json_free(rep);
+
+	text = h_slurp(folded, NULL);
+	assert_non_null(text);
+	for (line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		char *sp = strrchr(line, ' ');
+		double us = sp ? atof(sp + 1) : 0;
+
+		if (strncmp(line, "nofp;[pipe];", 12))
+			continue;
+		pipe_us += us;
+		if (strstr(line, ";main;pingpong;pingpong_read;") && !strstr(line, "[truncated]"))
+			whole_us += us;
+	}
+	free(text);
+	fprintf(stderr, "  pipe waits %.0f us, %.0f us of them under main;pingpong;pingpong_read\n",
+		pipe_us, whole_us);
+	assert_true(pipe_us > 0);
+	assert_true(whole_us >= 0.95 * pipe_us);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -462,6 +512,7 @@ int main(void)
 		cmocka_unit_test_teardown(test_lock, teardown),
 		cmocka_unit_test_teardown(test_io_wait, teardown),
 		cmocka_unit_test_teardown(kthread_stacks__reused_only_at_their_own_site, teardown),
+		cmocka_unit_test_teardown(pingpong__stacks_reused_and_whole, teardown),
 	};
 
 	if (!h_need_root() || !h_have_schedstat())
