@@ -138,6 +138,11 @@ measure() { # tool phase
 		need_num "the agent's BPF seconds (/metrics)" "$b0"
 		need_num "the agent's BPF seconds (/metrics)" "$b1"
 		prog_deltas "$2" "$T/m0" "$T/m1" >> "$T/progs"
+		# how many of the switches reused their stacks (no walk): "phase switches cached"
+		awk -v ph="$2" '$1 == "boundprof_agent_switches_total" { s[FNR == NR] = $2 }
+			$1 == "boundprof_agent_stacks_cached_total" { c[FNR == NR] = $2 }
+			END { printf "%s %d %d\n", ph, s[0] - s[1], c[0] - c[1] }' \
+			"$T/m0" "$T/m1" >> "$T/reuse"
 		scrape "$port" boundprof_agent_bpf_map_bytes > "$T/map_bytes_$2"
 		scrape "$port" boundprof_agent_drains_total > /dev/null
 	fi
@@ -237,6 +242,11 @@ awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d
 # where boundprof's BPF time went, per program (means of its two rounds): the
 # part of its figure that perf's leaves out, its kernel-side sampling
 echo
+echo "boundprof's switch-outs, both rounds (a reused stack is a switch without a walk):"
+[ -s "$T/reuse" ] || die "no switch counts (boundprof_agent_stacks_cached_total)"
+awk '{ s[$1] += $2; c[$1] += $3 }
+	END { for (ph in s) printf "  %-6s %d switches of tracked threads, %d (%.1f%%) with their stacks" \
+		" reused, no walk\n", ph, s[ph], c[ph], s[ph] ? c[ph] * 100 / s[ph] : 0 }' "$T/reuse" | sort
 echo "boundprof's BPF programs, means of both rounds (ms of one CPU a second, runs a second, us a run):"
 [ -s "$T/progs" ] || die "no per-program BPF figures (boundprof_agent_bpf_program_*_total)"
 for ph in idle mixed; do

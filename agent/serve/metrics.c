@@ -426,6 +426,9 @@ static void self_metrics(struct bp_prom *m, const struct bp_agent_self *a)
 	       "On-CPU samples taken (all CPUs; none of an idle CPU)", a->bpf.v[BP_STAT_SAMPLES]);
 	scalar_u64(m, "boundprof_agent_switches_total", BP_PROM_COUNTER,
 	       "Context switches of tracked threads seen", a->bpf.v[BP_STAT_SWITCHES]);
+	scalar_u64(m, "boundprof_agent_stacks_cached_total", BP_PROM_COUNTER,
+	       "Switches whose stacks came from the thread's cache, without a walk",
+	       a->bpf.v[BP_STAT_STACKS_CACHED]);
 	bp_prom_family(m, "boundprof_agent_lost_total", BP_PROM_COUNTER,
 		       "Samples, intervals, stacks or events lost, by reason");
 	/* the reasons are the JSON report's drops_detail names (model/counters.h) */

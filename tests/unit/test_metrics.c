@@ -1257,6 +1257,8 @@ static void self__losses_drains_symbolizer__as_given(void **state)
 				 losses[i].value);
 	assert_int_equal(VAL(&e, "boundprof_agent_samples_total"), 1000 + BP_STAT_SAMPLES);
 	assert_int_equal(VAL(&e, "boundprof_agent_switches_total"), 1000 + BP_STAT_SWITCHES);
+	assert_int_equal(VAL(&e, "boundprof_agent_stacks_cached_total"),
+			 1000 + BP_STAT_STACKS_CACHED);
 	assert_int_equal(VAL(&e, "boundprof_agent_user_stacks_cut_total"), 33);
 
 	/* unknown BPF run time: no family at all, not a 0 or a -1 */
