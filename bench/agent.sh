@@ -242,11 +242,12 @@ awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d
 # where boundprof's BPF time went, per program (means of its two rounds): the
 # part of its figure that perf's leaves out, its kernel-side sampling
 echo
-echo "boundprof's switch-outs, both rounds (a reused stack is a switch without a walk):"
+echo "boundprof's switch-outs, both rounds (the agent takes no stacks at preemptions):"
 [ -s "$T/reuse" ] || die "no switch counts (boundprof_agent_stacks_cached_total)"
 awk '{ s[$1] += $2; c[$1] += $3 }
-	END { for (ph in s) printf "  %-6s %d switches of tracked threads, %d (%.1f%%) with their stacks" \
-		" reused, no walk\n", ph, s[ph], c[ph], s[ph] ? c[ph] * 100 / s[ph] : 0 }' "$T/reuse" | sort
+	END { for (ph in s) printf "  %-6s %d switch-outs of tracked threads, %d (%.1f%%) reused the" \
+		" stacks of their blocking site without a walk\n", ph, s[ph], c[ph], s[ph] ? c[ph] * 100 / s[ph] : 0 }' \
+	"$T/reuse" | sort
 echo "boundprof's BPF programs, means of both rounds (ms of one CPU a second, runs a second, us a run):"
 [ -s "$T/progs" ] || die "no per-program BPF figures (boundprof_agent_bpf_program_*_total)"
 for ph in idle mixed; do
