@@ -109,7 +109,7 @@ struct bp_stslot {
 	__u32 kc_valid;		/* enum bp_kc: may they be reused, and how */
 	__u32 wsite;		/* enum bp_wsite of the kernel stack */
 	__u32 stored;		/* buffer index + 1 the stacks were last stored in */
-	__u32 reused;		/* times a kernel thread's stacks were reused since a walk */
+	__u32 reused;		/* times stacks to recheck (BP_KC_RECHECK) were reused since a walk */
 	/* a kernel thread's: where its callers' return addresses lie (kret_learn()) */
 	__u16 kret_n;		/* frames BP_KRET_FIRST on that kret[] holds */
 	__u16 kret[BP_KRET_FRAMES];	/* in words above the tracepoint's arguments */
@@ -117,15 +117,18 @@ struct bp_stslot {
 	struct bp_stack ust;
 };
 
-/* may a slot's stacks be taken again for its site (take_stacks()) */
+/*
+ * May a slot's stacks be taken again for its site (take_stacks())? A
+ * kernel thread's, when yes, are walked again every ksite_check-th time
+ * all the same (bp_kret_same() may miss a path).
+ */
 enum bp_kc {
 	BP_KC_NO = 0,		/* no: walk again */
 	BP_KC_YES,		/* yes */
 	/*
-	 * yes, but every ksite_check-th time walked again: a kernel thread's
-	 * (bp_kret_same() may miss a path), or a user stack cut short (a
-	 * process whose unwind list was not written yet is walked by its
-	 * frame pointers, and a table may come)
+	 * yes, but every ksite_check-th time walked again: a user stack cut
+	 * short (a process whose unwind list was not written yet is walked
+	 * by its frame pointers, and a table may come)
 	 */
 	BP_KC_RECHECK,
 };
@@ -1027,7 +1030,10 @@ static __always_inline __u64 hash_into(struct bp_stack *st, long n)
  */
 static __always_inline __u64 site_bp(__u64 bp, __u64 sp)
 {
-	/* all ones when bp is below sp (as user addresses, both below 2^63) */
+	/*
+	 * All ones when bp is below sp. sp is a user address, below 2^63;
+	 * a bp 2^63 or more above it reads as below, and no frame lies there.
+	 */
 	__u64 below = (__u64)((__s64)(bp - sp) >> 63), nonzero = (bp | -bp) >> 63;
 
 	return (bp & ~below) | (nonzero & below);
