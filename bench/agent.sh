@@ -10,8 +10,11 @@
 # The peer measured in the same run is `perf record -a -g -F 99
 # --switch-output=10s`, perf's own continuous mode (it writes raw samples;
 # it neither symbolizes nor traces waits, and its kernel-side sampling cost
-# is not in its figures). The published budgets of the continuous eBPF
-# profilers (../shared/notes/anchors.md) are printed beside ours.
+# is not in its process's figures). That cost, the cpu-clock timer's
+# callback, is timed for both tools by bench/hrtcost.c and printed apart,
+# with each tool's figure on that footing. The published budgets of the
+# continuous eBPF profilers (../shared/notes/anchors.md) are printed beside
+# ours.
 #
 # Mixed load: one CPU-bound process (stress-ng), random 4 KiB reads at
 # 200 IOPS (fio, psync, O_DIRECT), and 20 short-lived processes a second.
@@ -47,6 +50,8 @@ done
 need_exec "$CHURN"
 need_exec "$SHORT"
 need_exec "$BP"
+HRT=${HRT:-$OUT/bench/hrtcost}
+need_exec "$HRT"
 
 # The per-second loop below starts no process, not even a subshell: the
 # agent profiles every process on the machine, and a sleep, an awk and a
@@ -92,9 +97,20 @@ prog_deltas() { # phase page0 page1
 		printf "%s %s %.4f %.1f\n", ph, n, (v1["s", n] - v0["s", n]) / d * 1000,
 			(v1["r", n] - v0["r", n]) / d }' "$2" "$3"
 }
-# run one tool for DUR seconds; prints "cpu_s bpf_s rss_mean_kb rss_max_kb hwm_kb"
+# run one tool for DUR seconds; prints "cpu_s bpf_s rss_mean_kb rss_max_kb hwm_kb", and
+# appends "tool phase ns expiries" of the sampling timer's callback to $T/hrt
 measure() { # tool phase
-	local pid port=0 c0 c1 b0=0 b1=0 n=0 sum=0 max=0 r i hwm
+	local pid port=0 c0 c1 b0=0 b1=0 n=0 sum=0 max=0 r i hwm hpid
+	# the kernel-side cost of the samples (bench/hrtcost.c), attached before the tool starts
+	rm -f "$T/hrt.sums"
+	"$HRT" "$T/hrt.sums" > "$T/hrt.log" 2>&1 &
+	hpid=$!
+	for i in $(seq 1 100); do
+		grep -q attached "$T/hrt.log" && break
+		kill -0 $hpid 2>/dev/null || die "hrtcost failed: $(cat "$T/hrt.log")"
+		sleep 0.1
+	done
+	grep -q attached "$T/hrt.log" || die "hrtcost did not attach: $(cat "$T/hrt.log")"
 	case $1 in
 	bp)
 		"$BP" agent --dir "$T/windows" --listen 127.0.0.1:0 > "$T/agent.log" 2>&1 &
@@ -113,9 +129,10 @@ measure() { # tool phase
 		;;
 	esac
 	# a bench stopped half-way leaves no profiler behind (this runs in a subshell)
-	trap "kill -KILL $pid 2>/dev/null" EXIT
+	trap "kill -KILL $pid $hpid 2>/dev/null" EXIT
 	sleep 5	# past startup (kernel symbols, first window)
 	c0=$(cpu_ns $pid)
+	kill -USR1 $hpid
 	if [ "$1" = bp ]; then
 		scrape "$port" - > "$T/m0"
 		b0=$(awk '$1 == "boundprof_agent_bpf_seconds_total" { print $2 }' "$T/m0")
@@ -131,6 +148,7 @@ measure() { # tool phase
 		[ "$1" = bp ] && [ $((i % 5)) = 0 ] && scrape "$port"
 	done
 	c1=$(cpu_ns $pid)
+	kill -USR1 $hpid
 	need_pos "$1's CPU time (schedstat of pid $pid)" "$c1"
 	if [ "$1" = bp ]; then
 		scrape "$port" - > "$T/m1"
@@ -151,6 +169,12 @@ measure() { # tool phase
 	need_pos "$1's peak RSS" "$hwm"
 	kill -INT $pid
 	wait $pid 2>/dev/null
+	kill -INT $hpid
+	wait $hpid 2>/dev/null
+	[ "$(wc -l < "$T/hrt.sums" 2>/dev/null)" = 2 ] ||
+		die "no sampling timer sums from hrtcost: $(cat "$T/hrt.log")"
+	awk -v t="$1" -v ph="$2" 'NR == 1 { ns = $1; n = $2 }
+		NR == 2 { printf "%s %s %d %d\n", t, ph, $1 - ns, $2 - n }' "$T/hrt.sums" >> "$T/hrt"
 	rm -rf "$T"/perf.data* "$T/windows"
 	awk -v c0="$c0" -v c1="$c1" -v b0="${b0:-0}" -v b1="${b1:-0}" -v s="$sum" -v n="$n" \
 		-v m="$max" -v h="$hwm" \
@@ -239,6 +263,35 @@ awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d
 	print "  upper limits\"; Parca Agent 300-400 MiB steady, 550-750 MiB at startup (#3083);"
 	print "  Grafana Alloy pyroscope.ebpf ~130 MiB after fixes (anchors.md)"
 }'
+# The samples' kernel side, which perf's figure leaves out and boundprof's
+# has only the BPF program's part of: the cpu-clock timer's callback
+# (perf_swevent_hrtimer()) timed by bench/hrtcost.c in both tools' runs.
+# On that footing each tool is its process + that callback, and boundprof
+# also its other BPF programs (bp_oncpu runs inside the callback). perf's
+# records of every mmap, exec and fork are kernel work of its too, and are
+# still out of its figure (no probe can reach kernel/events/ here).
+[ -s "$T/hrt" ] || die "no sampling timer figures (bench/hrtcost)"
+echo
+echo "kernel-side sampling (the cpu-clock timer's callback, perf_swevent_hrtimer; both rounds):"
+awk -v d="$DUR" '{ ns[$1 " " $2] += $3; n[$1 " " $2] += $4 }
+	END { for (k in ns) { split(k, a, " ")
+		printf "  %-6s %-9s %7.3f ms/s %8.1f expiries/s %7.2f us each\n", a[2],
+			(a[1] == "bp" ? "boundprof" : "perf"), ns[k] / 2 / d / 1e6, n[k] / 2 / d,
+			n[k] ? ns[k] / n[k] / 1000 : 0 } }' "$T/hrt" | sort
+awk -v d="$DUR" -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" '
+	FILENAME ~ /hrt$/ { ns[$1, $2] += $3 / 2; next }
+	$2 == "bp_oncpu" { oncpu[$1] += $3 / 2 * d / 1000 }
+	END {
+		split(bi, a); split(pi, b); split(bl, c); split(pl, e)
+		bpi = (a[1] + a[2] - oncpu["idle"] + ns["bp", "idle"] / 1e9) / d * 100
+		ppi = (b[1] + ns["perf", "idle"] / 1e9) / d * 100
+		bpl = (c[1] + c[2] - oncpu["mixed"] + ns["bp", "mixed"] / 1e9) / d * 100
+		ppl = (e[1] + ns["perf", "mixed"] / 1e9) / d * 100
+		print "with it (the process, the kernel side of the samples, and the other BPF programs of boundprof):"
+		printf "  idle:  boundprof %.3f%% of one CPU, perf %.3f%% (%.2fx)\n", bpi, ppi, bpi / ppi
+		printf "  mixed: boundprof %.3f%% of one CPU, perf %.3f%% (%.2fx);" \
+			" the records perf makes of each mmap, exec and fork not counted\n", bpl, ppl, bpl / ppl
+	}' "$T/hrt" "$T/progs"
 # where boundprof's BPF time went, per program (means of its two rounds): the
 # part of its figure that perf's leaves out, its kernel-side sampling
 echo
