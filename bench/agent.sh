@@ -105,6 +105,7 @@ measure() { # tool phase
 	rm -f "$T/hrt.sums"
 	"$HRT" "$T/hrt.sums" > "$T/hrt.log" 2>&1 &
 	hpid=$!
+	trap "kill -KILL $hpid 2>/dev/null" EXIT
 	for i in $(seq 1 100); do
 		grep -q attached "$T/hrt.log" && break
 		kill -0 $hpid 2>/dev/null || die "hrtcost failed: $(cat "$T/hrt.log")"
@@ -271,6 +272,7 @@ awk -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$perf_load" -v d
 # records of every mmap, exec and fork are kernel work of its too, and are
 # still out of its figure (no probe can reach kernel/events/ here).
 [ -s "$T/hrt" ] || die "no sampling timer figures (bench/hrtcost)"
+[ -s "$T/progs" ] || die "no per-program BPF figures (boundprof_agent_bpf_program_*_total)"
 echo
 echo "kernel-side sampling (the cpu-clock timer's callback, perf_swevent_hrtimer; both rounds):"
 awk -v d="$DUR" '{ ns[$1 " " $2] += $3; n[$1 " " $2] += $4 }
@@ -292,8 +294,6 @@ awk -v d="$DUR" -v bi="$bp_idle" -v pi="$perf_idle" -v bl="$bp_load" -v pl="$per
 		printf "  mixed: boundprof %.3f%% of one CPU, perf %.3f%% (%.2fx);" \
 			" the records perf makes of each mmap, exec and fork not counted\n", bpl, ppl, bpl / ppl
 	}' "$T/hrt" "$T/progs"
-# where boundprof's BPF time went, per program (means of its two rounds): the
-# part of its figure that perf's leaves out, its kernel-side sampling
 echo
 echo "boundprof's switch-outs, both rounds (the agent takes no stacks at preemptions):"
 [ -s "$T/reuse" ] || die "no switch counts (boundprof_agent_stacks_cached_total)"
@@ -301,8 +301,8 @@ awk '{ s[$1] += $2; c[$1] += $3 }
 	END { for (ph in s) printf "  %-6s %d switch-outs of tracked threads, %d (%.1f%%) reused the" \
 		" stacks of their blocking site without a walk\n", ph, s[ph], c[ph], s[ph] ? c[ph] * 100 / s[ph] : 0 }' \
 	"$T/reuse" | sort
+# where boundprof's BPF time went, per program (means of its two rounds)
 echo "boundprof's BPF programs, means of both rounds (ms of one CPU a second, runs a second, us a run):"
-[ -s "$T/progs" ] || die "no per-program BPF figures (boundprof_agent_bpf_program_*_total)"
 for ph in idle mixed; do
 	awk -v ph="$ph" '$1 == ph { ms[$2] += $3 / 2; runs[$2] += $4 / 2 }
 	END { for (n in ms) if (runs[n] > 0)
