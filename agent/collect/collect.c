@@ -1045,8 +1045,19 @@ static void on_record(void *ctx, const void *rec, size_t len)
 		proc->tl_idle_ns += since(r->idle_ns, &b->oncpu_ns);
 		proc->turn_ns += since(r->turn_ns, &b->turn_ns);
 		proc->want_ns += since(r->want_ns, &b->want_ns);
-		if (r->end_ns)
+		/*
+		 * Written at the exit of the process's last thread: its end,
+		 * whether or not an exit event comes. None comes for a process
+		 * first sampled on its way out (oncpu.bpf.c keeps no entry for
+		 * it), a ninth of the sampled children of a 20-a-second churn,
+		 * which were reported alive to the window's end.
+		 */
+		if (r->end_ns) {
+			proc->exited = true;
+			if (!proc->end_ns || proc->end_ns > r->end_ns)
+				proc->end_ns = r->end_ns;
 			base_drop(&c->base, b);
+		}
 	}
 }
 
