@@ -531,13 +531,13 @@ static void system_wide__short_lived_children_end_when_they_exit(void **state)
 	pid_t rec;
 
 	(void)state;
-	rec = h_spawn2(ARGV((char *)h_bin(), "record", "-a", "-d", "6", "-o", (char *)json), &out,
+	rec = h_spawn2(ARGV((char *)h_bin(), "record", "-a", "-d", "4", "-o", (char *)json), &out,
 		       &err);
 	assert_true(rec > 0);
 	/* record loads and attaches first: children before that are only not seen */
-	h_sleep(1.5);
+	h_sleep(1);
 	t0 = wall_now();
-	assert_int_equal(h_run(ARGV((char *)h_fixture("churn"), "3", "40",
+	assert_int_equal(h_run(ARGV((char *)h_fixture("churn"), "2", "60",
 				    (char *)h_fixture("shortlived"), "0.002"),
 			       60, &r), 0);
 	churn_s = wall_now() - t0;
