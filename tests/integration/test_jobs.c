@@ -525,6 +525,7 @@ static void system_wide__short_lived_children_end_when_they_exit(void **state)
 	const char *json = h_path("sw.json");
 	const struct bp_json *procs, *p;
 	int i, children = 0, exited = 0, out = -1, err = -1;
+	const char *comm;
 	double t0, churn_s, longest = 0;
 	struct bp_json *rep;
 	struct run r, rr;
@@ -556,7 +557,8 @@ static void system_wide__short_lived_children_end_when_they_exit(void **state)
 		double wall;
 
 		p = bp_json_at(procs, i);
-		if (strcmp(bp_json_str(bp_json_get(p, "comm")), "shortlived"))
+		comm = bp_json_str(bp_json_get(p, "comm"));
+		if (!comm || strcmp(comm, "shortlived"))
 			continue;
 		children++;
 		exited += bp_json_bool(bp_json_get(p, "exited")) == 1;
