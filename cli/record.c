@@ -550,13 +550,6 @@ int cmd_record(int argc, char **argv)
 	so.unwind_mem = o.unwind_mem;
 	so.no_python = o.no_python;
 	so.no_r = o.no_r;
-	/*
-	 * Not its own subject, as the agent is not: system-wide it was a
-	 * paragraph of every report ("boundprof: idle"), and its own
-	 * symbolizing and output were sampled and given tables of their own
-	 * while the job ran.
-	 */
-	so.skip_self = true;
 	if (bp_session__open(&s, &so)) {
 		ret = EXIT_RUNTIME;
 		goto out;

@@ -531,9 +531,8 @@ int cmd_top(int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	/* itself left out, as record and the agent leave themselves out */
 	struct bp_session_opts so = { .hz = 99, .offcpu = true, .offcpu_ustacks = 2,
-				      .membw = true, .skip_self = true };
+				      .membw = true };
 	struct top_state st = {};
 	struct bp_cg_target cg;
 	struct bp_session *s = NULL;
