@@ -14,7 +14,7 @@ $(OUT)/bench/%: bench/%.c | $(DEPS_STAMP)
 
 # the sampling timer's cost, whichever tool samples (bench/hrtcost.c): a BPF
 # object of its own, apart from boundprof's
-$(OUT)/bench/hrtcost.bpf.o: bench/hrtcost.bpf.c | $(DEPS_STAMP)
+$(OUT)/bench/hrtcost.bpf.o: bench/hrtcost.bpf.c bench/hrtcost.h | $(DEPS_STAMP)
 	$(call msg,BPF,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
@@ -23,9 +23,9 @@ $(OUT)/bench/hrtcost.skel.h: $(OUT)/bench/hrtcost.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name hrtcost_bpf > $@
 
-$(OUT)/bench/hrtcost: bench/hrtcost.c $(OUT)/bench/hrtcost.skel.h
+$(OUT)/bench/hrtcost: bench/hrtcost.c bench/hrtcost.h $(OUT)/bench/hrtcost.skel.h
 	$(call msg,CC,$@)
-	$(Q)$(CC) -O2 -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I$(OUT)/bench $(LIB_CFLAGS) -o $@ $< \
+	$(Q)$(CC) -O2 -g -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -Ibench -I$(OUT)/bench $(LIB_CFLAGS) -o $@ $< \
 		$(call pc_libs,libbpf,-lbpf) $(call pc_libs,libelf,-lelf) $(call pc_libs,zlib,-lz)
 
 bench-deps: | $(DEPS_STAMP)

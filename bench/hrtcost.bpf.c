@@ -11,11 +11,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 
-struct hrt_acc {
-	__u64 start;	/* the callback began at; 0: not ours */
-	__u64 ns;
-	__u64 n;
-};
+#include "hrtcost.h"
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);

@@ -17,13 +17,11 @@
 #include <string.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
+#include <linux/types.h>
 #include <bpf/libbpf.h>
 
+#include "hrtcost.h"
 #include "hrtcost.skel.h"
-
-struct hrt_acc {
-	__u64 start, ns, n;
-};
 
 static volatile sig_atomic_t want_read, stop;
 
