@@ -33,7 +33,7 @@ static pid_t bg[MAX_BG];
 static int nr_bg;
 static char tmpdir[256];
 
-static double now(void)
+double h_now(void)
 {
 	struct timespec ts;
 
@@ -369,7 +369,7 @@ int h_http(int port, const char *request, size_t req_len, double timeout_s, int 
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
-	double deadline = now() + timeout_s;
+	double deadline = h_now() + timeout_s;
 	char *resp = NULL, chunk[65536], *hdr_end;
 	size_t len = 0, sent = 0;
 	int fd, err = 0;
@@ -399,7 +399,7 @@ int h_http(int port, const char *request, size_t req_len, double timeout_s, int 
 	append(&resp, &len, "", 0);
 	for (;;) {
 		struct pollfd pfd = { .fd = fd, .events = POLLIN };
-		int left = (int)((deadline - now()) * 1000);
+		int left = (int)((deadline - h_now()) * 1000);
 		ssize_t n;
 
 		if (left <= 0) {
@@ -457,7 +457,7 @@ static void append(char **buf, size_t *len, const char *data, size_t n)
 
 int h_wait(pid_t pid, int out_fd, int err_fd, double timeout_s, struct run *r)
 {
-	double deadline = now() + timeout_s;
+	double deadline = h_now() + timeout_s;
 	struct pollfd pfd[2];
 	char chunk[4096];
 	bool killed = false;
@@ -467,7 +467,7 @@ int h_wait(pid_t pid, int out_fd, int err_fd, double timeout_s, struct run *r)
 	append(&r->out, &r->out_len, "", 0);
 	append(&r->err, &r->err_len, "", 0);
 	for (;;) {
-		int n = 0, i, left = (int)((deadline - now()) * 1000);
+		int n = 0, i, left = (int)((deadline - h_now()) * 1000);
 
 		if (out_fd >= 0)
 			pfd[n++] = (struct pollfd){ .fd = out_fd, .events = POLLIN };
@@ -539,12 +539,12 @@ void h_run_free(struct run *r)
 
 int h_read_line(int fd, char *buf, size_t len, double timeout_s)
 {
-	double deadline = now() + timeout_s;
+	double deadline = h_now() + timeout_s;
 	size_t n = 0;
 
 	while (n + 1 < len) {
 		struct pollfd p = { .fd = fd, .events = POLLIN };
-		int left = (int)((deadline - now()) * 1000);
+		int left = (int)((deadline - h_now()) * 1000);
 
 		if (left <= 0 || poll(&p, 1, left) <= 0)
 			return -ETIMEDOUT;
@@ -786,7 +786,7 @@ static int perf_event_fds(pid_t pid)
 
 int h_wait_recording(pid_t pid, double timeout_s)
 {
-	double deadline = now() + timeout_s;
+	double deadline = h_now() + timeout_s;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
 	int n;
 
@@ -797,7 +797,7 @@ int h_wait_recording(pid_t pid, double timeout_s)
 		if (n >= cpus)
 			return 0;
 		h_sleep(0.01);
-	} while (now() < deadline);
+	} while (h_now() < deadline);
 	fprintf(stderr, "harness: pid %d never sampled the %ld CPUs (%d perf events)\n", pid,
 		cpus, n);
 	return -ETIMEDOUT;

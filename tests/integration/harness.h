@@ -108,6 +108,8 @@ int h_http_get(int port, const char *path, double timeout_s, int *status, char *
 /* skip the whole suite (loudly) unless we are root */
 bool h_need_root(void);
 
+/* seconds on the monotonic clock */
+double h_now(void);
 void h_sleep(double s);
 
 /*

@@ -504,14 +504,6 @@ static void waiting_children__named_at_their_fork(void **state)
 	bp_json_free(rep);
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 /*
  * System-wide, a process's exit is reported for the processes seen
  * sampled; one first sampled on its way out (past its last thread's exit)
@@ -537,11 +529,11 @@ static void system_wide__short_lived_children_end_when_they_exit(void **state)
 	assert_true(rec > 0);
 	/* record loads and attaches first: children before that are only not seen */
 	h_sleep(1);
-	t0 = wall_now();
+	t0 = h_now();
 	assert_int_equal(h_run(ARGV((char *)h_fixture("churn"), "2", "60",
 				    (char *)h_fixture("shortlived"), "0.002"),
 			       60, &r), 0);
-	churn_s = wall_now() - t0;
+	churn_s = h_now() - t0;
 	assert_int_equal(r.exit_code, 0);
 	fprintf(stderr, "  churn: %s", r.out);
 	h_run_free(&r);

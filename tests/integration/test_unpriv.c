@@ -72,14 +72,6 @@ static const char *v2_mount(void)
 	return mp;
 }
 
-static double wall_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
 static void sh(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /* a shell command that must succeed */
@@ -174,7 +166,7 @@ static int teardown(void **state)
  */
 static void agent_start(const char *opts)
 {
-	double deadline = wall_now() + 60;
+	double deadline = h_now() + 60;
 	char cmd[2048], *text, *p;
 
 	snprintf(agent_sock, sizeof(agent_sock), "%s/agent.sock", h_path("run"));
@@ -186,7 +178,7 @@ static void agent_start(const char *opts)
 	assert_true(agent_pid > 0);
 	agent_port = 0;
 	/* ready once it says where users profile: the socket is up, the session too */
-	while (wall_now() < deadline) {
+	while (h_now() < deadline) {
 		h_sleep(0.1);
 		text = h_slurp(agent_log, NULL);
 		p = text ? strstr(text, "(port ") : NULL;
@@ -566,12 +558,12 @@ static void test_other_users_refused(void **state)
 /* until the agent runs n recordings for users (root's /metrics says) */
 static void wait_sessions(int n)
 {
-	double deadline = wall_now() + 60;
+	double deadline = h_now() + 60;
 	char *body = NULL, *p;
 	size_t len;
 	int status;
 
-	while (wall_now() < deadline) {
+	while (h_now() < deadline) {
 		assert_int_equal(h_http_get(agent_port, "/metrics", 30, &status, &body, &len), 0);
 		static const char series[] = "\nboundprof_agent_local_sessions ";
 
